@@ -1,0 +1,23 @@
+"""What the analysis may be told from outside the source: declared kernel contracts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A callee that fully writes some of its arguments without reading them first.
+
+    `writes` holds positions (int) and/or keyword names (str) of the arguments written in full.
+    Every other tensor argument is treated as read. `source` says where the contract comes from.
+    """
+
+    function: str  # qualified name as resolved through imports, e.g. "my_kernels.fill_meta"
+    writes: tuple[int | str, ...]
+    source: str = "user"
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    contracts: tuple[Contract, ...] = field(default_factory=tuple)

@@ -1,0 +1,125 @@
+"""The data that flows one way through zeroopt: rules produce these, everything else consumes them.
+
+Plain frozen dataclasses so they pickle across worker processes, hash into caches and serialise
+to the JSON contract of PRODUCT.md without a schema library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Verdict(StrEnum):
+    SAFE = "safe"  # proven: every element written before any element is read, on every path
+    UNSAFE = "unsafe"  # a read of unwritten memory is possible, with the read as evidence
+    UNPROVEN = "unproven"  # neither; a candidate for runtime verification
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One line that decided a verdict, so a reviewer can check the reasoning in seconds."""
+
+    line: int
+    kind: str  # "alloc", "write", "partial-write", "read", "possible-read", "escape", "contract", ...
+    text: str  # what happened there, in words and source
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Replacement text for the whole call expression span of the finding."""
+
+    replacement: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based, in characters, at the first character of the call expression
+    end_line: int
+    end_col: int  # 1-based, exclusive: the column just after the last character of the call
+    call: str  # "torch.zeros" | "torch.zeros_like" | "Tensor.new_zeros" | "torch.empty" | ...
+    target: str  # the buffer as written in source, e.g. "self.meta['page_table']"
+    verdict: Verdict
+    rule: str  # rule code, e.g. "ZO001"
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+    fix: Fix | None = None
+    # Not part of the JSON contract: where the allocation runs, for cost ranking (issue 7).
+    function: str = ""
+
+    @property
+    def actionable(self) -> bool:
+        """Something a user should act on: a rewrite to make, or an unsafe empty to undo."""
+        if self.verdict is Verdict.SAFE and self.fix is not None:
+            return True
+        return self.verdict is Verdict.UNSAFE and self.call in EMPTY_CALLS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "call": self.call,
+            "target": self.target,
+            "verdict": str(self.verdict),
+            "rule": self.rule,
+            "message": self.message,
+            "evidence": [e.to_json() for e in self.evidence],
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        fix = data.get("fix")
+        return cls(
+            path=data["path"],
+            line=int(data["line"]),
+            col=int(data["col"]),
+            end_line=int(data["end_line"]),
+            end_col=int(data["end_col"]),
+            call=data["call"],
+            target=data.get("target", ""),
+            verdict=Verdict(data["verdict"]),
+            rule=data["rule"],
+            message=data.get("message", ""),
+            evidence=tuple(Evidence(**e) for e in data.get("evidence", ())),
+            fix=Fix(**fix) if fix else None,
+        )
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be analysed; never a crash of the whole scan."""
+
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class FileResult:
+    """What analysing one file produced. `source_hash` lets apply refuse a file that changed since."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    source_hash: str = ""
+
+
+ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
+EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
+# The rewrite each zero-filling call gets.
+EMPTY_OF = dict(zip(ZEROS_CALLS, EMPTY_CALLS, strict=True))
