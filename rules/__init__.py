@@ -1,1 +1,12 @@
+"""Detection and dataflow analysis; one module per rule, each with its documentation page."""
 
+from __future__ import annotations
+
+from zeroopt.rules.rule import Example, Rule
+from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
+from zeroopt.rules.zo002_empty_read_before_write import EmptyReadBeforeWrite
+
+ALL_RULES: tuple[type[Rule], ...] = (ZerosOverwrittenBeforeRead, EmptyReadBeforeWrite)
+RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "Example", "Rule"]

@@ -1,0 +1,1258 @@
+"""Follow one allocation through its function: every read, write, alias, view and escape.
+
+`analyse_buffer` runs a forward dataflow over the function's CFG (cfg.py) with the state of
+state.py, then one last pass over the fixpoint that records what decides the verdict. The
+expression evaluator `_Eval` knows Python evaluation order and the torch semantics of
+torch_api.py; whatever it does not recognise is a possible read, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import ast
+import heapq
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+from zeroopt.rules import torch_api as api
+from zeroopt.rules.cfg import CFG, Kind, Node
+from zeroopt.rules.options import Contract
+from zeroopt.rules.resolve import Resolver, Scope
+from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
+
+UNSAFE = "unsafe"
+UNPROVEN = "unproven"
+_MAX_ITERATIONS = 200_000
+
+
+@dataclass(frozen=True)
+class Issue:
+    severity: str  # UNSAFE or UNPROVEN
+    line: int
+    kind: str
+    text: str
+
+
+@dataclass
+class BufferOutcome:
+    """What the dataflow concluded for one allocation: the rule turns it into a finding."""
+
+    issues: list[Issue] = field(default_factory=list)
+    writes: list[tuple[int, str]] = field(default_factory=list)  # full writes seen (line, text)
+    partial_writes: list[tuple[int, str]] = field(default_factory=list)
+    contracts: list[tuple[int, str]] = field(default_factory=list)
+    reads_after_write: int = 0
+    reached: bool = False
+    gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
+
+
+@dataclass
+class Context:
+    """Everything about the allocation and its function that does not change along paths."""
+
+    alloc: ast.Call
+    resolver: Resolver
+    scope: Scope
+    contracts: dict[str, Contract]
+    source_lines: list[str]
+    escape_on_bind: frozenset[str]  # globals, closure cells, class/module names
+    contiguous: bool  # a fresh torch.zeros/new_zeros; zeros_like may copy odd strides
+    capture_nodes: frozenset[int] = frozenset()
+
+    def text(self, node: ast.AST) -> str:
+        line = getattr(node, "lineno", 0)
+        if 1 <= line <= len(self.source_lines):
+            return self.source_lines[line - 1].strip()[:120]
+        return ""
+
+
+class _Recorder:
+    def __init__(self, outcome: BufferOutcome) -> None:
+        self.outcome = outcome
+        self._seen: set[tuple[str, int, str]] = set()
+
+    def issue(self, severity: str, line: int, kind: str, text: str) -> None:
+        key = (severity, line, kind)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.outcome.issues.append(Issue(severity, line, kind, text))
+
+    def note(self, bucket: list[tuple[int, str]], line: int, text: str) -> None:
+        if (line, text) not in bucket:
+            bucket.append((line, text))
+
+
+# --- static shape of index expressions ---------------------------------------------------------
+
+
+def _bound(expr: ast.expr | None) -> tuple[str | None, frozenset[str]] | None:
+    """Slice bound as canonical text, when it is built from names and integer literals only."""
+    if expr is None:
+        return None, frozenset()
+    names: set[str] = set()
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Constant):
+            if type(node.value) is not int:
+                return None
+        elif not isinstance(
+            node, ast.BinOp | ast.UnaryOp | ast.operator | ast.unaryop | ast.expr_context
+        ):
+            return None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return None  # negative bounds count from the end: not comparable as text
+    if isinstance(expr, ast.Constant) and expr.value < 0:
+        return None
+    return ast.unparse(expr), frozenset(names)
+
+
+@dataclass(frozen=True)
+class _Index:
+    kind: str  # "all", "region", "basic", "maybe-advanced", "advanced"
+    region: Region | None = None
+
+
+def _classify_index(index: ast.expr) -> _Index:
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    kinds: list[str] = []
+    for item in items:
+        if isinstance(item, ast.Slice):
+            if item.lower is None and item.upper is None and item.step is None:
+                kinds.append("all")
+            elif (
+                (item.step is None or _is_int(item.step, 1))
+                and _bound(item.lower) is not None
+                and _bound(item.upper) is not None
+            ):
+                kinds.append("slice")
+            else:
+                kinds.append("basic")
+        elif isinstance(item, ast.Constant) and item.value is Ellipsis:
+            kinds.append("ellipsis")
+        elif isinstance(item, ast.Constant) and item.value is None:
+            kinds.append("newaxis")
+        elif isinstance(item, ast.Constant) and type(item.value) is int:
+            kinds.append("int" if item.value >= 0 else "basic")
+        elif (isinstance(item, ast.Constant) and type(item.value) is bool) or isinstance(
+            item, ast.List | ast.ListComp | ast.Compare | ast.Starred | ast.Tuple
+        ):
+            kinds.append("advanced")
+        else:
+            kinds.append("maybe")  # a name or call: an int (a view) or a tensor (a gather)
+    if "advanced" in kinds:
+        return _Index("advanced")
+    if "maybe" in kinds:
+        return _Index("maybe-advanced")
+    if kinds.count("ellipsis") > 1:
+        return _Index("basic")
+    if all(k in ("all", "ellipsis", "newaxis") for k in kinds):
+        return _Index("all")  # `x[:]`, `x[...]`, `x[None]`: every element
+    special = [i for i, k in enumerate(kinds) if k in ("slice", "int")]
+    others_full = all(
+        k in ("all", "ellipsis", "newaxis") for i, k in enumerate(kinds) if i not in special
+    )
+    if len(special) == 1 and others_full:
+        i = special[0]
+        item = items[i]
+        if "ellipsis" in kinds[:i]:
+            after = [k for k in kinds[i:] if k != "newaxis"]
+            dim = -len(after)
+            if dim != -1:
+                return _Index("basic")
+        else:
+            dim = sum(1 for k in kinds[:i] if k != "newaxis")
+        if isinstance(item, ast.Slice):
+            lo, lo_names = _bound(item.lower) or (None, frozenset())
+            hi, hi_names = _bound(item.upper) or (None, frozenset())
+            lo = None if lo == "0" else lo
+            return _Index("region", Region(dim, lo, hi, lo_names | hi_names))
+        assert isinstance(item, ast.Constant)
+        value = int(item.value)
+        return _Index(
+            "region", Region(dim, None if value == 0 else str(value), str(value + 1), frozenset())
+        )
+    return _Index("basic")
+
+
+def _is_int(node: ast.expr, value: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == value
+
+
+def place_key(expr: ast.expr) -> str | None:
+    """`self.meta['page_table']` as a stable key, when the expression is a plain access path."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = place_key(expr.value)
+        return f"{base}.{expr.attr}" if base else None
+    if (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.slice, ast.Constant)
+        and type(expr.slice.value) in (str, int)
+    ):
+        base = place_key(expr.value)
+        return f"{base}[{expr.slice.value!r}]" if base else None
+    return None
+
+
+def _under(place: str, owner: str) -> bool:
+    return len(place) > len(owner) and place.startswith(owner) and place[len(owner)] in ".["
+
+
+def _covered(
+    regions: Iterable[Region], dims: tuple[tuple[str | None, frozenset[str]], ...]
+) -> bool:
+    """Do the written slices chain from the start to the end of one dimension?"""
+    by_dim: dict[int, list[Region]] = {}
+    for r in regions:
+        by_dim.setdefault(r.dim, []).append(r)
+    for dim, regs in by_dim.items():
+        size = dims[dim][0] if -len(dims) <= dim < len(dims) and dims else None
+        frontier: list[str | None] = [None]
+        seen: set[str | None] = set()
+        while frontier:
+            pos = frontier.pop()
+            if pos in seen:
+                continue
+            seen.add(pos)
+            for r in regs:
+                if r.lo == pos:
+                    if r.hi is None or (size is not None and r.hi == size):
+                        return True
+                    frontier.append(r.hi)
+    return False
+
+
+def _alloc_dims(call: ast.Call) -> tuple[tuple[str | None, frozenset[str]], ...]:
+    args = list(call.args)
+    for kw in call.keywords:
+        if kw.arg == "size":
+            args = [kw.value]
+    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
+        args = list(args[0].elts)
+    dims = []
+    for a in args:
+        if isinstance(a, ast.Starred):
+            return ()
+        b = _bound(a)
+        dims.append(b if b is not None else (None, frozenset()))
+    return tuple(dims)
+
+
+# --- the evaluator ------------------------------------------------------------------------------
+
+
+class _Eval:
+    """Abstract execution of one CFG node for one buffer. Mutates `self.st`."""
+
+    def __init__(self, ctx: Context, state: State, rec: _Recorder | None, node: Node) -> None:
+        self.ctx = ctx
+        self.st = state
+        self.rec = rec
+        self.node = node
+        self.line = node.line
+        self.conditional = 0  # >0 inside code that may not run: writes there prove nothing
+        self.capture = node.index in ctx.capture_nodes
+
+    # --- recording -------------------------------------------------------------------------
+    def _issue(self, severity: str, node: ast.AST, kind: str, what: str) -> None:
+        if self.rec is not None:
+            line = getattr(node, "lineno", self.line)
+            self.rec.issue(severity, line, kind, what)
+
+    def _src(self, node: ast.AST) -> str:
+        try:
+            return ast.unparse(node)[:100]
+        except Exception:  # pragma: no cover - unparse of odd nodes
+            return type(node).__name__
+
+    # --- state primitives -------------------------------------------------------------------
+    def lookup(self, key: str) -> Ref | None:
+        must = self.st.must_map()
+        if key in must:
+            return must[key]
+        if key in self.st.may:
+            return MAYBE
+        return None
+
+    def owns(self, key: str) -> list[str]:
+        return [p for p in self.st.may if _under(p, key)]
+
+    def kill(self, key: str) -> None:
+        """`key` is rebound: it and everything reached through it no longer name the buffer."""
+        st = self.st
+        must = {k: v for k, v in st.must if k != key and not _under(k, key)}
+        may = frozenset(k for k in st.may if k != key and not _under(k, key))
+        if "." not in key and "[" not in key:
+            # Slice bounds and shape dims that mention the name now mean something else.
+            regions = frozenset(r for r in st.regions if key not in r.names)
+            must = {
+                k: (Ref(v.view, None) if v.region and key in v.region.names else v)
+                for k, v in must.items()
+            }
+            dims = tuple(d if key not in d[1] else (None, frozenset()) for d in st.dims)
+            st = replace(st, regions=regions, dims=dims)
+        self.st = replace(st, may=may).with_must(must)
+
+    def demote(self, key: str) -> None:
+        """`key` may have been rebound: keep it as a may-alias so reads through it still count."""
+        must = {k: v for k, v in self.st.must if k != key and not _under(k, key)}
+        self.st = self.st.with_must(must)
+
+    def bind(self, key: str, ref: Ref, node: ast.AST) -> None:
+        if self.conditional:
+            self.st = replace(self.st, may=self.st.may | {key})
+            return
+        must = self.st.must_map()
+        must[key] = ref
+        self.st = replace(self.st, may=self.st.may | {key}).with_must(must)
+
+    def escape(self, node: ast.AST, how: str) -> None:
+        if not self.st.full:
+            self.st = replace(
+                self.st, escapes=self.st.escapes | {(getattr(node, "lineno", self.line), how)}
+            )
+
+    def lost(self, node: ast.AST, how: str) -> None:
+        """The buffer reaches something we cannot follow: any later use there is a possible read."""
+        if not self.st.full:
+            self.escape(node, how)
+            self._issue(UNPROVEN, node, "escape", how)
+
+    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
+        st = self.st
+        if self.capture and not st.full:
+            self._issue(
+                UNPROVEN,
+                node,
+                "capture",
+                f"used inside CUDA-graph capture (kernels run at replay): {how}",
+            )
+            return
+        if st.full:
+            if self.rec is not None:
+                self.rec.outcome.reads_after_write += 1
+            return
+        if ref.view is View.PART and ref.region is not None and ref.region in st.regions:
+            return  # reads exactly a slice written on every path
+        if ref.view is View.MAYBE:
+            definite = False
+        if definite and not st.touched:
+            self._issue(UNSAFE, node, "read", f"read before any write: {how}")
+        elif definite:
+            self._issue(UNPROVEN, node, "read", f"read after only partial writes: {how}")
+        else:
+            self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
+
+    def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+        if ref.view is View.MAYBE:
+            return
+        if self.capture:
+            if not self.st.full:
+                self._issue(
+                    UNPROVEN,
+                    node,
+                    "capture",
+                    f"written inside CUDA-graph capture (runs at replay): {how}",
+                )
+            return
+        if self.conditional:
+            return
+        st = self.st
+        if ref.view is View.PART:
+            region = ref.region if full else None
+            full = False
+        elif ref.view is View.FULL and not full:
+            region = None
+        if full:
+            if self.rec is not None and not st.full:
+                self.rec.note(self.rec.outcome.writes, getattr(node, "lineno", self.line), how)
+            self.st = replace(st, full=True, touched=True)
+            return
+        if self.rec is not None and not st.full:
+            self.rec.note(self.rec.outcome.partial_writes, getattr(node, "lineno", self.line), how)
+        regions = st.regions | {region} if region is not None else st.regions
+        covered = region is not None and _covered(regions, st.dims)
+        if covered and self.rec is not None and not st.full:
+            self.rec.note(
+                self.rec.outcome.writes,
+                getattr(node, "lineno", self.line),
+                f"slices together cover the buffer: {how}",
+            )
+        self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
+
+    def unknown_call(self, node: ast.AST, what: str) -> None:
+        """Code we cannot see runs: it can read the buffer if the buffer is reachable from it."""
+        st = self.st
+        if st.live and st.escaped and not st.full:
+            line, how = min(st.escapes)
+            self._issue(
+                UNPROVEN,
+                node,
+                "unknown-call",
+                f"{what} may read it (reachable since line {line}: {how})",
+            )
+
+    # --- allocation ---------------------------------------------------------------------------
+    def allocate(self, node: ast.Call) -> Ref:
+        st = self.st
+        if st.live and not st.full:
+            # A loop runs the allocation again while the previous buffer may still be in use.
+            others = [k for k in st.may]
+            if others or st.escaped:
+                self._issue(
+                    UNPROVEN, node, "reallocated",
+                    "allocated again while the previous buffer from this line, not fully written, "
+                    f"may still be reachable through {', '.join(sorted(others)) or 'an escape'}",
+                )  # fmt: skip
+        self.st = replace(UNREACHED, live=True, dims=_alloc_dims(node))
+        return SELF
+
+    # --- expressions ------------------------------------------------------------------------
+    def eval(self, e: ast.expr | None, as_base: bool = False) -> Ref | None:
+        if e is None:
+            return None
+        if not self.st.live and not self._contains_alloc(e):
+            return None
+        method = getattr(self, f"_e_{type(e).__name__}", None)
+        if method is not None:
+            return (
+                method(e, as_base)
+                if type(e).__name__ in ("Name", "Attribute", "Subscript")
+                else method(e)
+            )
+        # Anything else: evaluate children, reading any buffer they produce.
+        for child in ast.iter_child_nodes(e):
+            if isinstance(child, ast.expr):
+                ref = self.eval(child)
+                if ref is not None:
+                    self.read(ref, child, definite=False, how=self._src(e))
+        return None
+
+    def _contains_alloc(self, e: ast.AST) -> bool:
+        alloc = self.ctx.alloc
+        return any(n is alloc for n in ast.walk(e))
+
+    def _e_Constant(self, e: ast.Constant) -> Ref | None:
+        return None
+
+    def _e_Name(self, e: ast.Name, as_base: bool) -> Ref | None:
+        ref = self.lookup(e.id)
+        if ref is None and not as_base and self.owns(e.id):
+            self._owner_used(e, e.id)
+        return ref
+
+    def _owner_used(self, e: ast.expr, key: str) -> None:
+        places = ", ".join(sorted(self.owns(key)))
+        self.read(
+            MAYBE, e, definite=False, how=f"`{self._src(e)}` holds {places} and is used as a whole"
+        )
+        self.lost(e, f"`{self._src(e)}`, which holds the buffer, is used as a whole")
+
+    def _e_Attribute(self, e: ast.Attribute, as_base: bool) -> Ref | None:
+        key = place_key(e)
+        if key is not None:
+            ref = self.lookup(key)
+            if ref is not None:
+                return ref
+        base = self.eval(e.value, as_base=True)
+        if base is not None:
+            return self._buffer_attribute(base, e)
+        base_key = place_key(e.value)
+        if base_key is not None and self.owns(base_key):
+            children = self.owns(base_key)
+            if any(p.startswith(base_key + "[") for p in children):
+                # Attributes of a dict that holds the buffer are its methods: .get, .items, ...
+                self._owner_used(e.value, base_key)
+            elif key is not None and self.owns(key) and not as_base:
+                self._owner_used(e, key)
+        elif key is not None and not as_base and self.owns(key):
+            self._owner_used(e, key)
+        return None
+
+    def _buffer_attribute(self, base: Ref, e: ast.Attribute) -> Ref | None:
+        attr = e.attr
+        if attr in api.METADATA_ATTRS or attr == "grad":
+            return None
+        if attr in api.FULL_VIEW_ATTRS:
+            return self._derive(base, View.FULL)
+        if attr in ("real", "imag"):
+            return self._derive(base, View.PART)
+        self.read(base, e, definite=False, how=f"attribute `.{attr}`")
+        return None
+
+    def _derive(self, base: Ref, view: View) -> Ref:
+        if base.view is View.MAYBE:
+            return MAYBE
+        if view is View.FULL:
+            return Ref(View.FULL) if base.view in (View.SELF, View.FULL) else Ref(View.PART)
+        return Ref(View.PART)
+
+    def _e_Subscript(self, e: ast.Subscript, as_base: bool) -> Ref | None:
+        key = place_key(e)
+        if key is not None:
+            ref = self.lookup(key)
+            if ref is not None:
+                return ref
+        base = self.eval(e.value, as_base=True)
+        index_ref = self.eval(e.slice)
+        if index_ref is not None:
+            self.read(
+                index_ref, e.slice, definite=True, how=f"used as an index in `{self._src(e)}`"
+            )
+        if base is None:
+            base_key = place_key(e.value)
+            if base_key is not None and self.owns(base_key):
+                if key is None or any(p.startswith(base_key + ".") for p in self.owns(base_key)):
+                    self._owner_used(e.value, base_key)
+                elif not as_base and self.owns(key):
+                    self._owner_used(e, key)
+            return None
+        index = _classify_index(e.slice)
+        if index.kind == "all":
+            return base
+        if index.kind == "region":
+            if base.view is View.SELF:
+                return Ref(View.PART, index.region)
+            return self._derive(base, View.PART)
+        if index.kind == "basic":
+            return self._derive(base, View.PART)
+        if index.kind == "advanced":
+            self.read(
+                base, e, definite=True, how=f"gather `{self._src(e)}` copies the indexed elements"
+            )
+            return None
+        self.read(
+            base,
+            e,
+            definite=False,
+            how=f"`{self._src(e)}` is a view or, with a tensor index, a gather",
+        )
+        return MAYBE
+
+    def _e_Call(self, e: ast.Call) -> Ref | None:
+        if e is self.ctx.alloc:
+            for a in [*e.args, *(k.value for k in e.keywords)]:
+                self.eval(a)  # shapes and `zeros_like(prev)`: metadata
+            return self.allocate(e)
+        func = e.func
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, as_base=True)
+            if recv is not None:
+                return self._buffer_method(recv, func.attr, e)
+            base_key = place_key(func.value)
+            if base_key is not None and self.owns(base_key):
+                self._owner_used(func.value, base_key)
+        elif not isinstance(func, ast.Name):
+            fref = self.eval(func)
+            if fref is not None:
+                self.read(fref, func, definite=False, how="called")
+        qual = (
+            self.ctx.resolver.qualified(self.ctx.scope, func)
+            if isinstance(func, ast.Name | ast.Attribute)
+            else None
+        )
+        if isinstance(func, ast.Name) and qual is None and self.lookup(func.id) is not None:
+            self.read(SELF, func, definite=False, how="called")
+        return self._call(e, qual)
+
+    def _args(self, e: ast.Call) -> Iterator[tuple[int | str | None, ast.expr]]:
+        for i, a in enumerate(e.args):
+            yield (None if isinstance(a, ast.Starred) else i), a
+        for k in e.keywords:
+            yield k.arg, k.value
+
+    def _call(self, e: ast.Call, qual: str | None) -> Ref | None:
+        name = qual or self._src(e.func)
+        if qual in api.FRAME_INTROSPECTION:
+            if self.st.live:
+                self.lost(e, f"`{name}` can reach every local variable")
+            return None
+        contract = self.ctx.contracts.get(qual or "") or self.ctx.contracts.get(self._src(e.func))
+        if contract is not None and any(
+            k.arg == "async_op"
+            and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+            for k in e.keywords
+        ):
+            contract = None  # an asynchronous collective has not written anything yet
+        torch_method = (
+            isinstance(e.func, ast.Attribute) and qual is None and _is_tensor_method(e.func.attr)
+        )
+        if (
+            qual
+            and qual.startswith("torch.")
+            and qual.rsplit(".", 1)[-1] in _FUNCTIONAL_VIEWS
+            and e.args
+        ):
+            first = self.eval(e.args[0])
+            for _, a in list(self._args(e))[1:]:
+                self._read_arg(a, name, definite=True)
+            if first is not None:
+                return self._buffer_method(first, qual.rsplit(".", 1)[-1], e, args_done=True)
+            return None
+        reader = bool(qual) and (api.is_known_reader(qual or "") or qual in api.READ_BUILTINS)
+        result: Ref | None = None
+        for key, a in self._args(e):
+            if contract is not None and key is not None and key in contract.writes:
+                ref = self.eval(a)
+                if ref is not None:
+                    if self.rec is not None and not self.st.full:
+                        self.rec.note(
+                            self.rec.outcome.contracts,
+                            e.lineno,
+                            f"{contract.function} writes argument {key!r} in full ({contract.source})",
+                        )
+                    self.write(
+                        ref,
+                        a,
+                        full=True,
+                        region=None,
+                        how=f"{self._src(e)[:80]} (contract: {contract.source})",
+                    )
+                continue
+            if key == "out" and qual in api.OUT_FULL_FUNCTIONS:
+                ref = self.eval(a)
+                if ref is not None:
+                    if (
+                        ref.view is View.SELF
+                        and all(v.view is View.SELF for _, v in self.st.must)
+                        and set(self.st.may) == {k for k, _ in self.st.must}
+                    ):
+                        self.write(
+                            ref,
+                            a,
+                            full=True,
+                            region=None,
+                            how=f"{self._src(e)[:80]} (out= is resized to the result and written in full)",
+                        )
+                    else:
+                        self.write(
+                            ref,
+                            a,
+                            full=False,
+                            region=None,
+                            how=f"{self._src(e)[:80]} (out=, other views exist)",
+                        )
+                continue
+            if qual in api.METADATA_FUNCTIONS:
+                self.eval(a)
+                continue
+            if reader or torch_method or contract is not None:
+                self._read_arg(a, name, definite=True)
+            else:
+                ref = self._eval_value(a)
+                if ref is not None:
+                    self.read(
+                        ref,
+                        a,
+                        definite=False,
+                        how=f"passed to `{name}`, which is not known to only write it",
+                    )
+                    self.lost(a, f"passed to `{name}`")
+        if not (
+            reader
+            or torch_method
+            or qual in api.METADATA_FUNCTIONS
+            or qual in api.PURE_BUILTINS
+            or contract is not None
+        ):
+            self.unknown_call(e, f"call to `{name}`")
+        return result
+
+    def _read_arg(self, a: ast.expr, name: str, definite: bool) -> None:
+        items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
+        for item in items:
+            value = item.value if isinstance(item, ast.Starred) else item
+            ref = self.eval(value)
+            if ref is not None:
+                self.read(ref, value, definite=definite, how=f"argument of `{name}`")
+
+    def _eval_value(self, a: ast.expr) -> Ref | None:
+        if isinstance(a, ast.Starred):
+            ref = self.eval(a.value)
+            return MAYBE if ref is not None else None
+        return self.eval(a)
+
+    def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:
+        how = self._src(e)[:100]
+        if not args_done:
+            for _, a in self._args(e):
+                self._read_arg(a, f".{m}", definite=True)
+        if m in api.METADATA_METHODS:
+            return None
+        if m in api.FULL_WRITE_METHODS:
+            self.write(recv, e, full=True, region=None, how=how)
+            return recv
+        if m in api.PARTIAL_WRITE_METHODS:
+            self.write(recv, e, full=False, region=None, how=how)
+            return recv
+        if m in api.FULL_VIEW_METHODS:
+            return self._derive(recv, View.FULL)
+        if m in api.PARTIAL_VIEW_METHODS:
+            return self._derive(recv, View.PART)
+        if (
+            m in ("reshape", "flatten", "ravel", "reshape_as", "contiguous")
+            and recv.view is View.SELF
+            and self.ctx.contiguous
+        ):
+            return recv if m == "contiguous" else Ref(View.FULL)
+        if m in ("expand", "expand_as", "broadcast_to"):
+            return MAYBE  # writes through a broadcast view fail; reads still count
+        if m in api.MAYBE_COPY_METHODS:
+            self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
+            return MAYBE
+        if m in api.SPLIT_METHODS:
+            self.read(
+                recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"
+            )
+            self.lost(e, f"split into views by `{how}`")
+            return None
+        if m in api.READ_MODIFY_WRITE_METHODS:
+            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes")
+            return recv
+        if m in api.READ_METHODS:
+            self.read(recv, e, definite=True, how=f"`{how}`")
+            return None
+        if m in ("data_ptr", "untyped_storage", "storage", "numpy", "__dlpack__", "share_memory_"):
+            self.read(recv, e, definite=False, how=f"`{how}` exposes the memory")
+            self.lost(e, f"memory exposed by `{how}`")
+            return None
+        self.read(recv, e, definite=False, how=f"`{how}` (method not known to the analysis)")
+        self.lost(e, f"`{how}`")
+        return None
+
+    def _e_BinOp(self, e: ast.BinOp) -> Ref | None:
+        for side in (e.left, e.right):
+            ref = self.eval(side)
+            if ref is not None:
+                self.read(ref, side, definite=True, how=f"operand of `{self._src(e)}`")
+        return None
+
+    def _e_UnaryOp(self, e: ast.UnaryOp) -> Ref | None:
+        ref = self.eval(e.operand)
+        if ref is not None:
+            self.read(ref, e, definite=True, how=f"operand of `{self._src(e)}`")
+        return None
+
+    def _e_Compare(self, e: ast.Compare) -> Ref | None:
+        identity = all(isinstance(op, ast.Is | ast.IsNot) for op in e.ops)
+        for side in (e.left, *e.comparators):
+            ref = self.eval(side)
+            if ref is not None and not identity:
+                self.read(ref, side, definite=True, how=f"compared in `{self._src(e)}`")
+        return None
+
+    def _e_BoolOp(self, e: ast.BoolOp) -> Ref | None:
+        result: Ref | None = None
+        for i, value in enumerate(e.values):
+            if i:
+                self.conditional += 1
+            ref = self.eval(value)
+            if ref is not None:
+                self.read(ref, value, definite=True, how=f"truth value in `{self._src(e)}`")
+                result = MAYBE
+            if i:
+                self.conditional -= 1
+        return result
+
+    def _e_IfExp(self, e: ast.IfExp) -> Ref | None:
+        test = self.eval(e.test)
+        if test is not None:
+            self.read(test, e.test, definite=True, how="truth value")
+        self.conditional += 1
+        a, b = self.eval(e.body), self.eval(e.orelse)
+        self.conditional -= 1
+        return a if a == b else (MAYBE if (a or b) else None)
+
+    def _e_NamedExpr(self, e: ast.NamedExpr) -> Ref | None:
+        ref = self.eval(e.value)
+        self.assign(e.target, ref, e)
+        return ref
+
+    def _container(self, e: ast.expr, elements: Iterable[ast.expr | None]) -> Ref | None:
+        for el in elements:
+            if el is None:
+                continue
+            ref = self._eval_value(el)
+            if ref is not None:
+                self.lost(el, f"stored in a container `{self._src(e)[:60]}`")
+        return None
+
+    def _e_Tuple(self, e: ast.Tuple) -> Ref | None:
+        return self._container(e, e.elts)
+
+    def _e_List(self, e: ast.List) -> Ref | None:
+        return self._container(e, e.elts)
+
+    def _e_Set(self, e: ast.Set) -> Ref | None:
+        return self._container(e, e.elts)
+
+    def _e_Dict(self, e: ast.Dict) -> Ref | None:
+        return self._container(e, [*e.keys, *e.values])
+
+    def _comprehension(
+        self, e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, parts: list[ast.expr]
+    ) -> Ref | None:
+        if isinstance(e, ast.GeneratorExp):
+            # Runs later, whenever it is consumed: like a closure over the names it uses.
+            used = {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+            first = self.eval(e.generators[0].iter)
+            if first is not None:
+                self.read(first, e, definite=False, how="iterated by a generator expression")
+            if used & set(self.st.may):
+                self.lost(e, "used inside a generator expression that runs later")
+            return None
+        saved = {k: self.lookup(k) for k in _comp_targets(e)}
+        for k in saved:
+            self.kill(k)
+        for i, gen in enumerate(e.generators):
+            if i:
+                self.conditional += 1
+            ref = self.eval(gen.iter)
+            if ref is not None:
+                self.read(ref, gen.iter, definite=False, how="iterated in a comprehension")
+            if i:
+                self.conditional -= 1
+        self.conditional += 1
+        for gen in e.generators:
+            for cond in gen.ifs:
+                ref = self.eval(cond)
+                if ref is not None:
+                    self.read(ref, cond, definite=True, how="truth value in a comprehension")
+        for part in parts:
+            ref = self.eval(part)
+            if ref is not None:
+                self.lost(part, "collected by a comprehension")
+        self.conditional -= 1
+        for k, ref in saved.items():
+            self.kill(k)
+            if ref is not None:
+                self.bind(k, ref, e)
+        return None
+
+    def _e_ListComp(self, e: ast.ListComp) -> Ref | None:
+        return self._comprehension(e, [e.elt])
+
+    def _e_SetComp(self, e: ast.SetComp) -> Ref | None:
+        return self._comprehension(e, [e.elt])
+
+    def _e_GeneratorExp(self, e: ast.GeneratorExp) -> Ref | None:
+        return self._comprehension(e, [e.elt])
+
+    def _e_DictComp(self, e: ast.DictComp) -> Ref | None:
+        return self._comprehension(e, [e.key, e.value])
+
+    def _e_Lambda(self, e: ast.Lambda) -> Ref | None:
+        for d in [*e.args.defaults, *e.args.kw_defaults]:
+            if d is not None and self.eval(d) is not None:
+                self.lost(d, "captured as a lambda default")
+        used = {n.id for n in ast.walk(e.body) if isinstance(n, ast.Name)}
+        if used & set(self.st.may):
+            self.lost(e, "captured by a lambda")
+        return None
+
+    def _e_Starred(self, e: ast.Starred) -> Ref | None:
+        ref = self.eval(e.value)
+        if ref is not None:
+            self.read(ref, e, definite=False, how="unpacked with *")
+        return None
+
+    def _e_JoinedStr(self, e: ast.JoinedStr) -> Ref | None:
+        for v in e.values:
+            if isinstance(v, ast.FormattedValue):
+                ref = self.eval(v.value)
+                if ref is not None:
+                    self.read(ref, v.value, definite=True, how="formatted into a string")
+                self.eval(v.format_spec)
+        return None
+
+    def _e_Await(self, e: ast.Await) -> Ref | None:
+        ref = self.eval(e.value)
+        if ref is not None:
+            self.read(ref, e, definite=False, how="awaited")
+        self.unknown_call(e, "`await` (other tasks run)")
+        return None
+
+    def _e_Yield(self, e: ast.Yield | ast.YieldFrom) -> Ref | None:
+        ref = self.eval(e.value)
+        if ref is not None:
+            self.lost(e, "yielded to the caller")
+        self.unknown_call(e, "`yield` (the caller runs)")
+        return MAYBE if ref is not None else None
+
+    _e_YieldFrom = _e_Yield
+
+    def _e_Slice(self, e: ast.Slice) -> Ref | None:
+        for part in (e.lower, e.upper, e.step):
+            ref = self.eval(part)
+            if ref is not None:
+                self.read(ref, part, definite=True, how="used as a slice bound")  # type: ignore[arg-type]
+        return None
+
+    # --- assignment targets -----------------------------------------------------------------
+    def assign(self, target: ast.expr, ref: Ref | None, stmt: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.kill(target.id)
+            if ref is not None:
+                self.bind(target.id, ref, stmt)
+                if target.id in self.ctx.escape_on_bind:
+                    self.escape(target, f"bound to `{target.id}`, visible outside this function")
+            return
+        if isinstance(target, ast.Starred):
+            self.assign(target.value, MAYBE if ref is not None else None, stmt)
+            return
+        if isinstance(target, ast.Tuple | ast.List):
+            if ref is not None:
+                self.read(ref, target, definite=False, how="unpacked into several names")
+                self.lost(target, "unpacked into views the analysis does not follow")
+            for t in target.elts:
+                self.assign(t, None, stmt)
+            return
+        if isinstance(target, ast.Subscript):
+            base = self.eval(target.value, as_base=True)
+            index_ref = self.eval(target.slice)
+            if index_ref is not None:
+                self.read(index_ref, target.slice, definite=True, how="used as an index")
+            if base is not None:
+                if ref is not None:
+                    self.read(ref, target, definite=True, how="copied into itself")
+                self._store_into_buffer(base, target, stmt)
+                return
+            if ref is not None and not (
+                isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+            ):
+                # `y[0] = x` copies x's data when y is a tensor, and stores x when y is a list.
+                self.read(
+                    ref,
+                    target,
+                    definite=False,
+                    how=f"stored into `{self._src(target)}` (a copy if that is a tensor)",
+                )
+                self.lost(target, f"stored into `{self._src(target)}`")
+                ref = MAYBE
+        elif isinstance(target, ast.Attribute):
+            base = self.eval(target.value, as_base=True)
+            if ref is not None and target.attr == "data":
+                self.lost(target, f"`{self._src(target)}` makes another tensor share its storage")
+            if base is not None:
+                if target.attr not in ("requires_grad", "grad"):
+                    self.read(
+                        base, target, definite=False, how=f"attribute `.{target.attr}` assigned"
+                    )
+                    self.lost(target, f"attribute `.{target.attr}` assigned")
+                return
+        key = place_key(target)
+        if key is not None:
+            owner = (
+                place_key(target.value)
+                if isinstance(target, ast.Attribute | ast.Subscript)
+                else None
+            )
+            self.kill(key)
+            if ref is not None:
+                self.bind(key, ref, stmt)
+                self.escape(target, f"stored in `{self._src(target)}`")
+            del owner
+            return
+        # A computed key or an object we cannot name: the store may replace a tracked place.
+        owner_key = (
+            place_key(target.value) if isinstance(target, ast.Subscript | ast.Attribute) else None
+        )
+        if owner_key is not None:
+            for place in self.owns(owner_key):
+                self.demote(place)
+        if ref is not None:
+            self.lost(target, f"stored in `{self._src(target)}`")
+
+    def _store_into_buffer(self, base: Ref, target: ast.Subscript, stmt: ast.AST) -> None:
+        index = _classify_index(target.slice)
+        how = self._src(stmt)[:100] if isinstance(stmt, ast.stmt) else self._src(target)
+        if isinstance(stmt, ast.AugAssign):
+            return
+        if index.kind == "all":
+            self.write(base, target, full=True, region=None, how=how)
+        elif index.kind == "region" and base.view is View.SELF:
+            self.write(base, target, full=False, region=index.region, how=how)
+        elif index.kind == "region":
+            self.write(base, target, full=False, region=None, how=how)
+        else:
+            self.write(base, target, full=False, region=None, how=how)
+
+    # --- statements --------------------------------------------------------------------------
+    def run(self) -> State:
+        node = self.node
+        a = node.ast_node
+        kind = node.kind
+        if kind is Kind.EXIT:
+            st = self.st
+            if st.live and st.escaped and not st.full:
+                line, how = min(st.escapes)
+                self._issue(
+                    UNPROVEN,
+                    ast.Pass(lineno=line),
+                    "escape",
+                    f"not fully written before the function returns, and {how} (line {line})",
+                )
+            return self.st
+        if kind in (Kind.ENTRY, Kind.RAISE, Kind.JOIN) or a is None:
+            return self.st
+        if kind is Kind.CALL:
+            self.unknown_call(a, f"`{self._src(a)[:60]}` (context manager)")
+            return self.st
+        if kind is Kind.BIND:
+            self._bind_target(a)
+            return self.st
+        if kind is Kind.EXPR:
+            if isinstance(a, ast.pattern):
+                for sub in ast.walk(a):
+                    if isinstance(sub, ast.MatchValue):
+                        self._read_value(sub.value, "compared by `case`")
+                    elif isinstance(sub, ast.MatchClass):
+                        self.eval(sub.cls)
+                return self.st
+            assert isinstance(a, ast.expr)
+            ref = self.eval(a)
+            if ref is not None:
+                self.read(
+                    ref,
+                    a,
+                    definite=node.label in ("if", "while", "guard"),
+                    how=f"used by `{node.label}`",
+                )
+                if node.label == "match":
+                    self.lost(a, "matched by `match`, whose patterns may bind parts of it")
+            return self.st
+        assert isinstance(a, ast.stmt)
+        self._stmt(a)
+        return self.st
+
+    def _read_value(self, e: ast.expr, how: str) -> None:
+        ref = self.eval(e)
+        if ref is not None:
+            self.read(ref, e, definite=True, how=how)
+
+    def _bind_target(self, a: ast.AST) -> None:
+        if isinstance(a, ast.ExceptHandler):
+            if a.name:
+                self.kill(a.name)
+        elif isinstance(a, ast.pattern):
+            for sub in ast.walk(a):
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    self.kill(name)
+        elif isinstance(a, ast.expr):
+            self.assign(a, None, a)
+
+    def _stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            self._assign_stmt(s)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                ref = self.eval(s.value)
+                self.assign(s.target, ref, s)
+        elif isinstance(s, ast.AugAssign):
+            target_ref = (
+                self.eval(s.target)
+                if not isinstance(s.target, ast.Name)
+                else self.lookup(s.target.id)
+            )
+            if isinstance(s.target, ast.Subscript):
+                pass  # evaluated above as a load of the slice: a read of that region
+            ref = self.eval(s.value)
+            if target_ref is not None:
+                self.read(
+                    target_ref, s, definite=True, how=f"`{self._src(s)}` reads before it writes"
+                )
+            if ref is not None:
+                self.read(ref, s.value, definite=True, how=f"operand of `{self._src(s)}`")
+        elif isinstance(s, ast.Expr):
+            self.eval(s.value)
+        elif isinstance(s, ast.Return):
+            ref = self.eval(s.value)
+            if ref is not None:
+                self.escape(s, "returned to the caller")
+        elif isinstance(s, ast.Raise):
+            for part in (s.exc, s.cause):
+                if self.eval(part) is not None:
+                    self.lost(s, "raised with an exception")
+        elif isinstance(s, ast.Assert):
+            self._read_value(s.test, "asserted")
+            self.conditional += 1
+            self.eval(s.msg)
+            self.conditional -= 1
+        elif isinstance(s, ast.Delete):
+            for t in s.targets:
+                key = place_key(t)
+                if key is not None:
+                    self.kill(key)
+                elif isinstance(t, ast.Subscript | ast.Attribute):
+                    owner = place_key(t.value)
+                    if owner is not None:
+                        for place in self.owns(owner):
+                            self.demote(place)
+        elif isinstance(s, ast.Import | ast.ImportFrom):
+            for alias in s.names:
+                self.kill((alias.asname or alias.name).split(".")[0])
+            self.unknown_call(s, "an import (module code runs)")
+        elif isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self._definition(s)
+        # Pass, Global, Nonlocal, Break, Continue: no effect on data.
+
+    def _assign_stmt(self, s: ast.Assign) -> None:
+        value = s.value
+        if (
+            len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Tuple | ast.List)
+            and isinstance(value, ast.Tuple | ast.List)
+            and len(s.targets[0].elts) == len(value.elts)
+            and not any(isinstance(x, ast.Starred) for x in [*s.targets[0].elts, *value.elts])
+        ):
+            refs = [self.eval(v) for v in value.elts]
+            for t, ref in zip(s.targets[0].elts, refs, strict=True):
+                self.assign(t, ref, s)
+            return
+        if (
+            len(s.targets) == 1
+            and isinstance(value, ast.Dict)
+            and place_key(s.targets[0]) is not None
+            and all(isinstance(k, ast.Constant) and type(k.value) in (str, int) for k in value.keys)
+        ):
+            key = place_key(s.targets[0])
+            assert key is not None
+            refs = [
+                (k.value, self._eval_value(v))
+                for k, v in zip(value.keys, value.values, strict=True)
+            ]  # type: ignore[union-attr]
+            self.assign(s.targets[0], None, s)
+            for k, ref in refs:
+                if ref is not None:
+                    place = f"{key}[{k!r}]"
+                    self.bind(place, ref, s)
+                    self.escape(s, f"stored in `{place}`")
+            return
+        ref = self.eval(value)
+        for t in s.targets:
+            self.assign(t, ref, s)
+
+    def _definition(self, s: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        for dec in s.decorator_list:
+            if self.eval(dec) is not None:
+                self.lost(dec, "used as a decorator")
+        if isinstance(s, ast.ClassDef):
+            for b in [*s.bases, *(k.value for k in s.keywords)]:
+                if self.eval(b) is not None:
+                    self.lost(b, "used as a class base")
+        else:
+            for d in [*s.args.defaults, *s.args.kw_defaults]:
+                if d is not None and self.eval(d) is not None:
+                    self.lost(d, f"bound as a default argument of `{s.name}`")
+        if s.decorator_list:
+            self.unknown_call(s, f"decorators of `{s.name}`")
+        self.kill(s.name)
+
+
+def _comp_targets(e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> set[str]:
+    names: set[str] = set()
+    for gen in e.generators:
+        for n in ast.walk(gen.target):
+            if isinstance(n, ast.Name):
+                names.add(n.id)
+    return names
+
+
+_TENSOR_METHODS = (
+    api.METADATA_METHODS | api.FULL_WRITE_METHODS | api.PARTIAL_WRITE_METHODS | api.FULL_VIEW_METHODS
+    | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.READ_METHODS | api.READ_MODIFY_WRITE_METHODS
+)  # fmt: skip
+_FUNCTIONAL_VIEWS = (
+    api.FULL_VIEW_METHODS | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.SPLIT_METHODS
+    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d"}
+) - {"to", "cuda", "cpu", "type"}  # fmt: skip
+
+
+def _is_tensor_method(name: str) -> bool:
+    """A method name that torch.Tensor defines: on a non-buffer receiver it reads its arguments
+    and runs no user code (assumes the receiver is a tensor, as such names almost always are)."""
+    return name in _TENSOR_METHODS
+
+
+# --- the fixpoint --------------------------------------------------------------------------------
+
+
+def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
+    outcome = BufferOutcome()
+    preds = cfg.preds()
+    order = _reverse_postorder(cfg)
+    in_states: list[State | None] = [None] * len(cfg.nodes)
+    out_states: list[State | None] = [None] * len(cfg.nodes)
+    in_states[cfg.entry] = UNREACHED
+    alloc_nodes = {n.index for n in cfg.nodes if n.ast_node is not None and _holds(n, ctx.alloc)}
+    position = {n: i for i, n in enumerate(order)}
+    heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
+    pending = set(order)
+    steps = 0
+    while heap:
+        steps += 1
+        if steps > _MAX_ITERATIONS:
+            outcome.gave_up = "the function is too large to analyse"
+            return outcome
+        idx = order[heapq.heappop(heap)]
+        pending.discard(idx)
+        state: State | None = UNREACHED if idx == cfg.entry else None
+        for p, exceptional in preds[idx]:
+            state = join(state, in_states[p] if exceptional else out_states[p])
+        if state is None:
+            continue
+        node = cfg.nodes[idx]
+        in_changed = state != in_states[idx]
+        in_states[idx] = state
+        if not state.live and idx not in alloc_nodes:
+            new_out = state
+        else:
+            new_out = _Eval(ctx, state, None, node).run()
+        targets = list(node.exc_succ) if in_changed else []
+        if new_out != out_states[idx]:
+            out_states[idx] = new_out
+            targets += node.succ
+        for t in targets:
+            if t not in pending and t in position:
+                pending.add(t)
+                heapq.heappush(heap, position[t])
+    # Final pass over the fixpoint: record what decides the verdict.
+    rec = _Recorder(outcome)
+    for idx in order:
+        state = in_states[idx]
+        if state is None:
+            continue
+        if state.live:
+            outcome.reached = True
+        if state.live or idx in alloc_nodes:
+            _Eval(ctx, state, rec, cfg.nodes[idx]).run()
+    return outcome
+
+
+def _holds(node: Node, alloc: ast.Call) -> bool:
+    a = node.ast_node
+    if node.kind in (Kind.JOIN, Kind.ENTRY, Kind.EXIT, Kind.RAISE, Kind.CALL) or a is None:
+        return False
+    return any(n is alloc for n in ast.walk(a))
+
+
+def _reverse_postorder(cfg: CFG) -> list[int]:
+    seen: set[int] = set()
+    order: list[int] = []
+    stack: list[tuple[int, Iterator[int]]] = [(cfg.entry, iter([*cfg.nodes[cfg.entry].succ]))]
+    seen.add(cfg.entry)
+    while stack:
+        node, it = stack[-1]
+        for s in it:
+            if s not in seen:
+                seen.add(s)
+                n = cfg.nodes[s]
+                stack.append((s, iter([*n.succ, *n.exc_succ])))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    order.reverse()
+    return order

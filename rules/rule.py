@@ -1,0 +1,42 @@
+"""The shape every rule has: a code, a name, a one-page doc, and examples that are also tests.
+
+As in Fixit, VALID/INVALID examples live next to the rule; `tests/test_rule_examples.py` runs each
+one through the real engine, so a rule's documentation cannot drift from its behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from zeroopt.rules.buffer_flow import BufferOutcome
+
+from zeroopt.findings import Verdict
+
+
+@dataclass(frozen=True)
+class Example:
+    """`source` holds one allocation; `verdict` is what the rule must report for it (None: no
+    finding at all)."""
+
+    source: str
+    verdict: Verdict | None
+    note: str = ""
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    calls: ClassVar[tuple[str, ...]]  # the allocation calls the rule looks at
+    fixable: ClassVar[bool]
+    examples: ClassVar[tuple[Example, ...]]
+
+    @classmethod
+    def report(cls, call: str, outcome: BufferOutcome) -> Verdict | None:
+        """The verdict to report for this allocation, or None to stay silent."""
+        raise NotImplementedError
+
+    @classmethod
+    def doc(cls) -> str:
+        return (cls.__doc__ or "").strip()

@@ -1,0 +1,80 @@
+"""Find the allocations to analyse, and the function body each one runs in.
+
+Detection is name resolution, not text matching: `th.zeros` with `import torch as th` and `zeros`
+from `from torch import zeros` are found; a user's own `zeros` and `np.zeros` are not.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from zeroopt.rules.resolve import Resolver, Scope
+
+ZEROS = {"torch.zeros": "torch.zeros", "torch.zeros_like": "torch.zeros_like"}
+EMPTY = {"torch.empty": "torch.empty", "torch.empty_like": "torch.empty_like"}
+METHODS = {"new_zeros": "Tensor.new_zeros", "new_empty": "Tensor.new_empty"}
+
+Owner = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+
+
+@dataclass(frozen=True)
+class Site:
+    call: ast.Call
+    name: str  # "torch.zeros", "Tensor.new_zeros", ...
+    owner: Owner  # the body the allocation runs in
+    scope: Scope
+    target: ast.expr | None  # the assignment target, when the call is assigned directly
+
+
+def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
+    sites: list[Site] = []
+    targets: dict[int, ast.expr] = {}
+
+    def visit(node: ast.AST, owner: Owner, scope: Scope) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            # Decorators, defaults and bases run in the enclosing body.
+            outer_parts: list[ast.AST] = list(getattr(node, "decorator_list", []))
+            if isinstance(node, ast.ClassDef):
+                outer_parts += [*node.bases, *node.keywords]
+            else:
+                outer_parts += [d for d in [*node.args.defaults, *node.args.kw_defaults] if d]
+            for part in outer_parts:
+                visit(part, owner, scope)
+            inner = resolver.scope_of(node)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            for stmt in body:
+                visit(stmt, node, inner)
+            return
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            tlist = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(tlist) == 1:
+                targets[id(node.value)] = tlist[0]
+        if isinstance(node, ast.Call):
+            name = _allocation_name(node, resolver, scope)
+            if name is not None:
+                sites.append(Site(node, name, owner, scope, targets.get(id(node))))
+        for child in ast.iter_child_nodes(node):
+            visit(child, owner, scope)
+
+    root = resolver.scope_of(tree)
+    for stmt in tree.body:
+        visit(stmt, tree, root)
+    return sites
+
+
+def _allocation_name(call: ast.Call, resolver: Resolver, scope: Scope) -> str | None:
+    if any(k.arg == "out" for k in call.keywords):
+        return None  # `torch.zeros(..., out=x)` fills x; it allocates nothing
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in METHODS:
+        receiver = resolver.qualified(scope, func.value)
+        if receiver is None or receiver.startswith("torch."):
+            return METHODS[func.attr]
+        return None
+    qual = resolver.qualified(scope, func) if isinstance(func, ast.Name | ast.Attribute) else None
+    if qual in ZEROS:
+        return ZEROS[qual]
+    if qual in EMPTY:
+        return EMPTY[qual]
+    return None

@@ -1,0 +1,93 @@
+"""The abstract state of one buffer at one program point, and how states meet where paths join.
+
+Must-facts (`full`, `touched`, `regions`, `must` aliases) hold on every path; may-facts (`may`
+aliases, `escapes`) on some path. Joining intersects the first and unites the second, which is
+what keeps a `safe` verdict true on every path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+
+class View(Enum):
+    SELF = "self"  # the buffer itself, or a view covering it in the same layout (`x[:]`)
+    FULL = "full-view"  # covers every element in another layout (`.t()`, `.view(-1)`)
+    PART = "partial-view"  # some elements (`x[:k]`, `.narrow`)
+    MAYBE = "maybe"  # the buffer, a view of it, or a copy: writes through it prove nothing
+
+
+@dataclass(frozen=True)
+class Region:
+    """`x[lo:hi]` along `dim`, with bounds kept as source text; `names` are the variables the
+    bounds mention: rebinding any of them makes the text mean something else."""
+
+    dim: int
+    lo: str | None  # None: from the start
+    hi: str | None  # None: to the end
+    names: frozenset[str]
+
+    def text(self) -> str:
+        lead = ":, " * self.dim if self.dim >= 0 else "..., "
+        return f"[{lead}{self.lo or ''}:{self.hi or ''}]"
+
+
+@dataclass(frozen=True)
+class Ref:
+    view: View
+    region: Region | None = None  # for PART: which part, when it is a simple slice
+
+
+SELF = Ref(View.SELF)
+MAYBE = Ref(View.MAYBE)
+
+
+@dataclass(frozen=True)
+class State:
+    live: bool = False  # the allocation has run on this path
+    must: tuple[tuple[str, Ref], ...] = ()  # names/places that refer to the buffer on every path
+    may: frozenset[str] = frozenset()  # names/places that may refer to it (a superset of must)
+    full: bool = False  # every element written, on every path
+    touched: bool = False  # some element written, on every path
+    regions: frozenset[Region] = frozenset()  # regions written on every path
+    escapes: frozenset[tuple[int, str]] = frozenset()  # (line, how) it became reachable
+    dims: tuple[tuple[str | None, frozenset[str]], ...] = ()  # allocation shape as source text
+
+    @property
+    def escaped(self) -> bool:
+        return bool(self.escapes)
+
+    def must_map(self) -> dict[str, Ref]:
+        return dict(self.must)
+
+    def with_must(self, mapping: dict[str, Ref]) -> State:
+        return replace(self, must=tuple(sorted(mapping.items(), key=lambda kv: kv[0])))
+
+
+UNREACHED = State()
+
+
+def join(a: State | None, b: State | None) -> State | None:
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    # A path on which the allocation has not run yet says nothing about the buffer.
+    if not a.live:
+        return b
+    if not b.live:
+        return a
+    am, bm = a.must_map(), b.must_map()
+    must = {k: v for k, v in am.items() if bm.get(k) == v}
+    dims = tuple(x if x == y else (None, frozenset()) for x, y in zip(a.dims, b.dims, strict=False))
+    return State(
+        live=True,
+        must=tuple(sorted(must.items(), key=lambda kv: kv[0])),
+        may=a.may | b.may,
+        full=a.full and b.full,
+        touched=a.touched and b.touched,
+        regions=a.regions & b.regions,
+        escapes=a.escapes | b.escapes,
+        dims=dims,
+    )

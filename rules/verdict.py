@@ -1,0 +1,55 @@
+"""From what the dataflow saw to a verdict with evidence a reviewer can check in seconds."""
+
+from __future__ import annotations
+
+from zeroopt.rules.buffer_flow import UNSAFE, BufferOutcome
+
+from zeroopt.findings import Evidence, Verdict
+
+_MAX_EVIDENCE = 6
+
+
+def decide(outcome: BufferOutcome) -> Verdict:
+    if outcome.gave_up or not outcome.reached:
+        return Verdict.UNPROVEN
+    if any(i.severity == UNSAFE for i in outcome.issues):
+        return Verdict.UNSAFE
+    if outcome.issues:
+        return Verdict.UNPROVEN
+    return Verdict.SAFE
+
+
+def explain(
+    verdict: Verdict, outcome: BufferOutcome, alloc_line: int, alloc_text: str, target: str
+) -> tuple[str, tuple[Evidence, ...]]:
+    evidence = [Evidence(alloc_line, "alloc", alloc_text)]
+    evidence += [Evidence(line, "contract", text) for line, text in outcome.contracts[:2]]
+    name = f"`{target}`" if target else "the buffer"
+    if outcome.gave_up:
+        return f"{name}: not analysed: {outcome.gave_up}", tuple(evidence)
+    if not outcome.reached:
+        return f"{name}: the allocation is unreachable", tuple(evidence)
+    if verdict is Verdict.SAFE:
+        evidence += [Evidence(line, "write", text) for line, text in outcome.writes[:3]]
+        if outcome.writes:
+            first = outcome.writes[0][0]
+            message = (
+                f"{name} is written in full (line {first}) before any read on every path; "
+                "torch.empty is equivalent"
+            )
+        else:
+            message = f"{name} is never read; torch.empty is equivalent"
+        return message, tuple(evidence)
+    wanted = UNSAFE if verdict is Verdict.UNSAFE else None
+    chosen = [i for i in outcome.issues if wanted is None or i.severity == wanted]
+    chosen.sort(key=lambda i: (i.line, i.kind))
+    evidence += [Evidence(line, "partial-write", text) for line, text in outcome.partial_writes[:2]]
+    evidence += [Evidence(i.line, i.kind, i.text) for i in chosen[:_MAX_EVIDENCE]]
+    first = chosen[0]
+    if verdict is Verdict.UNSAFE:
+        message = f"{name} may be read before it is written (line {first.line}): {first.text}"
+    else:
+        message = (
+            f"cannot prove {name} is written before it is read (line {first.line}): {first.text}"
+        )
+    return message, tuple(sorted(evidence, key=lambda e: e.line))
