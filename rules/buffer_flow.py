@@ -318,6 +318,10 @@ class _Eval:
         if not self.st.full:
             self.escape(node, how)
             self._issue(UNPROVEN, node, "escape", how)
+            if not self.conditional:
+                # Whoever got it may also have written it: later reads are no longer provably
+                # reads of unwritten memory (`unsafe`), only possibly so.
+                self.st = replace(self.st, touched=True)
 
     def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
         st = self.st
@@ -340,7 +344,9 @@ class _Eval:
         if definite and not st.touched:
             self._issue(UNSAFE, node, "read", f"read before any write: {how}")
         elif definite:
-            self._issue(UNPROVEN, node, "read", f"read after only partial writes: {how}")
+            self._issue(
+                UNPROVEN, node, "read", f"read after only partial or possible writes: {how}"
+            )
         else:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
 
@@ -405,7 +411,14 @@ class _Eval:
                     "allocated again while the previous buffer from this line, not fully written, "
                     f"may still be reachable through {', '.join(sorted(others)) or 'an escape'}",
                 )  # fmt: skip
-        self.st = replace(UNREACHED, live=True, dims=_alloc_dims(node))
+        dims = _alloc_dims(node)
+        # A literal zero-size dimension: no element exists, so none can be read unwritten.
+        empty = any(text == "0" for text, _ in dims)
+        if empty and self.rec is not None:
+            self.rec.note(
+                self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
+            )
+        self.st = replace(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
         return SELF
 
     # --- expressions ------------------------------------------------------------------------
@@ -538,6 +551,14 @@ class _Eval:
         func = e.func
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, as_base=True)
+            if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:
+                for _, a in self._args(e):
+                    self._read_arg(a, f".{func.attr}", definite=True)
+                key = place_key(func.value)
+                if recv.view is View.SELF and key is not None and self.lookup(key) == recv:
+                    # Same storage, new layout: slices of it no longer name original regions.
+                    self.bind(key, Ref(View.FULL), e)
+                return self._derive(recv, View.FULL)
             if recv is not None:
                 return self._buffer_method(recv, func.attr, e)
             base_key = place_key(func.value)
@@ -998,6 +1019,10 @@ class _Eval:
             return self.st
         if kind is Kind.CALL:
             self.unknown_call(a, f"`{self._src(a)[:60]}` (context manager)")
+            if node.label == "__exit__ (exception)" and self.st.live:
+                # The path where an unknown __exit__ swallows an exception is kept for `safe`,
+                # but it is too speculative to be evidence of an `unsafe` read.
+                self.st = replace(self.st, touched=True)
             return self.st
         if kind is Kind.BIND:
             self._bind_target(a)

@@ -79,6 +79,10 @@ MAYBE_COPY_METHODS = frozenset(
         "view_as_real", "share_memory_",
     }
 )  # fmt: skip
+# In-place layout changes: no data is read or written, the tensor becomes another view.
+INPLACE_LAYOUT_METHODS = frozenset(
+    {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapdims_", "swapaxes_"}
+)  # fmt: skip
 # Returns a tuple of views: the analysis does not track tuple elements, so these escape.
 SPLIT_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "split_with_sizes"})
 
@@ -105,8 +109,7 @@ READ_MODIFY_WRITE_METHODS = frozenset(
         "lerp_", "masked_scatter", "floor_", "ceil_", "round_", "sign_", "copysign_",
         "bitwise_and_", "bitwise_or_", "bitwise_xor_", "logical_and_", "logical_or_",
         "fmod_", "remainder_", "maximum_", "minimum_", "cumsum_", "baddbmm_", "addmv_",
-        "addr_", "t_", "transpose_", "squeeze_", "unsqueeze_", "resize_", "resize_as_",
-        "set_", "nan_to_num_",
+        "addr_", "nan_to_num_",
     }
 )  # fmt: skip
 
@@ -187,7 +190,16 @@ FRAME_INTROSPECTION = frozenset(
 
 
 def is_known_reader(qualified: str) -> bool:
-    """A torch function that reads its tensor arguments and runs no user code."""
+    """A torch *function* that reads its tensor arguments and runs no user code.
+
+    Only functions directly in the listed namespaces count (`torch.cat`, `F.pad`); classes such
+    as `torch.nn.Parameter` wrap their argument without reading it, and deeper modules hold
+    hooks and kernels: all of those stay unknown.
+    """
     if any(qualified.startswith(p) for p in OPAQUE_NAMESPACES):
         return False
-    return any(qualified.startswith(p) for p in KNOWN_READ_NAMESPACES)
+    for prefix in KNOWN_READ_NAMESPACES:
+        if qualified.startswith(prefix):
+            rest = qualified[len(prefix) :]
+            return "." not in rest and rest[:1].islower()
+    return False

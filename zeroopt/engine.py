@@ -149,7 +149,7 @@ def _finding(site, code, fixable, verdict, outcome, lines, path) -> Finding:  # 
     col = _char_col(lines, line, call.col_offset)
     end_col = _char_col(lines, end_line, call.end_col_offset or 0)
     call_text = _segment(lines, line, col, end_line, end_col)
-    target = _target_text(site, lines) or call_text
+    target = _target_text(site, lines) or " ".join(call_text.split())[:80]
     alloc_text = lines[line - 1].strip()[:120] if line <= len(lines) else ""
     message, evidence = explain(verdict, outcome, line, alloc_text, target)
     fix = None
