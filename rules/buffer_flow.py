@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 import heapq
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from zeroopt.rules import torch_api as api
 from zeroopt.rules.cfg import CFG, Kind, Node
+from zeroopt.rules.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.rules.options import Contract
 from zeroopt.rules.resolve import Resolver, Scope
 from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
@@ -41,6 +43,8 @@ class BufferOutcome:
     partial_writes: list[tuple[int, str]] = field(default_factory=list)
     contracts: list[tuple[int, str]] = field(default_factory=list)
     reads_after_write: int = 0
+    coupled: list[tuple[int, str]] = field(default_factory=list)  # (line, description)
+    phase_events: set[tuple[str, str]] = field(default_factory=set)  # (phase, "read"/"write"/...)
     reached: bool = False
     gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
 
@@ -57,6 +61,10 @@ class Context:
     escape_on_bind: frozenset[str]  # globals, closure cells, class/module names
     contiguous: bool  # a fresh torch.zeros/new_zeros; zeros_like may copy odd strides
     capture_nodes: frozenset[int] = frozenset()
+    # Lifecycle mode: the object rooted here is private to the modelled methods, and the end of
+    # the modelled program is not an exit to unknown readers.
+    private_roots: frozenset[str] = frozenset()
+    check_exit: bool = True
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
@@ -65,18 +73,28 @@ class Context:
         return ""
 
 
+_RENAMED = re.compile("\u00b7\\w+")
+
+
+def _display(text: str) -> str:
+    """Source text of an inlined lifecycle program, with the per-method renaming undone."""
+    return _RENAMED.sub("", text)
+
+
 class _Recorder:
     def __init__(self, outcome: BufferOutcome) -> None:
         self.outcome = outcome
         self._seen: set[tuple[str, int, str]] = set()
 
     def issue(self, severity: str, line: int, kind: str, text: str) -> None:
-        key = (severity, line, kind)
+        text = _display(text)
+        key = (severity, line, text)
         if key not in self._seen:
             self._seen.add(key)
             self.outcome.issues.append(Issue(severity, line, kind, text))
 
     def note(self, bucket: list[tuple[int, str]], line: int, text: str) -> None:
+        text = _display(text)
         if (line, text) not in bucket:
             bucket.append((line, text))
 
@@ -258,7 +276,13 @@ class _Eval:
     def _issue(self, severity: str, node: ast.AST, kind: str, what: str) -> None:
         if self.rec is not None:
             line = getattr(node, "lineno", self.line)
+            if self.node.phase:
+                what = f"[{self.node.phase}] {what}"
             self.rec.issue(severity, line, kind, what)
+
+    def _event(self, kind: str) -> None:
+        if self.rec is not None and self.node.phase:
+            self.rec.outcome.phase_events.add((self.node.phase, kind))
 
     def _src(self, node: ast.AST) -> str:
         try:
@@ -325,6 +349,7 @@ class _Eval:
 
     def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
         st = self.st
+        self._event("read" if definite else "possible read")
         if self.capture and not st.full:
             self._issue(
                 UNPROVEN,
@@ -365,6 +390,7 @@ class _Eval:
         if self.conditional:
             return
         st = self.st
+        self._event("write" if full and ref.view is not View.PART else "partial write")
         if ref.view is View.PART:
             region = ref.region if full else None
             full = False
@@ -596,6 +622,14 @@ class _Eval:
             for k in e.keywords
         ):
             contract = None  # an asynchronous collective has not written anything yet
+        kernel = kernel_contract_for(qual)
+        if (
+            kernel is not None
+            and not any(isinstance(a, ast.Starred) for a in e.args)
+            and all(k.arg is not None for k in e.keywords)
+        ):
+            self._kernel_call(e, kernel, name)
+            return None
         torch_method = (
             isinstance(e.func, ast.Attribute) and qual is None and _is_tensor_method(e.func.attr)
         )
@@ -679,6 +713,54 @@ class _Eval:
         ):
             self.unknown_call(e, f"call to `{name}`")
         return result
+
+    def _kernel_call(self, e: ast.Call, kernel: KernelContract, name: str) -> None:
+        bound: dict[str, ast.expr] = {}
+        for i, a in enumerate(e.args):
+            bound[kernel.params[i] if i < len(kernel.params) else f"#{i}"] = a
+        for k in e.keywords:
+            assert k.arg is not None
+            bound[k.arg] = k.value
+        present = {
+            p for p, v in bound.items() if not (isinstance(v, ast.Constant) and v.value is None)
+        }
+        unless = dict(kernel.unread_unless)
+        rows = dict(kernel.row_reads)
+        for p, a in bound.items():
+            if p in kernel.ignored:
+                self.eval(a)
+                continue
+            if p in kernel.writes:
+                ref = self.eval(a)
+                if ref is not None:
+                    self.write(
+                        ref,
+                        a,
+                        full=True,
+                        region=None,
+                        how=f"`{p}=` of {kernel.name} (kernel contract: {kernel.source})",
+                    )
+                continue
+            if p in unless and not present & set(unless[p]):
+                self.eval(a)  # not read: the contract says so unless new k/v are passed
+                continue
+            ref = self._eval_value(a)
+            if ref is None:
+                continue
+            if p in rows:
+                bound_by = rows[p]
+                by = self._src(bound[bound_by]) if bound_by in bound else "(not passed)"
+                coupled = f"`{p}` rows are read up to the values of `{bound_by}={by}`: coupled buffers, safe only together"
+                if self.rec is not None and not self.st.full:
+                    self.rec.note(self.rec.outcome.coupled, e.lineno, coupled)
+                self.read(ref, a, definite=True, how=f"{kernel.name}: {coupled}")
+            else:
+                self.read(
+                    ref,
+                    a,
+                    definite=True,
+                    how=f"`{p}` of {kernel.name} (read in full: kernel contract)",
+                )
 
     def _read_arg(self, a: ast.expr, name: str, definite: bool) -> None:
         items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
@@ -972,7 +1054,8 @@ class _Eval:
             self.kill(key)
             if ref is not None:
                 self.bind(key, ref, stmt)
-                self.escape(target, f"stored in `{self._src(target)}`")
+                if _root(key) not in self.ctx.private_roots:
+                    self.escape(target, f"stored in `{self._src(target)}`")
             del owner
             return
         # A computed key or an object we cannot name: the store may replace a tracked place.
@@ -1006,7 +1089,7 @@ class _Eval:
         kind = node.kind
         if kind is Kind.EXIT:
             st = self.st
-            if st.live and st.escaped and not st.full:
+            if self.ctx.check_exit and st.live and st.escaped and not st.full:
                 line, how = min(st.escapes)
                 self._issue(
                     UNPROVEN,
@@ -1153,7 +1236,8 @@ class _Eval:
                 if ref is not None:
                     place = f"{key}[{k!r}]"
                     self.bind(place, ref, s)
-                    self.escape(s, f"stored in `{place}`")
+                    if _root(place) not in self.ctx.private_roots:
+                        self.escape(s, f"stored in `{place}`")
             return
         ref = self.eval(value)
         for t in s.targets:
@@ -1174,6 +1258,13 @@ class _Eval:
         if s.decorator_list:
             self.unknown_call(s, f"decorators of `{s.name}`")
         self.kill(s.name)
+
+
+def _root(key: str) -> str:
+    for i, ch in enumerate(key):
+        if ch in ".[":
+            return key[:i]
+    return key
 
 
 def _comp_targets(e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> set[str]:

@@ -37,8 +37,8 @@ class Node:
     succ: list[int] = field(default_factory=list)
     # Successors reached by an exception raised while this node runs: they see this node's IN state.
     exc_succ: list[int] = field(default_factory=list)
-    # For EXPR nodes of `for` loops: the loop body is known to run at least once.
-    nonempty_loop: bool = False
+    # The lifecycle phase and method this node runs in, for inlined lifecycle programs.
+    phase: str = ""
 
 
 # Context managers known not to suppress exceptions (their __exit__ returns a false value).
@@ -61,6 +61,29 @@ NON_SUPPRESSING_CONTEXTS = frozenset(
         "builtins.open",
     }
 )
+
+
+class InlineBlock(ast.stmt):
+    """A method body inlined into a synthetic lifecycle program (see lifecycle_program.py)."""
+
+    _fields = ("body",)
+
+    def __init__(self, body: list[ast.stmt], label: str, lineno: int) -> None:
+        super().__init__()
+        self.body = body
+        self.label = label
+        self.lineno = lineno
+
+
+class InlineReturn(ast.stmt):
+    """`return X` inside an inlined method: `effect` evaluates X (and binds the caller's target)."""
+
+    _fields = ("effect",)
+
+    def __init__(self, effect: ast.stmt) -> None:
+        super().__init__()
+        self.effect = effect
+        self.lineno = effect.lineno
 
 
 CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
@@ -90,9 +113,9 @@ class CFG:
         # Nodes inside `with torch.cuda.graph(...)`: their kernels are recorded, not run, now.
         self.capture_nodes: set[int] = set()
 
-    def add(self, kind: Kind, node: ast.AST | None = None, label: str = "") -> int:
+    def add(self, kind: Kind, node: ast.AST | None = None, label: str = "", phase: str = "") -> int:
         line = getattr(node, "lineno", 0)
-        self.nodes.append(Node(len(self.nodes), kind, node, line, label))
+        self.nodes.append(Node(len(self.nodes), kind, node, line, label, phase=phase))
         return len(self.nodes) - 1
 
     def edge(self, a: int, b: int) -> None:
@@ -120,10 +143,12 @@ class Builder:
         self.finallies: list[_Finally] = []
         self._qualify = qualify or (lambda expr: None)
         self._capture_depth = 0
+        self.phase = ""
+        self.returns: list[int] = []  # where `return` goes inside an inlined method
 
     # --- helpers -------------------------------------------------------------------------------
     def _node(self, kind: Kind, node: ast.AST | None, preds: list[int], label: str = "") -> int:
-        index = self.cfg.add(kind, node, label)
+        index = self.cfg.add(kind, node, label, self.phase)
         if self._capture_depth:
             self.cfg.capture_nodes.add(index)
         for p in preds:
@@ -158,6 +183,12 @@ class Builder:
             return self._with(stmt, preds)
         if isinstance(stmt, ast.Match):
             return self._match(stmt, preds)
+        if isinstance(stmt, InlineBlock):
+            return self._inline(stmt, preds)
+        if isinstance(stmt, InlineReturn):
+            node = self._node(Kind.STMT, stmt.effect, preds)
+            self._jump_out(node, returning=True)
+            return []
         if isinstance(stmt, ast.Return):
             node = self._node(Kind.STMT, stmt, preds)
             self._jump_out(node, returning=True)
@@ -184,6 +215,21 @@ class Builder:
             self.cfg.edge(node, self._raise_target())
         return [node]
 
+    def _inline(self, stmt: InlineBlock, preds: list[int]) -> list[int]:
+        """A method body run in place: its `return` ends only this block, and `break`/`continue`
+        cannot cross into the caller."""
+        end = self.cfg.add(Kind.JOIN, None, f"end of {stmt.label}", self.phase)
+        saved = (self.loops, self.finallies, self.phase)
+        self.loops, self.finallies = [], []
+        self.phase = stmt.label
+        self.returns.append(end)
+        ends = self._block(stmt.body, preds)
+        self.returns.pop()
+        self.loops, self.finallies, self.phase = saved
+        for e in ends:
+            self.cfg.edge(e, end)
+        return [end]
+
     def _raise_target(self) -> int:
         return self.exc_targets[-1] if self.exc_targets else self.cfg.raise_exit
 
@@ -193,7 +239,7 @@ class Builder:
             fin.returns = True
             self.cfg.edge(node, fin.entry)
         else:
-            self.cfg.edge(node, self.cfg.exit)
+            self.cfg.edge(node, self.returns[-1] if self.returns else self.cfg.exit)
 
     def _through_finally(self, node: int, target: int, loop: _Loop, brk: bool) -> None:
         # A finally between the jump and its loop runs first; it then resumes the jump.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,3 +22,5 @@ class Contract:
 @dataclass(frozen=True)
 class AnalysisOptions:
     contracts: tuple[Contract, ...] = field(default_factory=tuple)
+    # Extra lifecycle models from `[tool.zeroopt.lifecycles]` (rules.lifecycles.Lifecycle).
+    lifecycles: tuple[Any, ...] = field(default_factory=tuple)

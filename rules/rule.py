@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zeroopt.rules.buffer_flow import BufferOutcome
-
 from zeroopt.findings import Verdict
+from zeroopt.rules.buffer_flow import BufferOutcome
 
 
 @dataclass(frozen=True)

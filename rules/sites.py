@@ -25,11 +25,12 @@ class Site:
     owner: Owner  # the body the allocation runs in
     scope: Scope
     target: ast.expr | None  # the assignment target, when the call is assigned directly
+    key: ast.expr | None = None  # the dict key, for `target = {key: <call>, ...}`
 
 
 def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
     sites: list[Site] = []
-    targets: dict[int, ast.expr] = {}
+    targets: dict[int, tuple[ast.expr, ast.expr | None]] = {}
 
     def visit(node: ast.AST, owner: Owner, scope: Scope) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
@@ -49,11 +50,16 @@ def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             tlist = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(tlist) == 1:
-                targets[id(node.value)] = tlist[0]
+                targets[id(node.value)] = (tlist[0], None)
+                if isinstance(node.value, ast.Dict):
+                    for k, v in zip(node.value.keys, node.value.values, strict=True):
+                        if isinstance(k, ast.Constant):
+                            targets[id(v)] = (tlist[0], k)
         if isinstance(node, ast.Call):
             name = _allocation_name(node, resolver, scope)
             if name is not None:
-                sites.append(Site(node, name, owner, scope, targets.get(id(node))))
+                target, key = targets.get(id(node), (None, None))
+                sites.append(Site(node, name, owner, scope, target, key))
         for child in ast.iter_child_nodes(node):
             visit(child, owner, scope)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from zeroopt.rules.buffer_flow import UNSAFE, BufferOutcome
-
 from zeroopt.findings import Evidence, Verdict
+from zeroopt.rules.buffer_flow import UNSAFE, BufferOutcome
 
 _MAX_EVIDENCE = 6
 
@@ -42,7 +41,8 @@ def explain(
         return message, tuple(evidence)
     wanted = UNSAFE if verdict is Verdict.UNSAFE else None
     chosen = [i for i in outcome.issues if wanted is None or i.severity == wanted]
-    chosen.sort(key=lambda i: (i.line, i.kind))
+    # Evidence from a capture warm-up is the most telling: it is where real runs break first.
+    chosen.sort(key=lambda i: ("capture" not in i.text[:40], i.line, i.kind))
     evidence += [Evidence(line, "partial-write", text) for line, text in outcome.partial_writes[:2]]
     evidence += [Evidence(i.line, i.kind, i.text) for i in chosen[:_MAX_EVIDENCE]]
     first = chosen[0]

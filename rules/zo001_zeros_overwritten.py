@@ -48,11 +48,10 @@ methods; `__torch_function__` overrides do not read buffers behind the analysis'
 
 from __future__ import annotations
 
+from zeroopt.findings import Verdict
 from zeroopt.rules.buffer_flow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
-
-from zeroopt.findings import Verdict
 
 _HEADER = "import torch\n\n"
 

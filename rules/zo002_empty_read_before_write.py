@@ -33,11 +33,10 @@ reads stay silent to keep this rule free of noise.
 
 from __future__ import annotations
 
+from zeroopt.findings import Verdict
 from zeroopt.rules.buffer_flow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
-
-from zeroopt.findings import Verdict
 
 _HEADER = "import torch\n\n"
 

@@ -12,17 +12,29 @@ import hashlib
 import io
 import re
 import tokenize
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from zeroopt.findings import FileError, FileResult, Finding, Fix
+from zeroopt.findings import (
+    FileError,
+    FileResult,
+    Finding,
+    Fix,
+    LifecycleBuffer,
+    LifecycleReport,
+    Verdict,
+)
 from zeroopt.rules import ALL_RULES
-from zeroopt.rules.buffer_flow import Context, analyse_buffer
+from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
 from zeroopt.rules.cfg import CFG, Builder
+from zeroopt.rules.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.rules.options import AnalysisOptions, Contract
 from zeroopt.rules.resolve import Resolver
 from zeroopt.rules.sites import Owner, Site, find_sites
 from zeroopt.rules.torch_api import BUILTIN_CONTRACTS
 from zeroopt.rules.verdict import explain
+from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 
 _PREFILTER = (b"zeros", b"empty")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -63,7 +75,9 @@ def analyse_source(
         result.errors.append(FileError(path, "the file is nested too deeply to parse"))
         return result
     try:
-        result.findings = _analyse_tree(tree, text, path, options or AnalysisOptions())
+        result.findings, result.lifecycles = _analyse_tree(
+            tree, text, path, options or AnalysisOptions()
+        )
     except RecursionError:
         result.errors.append(FileError(path, "the file is nested too deeply to analyse"))
     except Exception as exc:  # an analysis bug must never take the whole scan down
@@ -86,28 +100,24 @@ def analyse_file(
 
 def _analyse_tree(
     tree: ast.Module, text: str, path: str, options: AnalysisOptions
-) -> list[Finding]:
+) -> tuple[list[Finding], list[LifecycleReport]]:
     resolver = Resolver.build(tree)
     sites = find_sites(tree, resolver)
     if not sites:
-        return []
+        return [], []
     lines = _NEWLINE.split(text)
     contracts = {c.function: c for c in (*BUILTIN_CONTRACTS, *options.contracts)}
     cfgs: dict[int, CFG] = {}
-    findings: list[Finding] = []
+    by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
-        if not rules:
-            continue
-        outcome_cfg = cfgs.get(id(site.owner))
-        if outcome_cfg is None and not isinstance(site.owner, ast.Lambda):
+        if not rules or isinstance(site.owner, ast.Lambda):
+            continue  # an allocation inside a lambda is returned at once: nothing to prove
+        cfg = cfgs.get(id(site.owner))
+        if cfg is None:
             scope = site.scope
-            outcome_cfg = Builder(lambda e, s=scope: resolver.qualified(s, e)).build(
-                site.owner.body
-            )
-            cfgs[id(site.owner)] = outcome_cfg
-        if outcome_cfg is None:
-            continue  # allocations inside a lambda: returned at once, nothing to prove
+            cfg = Builder(lambda e, s=scope: resolver.qualified(s, e)).build(site.owner.body)
+            cfgs[id(site.owner)] = cfg
         ctx = Context(
             alloc=site.call,
             resolver=resolver,
@@ -115,19 +125,82 @@ def _analyse_tree(
             contracts=contracts,
             source_lines=lines,
             escape_on_bind=_escape_on_bind(site),
-            contiguous=site.name != "torch.zeros_like"
-            and not any(k.arg == "memory_format" for k in site.call.keywords),
-            capture_nodes=frozenset(outcome_cfg.capture_nodes),
+            contiguous=_contiguous(site),
+            capture_nodes=frozenset(cfg.capture_nodes),
         )
-        outcome = analyse_buffer(outcome_cfg, ctx)
+        outcome = analyse_buffer(cfg, ctx)
         for rule in rules:
             verdict = rule.report(site.name, outcome)
             if verdict is not None:
-                findings.append(
-                    _finding(site, rule.code, rule.fixable, verdict, outcome, lines, path)
+                by_site[id(site.call)] = _finding(
+                    site, rule.code, rule.fixable, verdict, outcome, lines, path
                 )
-    findings.sort(key=lambda f: (f.line, f.col, f.rule))
-    return findings
+    reports = _lifecycle_pass(tree, resolver, sites, by_site, contracts, lines, path, options)
+    findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
+    return findings, reports
+
+
+def _contiguous(site: Site) -> bool:
+    """A fresh torch.zeros/new_zeros is contiguous; zeros_like keeps its model's strides."""
+    return site.name != "torch.zeros_like" and not any(
+        k.arg == "memory_format" for k in site.call.keywords
+    )
+
+
+def _lifecycle_pass(
+    tree: ast.Module,
+    resolver: Resolver,
+    sites: Sequence[Site],
+    by_site: dict[int, Finding],
+    contracts: dict[str, Contract],
+    lines: list[str],
+    path: str,
+    options: AnalysisOptions,
+) -> list[LifecycleReport]:
+    """Re-judge `unproven` zeros stored on `self` where a lifecycle model orders the methods."""
+
+    def wanted(site: Site) -> bool:
+        f = by_site.get(id(site.call))
+        return f is not None and f.rule == "ZO001" and f.verdict is Verdict.UNPROVEN
+
+    outcomes = analyse_lifecycles(
+        tree, resolver, sites, wanted, contracts, lines, tuple(options.lifecycles)
+    )
+    grouped: dict[int, list[tuple[LifecycleOutcome, Finding]]] = {}
+    for lo in outcomes:
+        old = by_site[id(lo.site.call)]
+        if lo.outcome is None:
+            new = replace(old, message=f"{old.message} (lifecycle {lo.model.name}: {lo.skipped})")
+        else:
+            verdict = ZerosOverwrittenBeforeRead.report(lo.site.name, lo.outcome) or old.verdict
+            new = _finding(lo.site, "ZO001", True, verdict, lo.outcome, lines, path)
+            new = replace(new, message=f"lifecycle {lo.model.name}: {new.message}")
+        by_site[id(lo.site.call)] = new
+        grouped.setdefault(id(lo.cls), []).append((lo, new))
+    reports = []
+    for rows in grouped.values():
+        cls, model = rows[0][0].cls, rows[0][0].model
+        buffers = tuple(
+            LifecycleBuffer(
+                target=f.target,
+                line=f.line,
+                verdict=f.verdict,
+                written=_phases(lo.outcome, ("write", "partial write")),
+                read=_phases(lo.outcome, ("read", "possible read")),
+                coupled=tuple(text for _, text in (lo.outcome.coupled if lo.outcome else [])),
+            )
+            for lo, f in rows
+        )
+        reports.append(LifecycleReport(path, cls.name, cls.lineno, model.name, buffers))
+    return reports
+
+
+def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str, ...]:
+    if outcome is None:
+        return ()
+    return tuple(
+        sorted({f"{phase} ({kind})" for phase, kind in outcome.phase_events if kind in kinds})
+    )
 
 
 def _escape_on_bind(site: Site) -> frozenset[str]:
@@ -174,12 +247,17 @@ def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int)
 
 
 def _target_text(site: Site, lines: list[str]) -> str:
-    t = site.target
-    if t is None or t.end_lineno is None or t.end_col_offset is None:
-        return ""
-    col = _char_col(lines, t.lineno, t.col_offset)
-    end_col = _char_col(lines, t.end_lineno, t.end_col_offset)
-    return _segment(lines, t.lineno, col, t.end_lineno, end_col)
+    """The buffer as written: `out`, `self.buf`, or `self.meta['page_table']` for a dict entry."""
+    parts = []
+    for node in (site.target, site.key):
+        if node is None or node.end_lineno is None or node.end_col_offset is None:
+            parts.append("")
+            continue
+        col = _char_col(lines, node.lineno, node.col_offset)
+        end_col = _char_col(lines, node.end_lineno, node.end_col_offset)
+        parts.append(_segment(lines, node.lineno, col, node.end_lineno, end_col))
+    target, key = parts
+    return f"{target}[{key}]" if target and key else target
 
 
 def _replacement(site: Site, lines: list[str], line: int, col: int, call_text: str) -> str:

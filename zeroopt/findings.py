@@ -117,9 +117,47 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     source_hash: str = ""
+    lifecycles: list[LifecycleReport] = field(default_factory=list)
 
 
 ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
 EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
 # The rewrite each zero-filling call gets.
 EMPTY_OF = dict(zip(ZEROS_CALLS, EMPTY_CALLS, strict=True))
+
+
+@dataclass(frozen=True)
+class LifecycleBuffer:
+    """One row of a class's lifecycle table: where a buffer is written and read, phase by phase."""
+
+    target: str
+    line: int
+    verdict: Verdict
+    written: tuple[str, ...]  # phases ("replay: init_forward_metadata_replay_cuda_graph", ...)
+    read: tuple[str, ...]
+    coupled: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = str(self.verdict)
+        return data
+
+
+@dataclass(frozen=True)
+class LifecycleReport:
+    """A class analysed across its methods under a lifecycle model (issue: cross-method buffers)."""
+
+    path: str
+    class_name: str
+    line: int
+    model: str
+    buffers: tuple[LifecycleBuffer, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "class": self.class_name,
+            "line": self.line,
+            "model": self.model,
+            "buffers": [b.to_json() for b in self.buffers],
+        }

@@ -1,0 +1,98 @@
+"""Judge buffers a class allocates in its init methods across the methods that use them later.
+
+Runs only where a lifecycle model matches the class's shape; without one the order of methods is
+unknown and the intra-procedural `unproven` stands.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
+from zeroopt.rules.cfg import Builder
+from zeroopt.rules.lifecycle_program import build_program, class_methods
+from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
+from zeroopt.rules.options import Contract
+from zeroopt.rules.resolve import Resolver
+from zeroopt.rules.sites import Site
+
+
+@dataclass
+class LifecycleOutcome:
+    site: Site
+    model: Lifecycle
+    cls: ast.ClassDef
+    outcome: BufferOutcome | None  # None: could not be judged (reason in `skipped`)
+    skipped: str = ""
+
+
+def analyse_lifecycles(
+    tree: ast.Module,
+    resolver: Resolver,
+    sites: Sequence[Site],
+    wanted: Callable[[Site], bool],
+    contracts: dict[str, Contract],
+    source_lines: list[str],
+    extra_models: Sequence[Lifecycle] = (),
+) -> list[LifecycleOutcome]:
+    models = (*extra_models, *BUILTIN_LIFECYCLES)
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    results: list[LifecycleOutcome] = []
+    module_scope = resolver.scope_of(tree)
+    for cls in classes:
+        methods = class_methods(cls)
+        model = next((m for m in models if m.matches(set(methods))), None)
+        if model is None:
+            continue
+        init = {id(methods[m]) for m in model.init if m in methods}
+        cls_sites = [s for s in sites if id(s.owner) in init and wanted(s)]
+        if not cls_sites:
+            continue
+        program = build_program(cls, model, resolver)
+        overridden = _overridden_in_subclass(cls, classes, set(program.methods))
+        cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
+        for site in cls_sites:
+            copies = program.copies.get(id(site.call), [])
+            if overridden:
+                results.append(
+                    LifecycleOutcome(
+                        site,
+                        model,
+                        cls,
+                        None,
+                        f"subclass {overridden} overrides methods of the lifecycle",
+                    )
+                )
+                continue
+            if len(copies) != 1:
+                results.append(
+                    LifecycleOutcome(
+                        site, model, cls, None, "the allocation runs again later in the lifecycle"
+                    )
+                )
+                continue
+            ctx = Context(
+                alloc=copies[0],
+                resolver=resolver,
+                scope=module_scope,
+                contracts=contracts,
+                source_lines=source_lines,
+                escape_on_bind=frozenset(program.escape_on_bind),
+                contiguous=site.name != "torch.zeros_like"
+                and not any(k.arg == "memory_format" for k in site.call.keywords),
+                capture_nodes=frozenset(cfg.capture_nodes),
+                private_roots=frozenset({"self"}),
+                check_exit=False,
+            )
+            results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
+    return results
+
+
+def _overridden_in_subclass(cls: ast.ClassDef, classes: list[ast.ClassDef], used: set[str]) -> str:
+    for other in classes:
+        subclass = any(isinstance(b, ast.Name) and b.id == cls.name for b in other.bases)
+        if subclass and set(class_methods(other)) & used:
+            return other.name
+    return ""
