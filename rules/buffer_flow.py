@@ -65,6 +65,8 @@ class Context:
     # the modelled program is not an exit to unknown readers.
     private_roots: frozenset[str] = frozenset()
     check_exit: bool = True
+    # Attributes the class assigns on `self` (not methods): calling one does not pass `self`.
+    self_callables: frozenset[str] = frozenset()
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
@@ -588,7 +590,10 @@ class _Eval:
             if recv is not None:
                 return self._buffer_method(recv, func.attr, e)
             base_key = place_key(func.value)
-            if base_key is not None and self.owns(base_key):
+            stored_callable = (
+                base_key in self.ctx.private_roots and func.attr in self.ctx.self_callables
+            )
+            if base_key is not None and self.owns(base_key) and not stored_callable:
                 self._owner_used(func.value, base_key)
         elif not isinstance(func, ast.Name):
             fref = self.eval(func)
@@ -1295,6 +1300,125 @@ def _is_tensor_method(name: str) -> bool:
 # --- the fixpoint --------------------------------------------------------------------------------
 
 
+_FRAME_NAMES = frozenset({"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe"})
+_ANY = "*"  # a node that can reach every variable (frame introspection): never skipped
+
+
+@dataclass(frozen=True)
+class _Mentions:
+    """What one CFG node can touch, for skipping nodes that cannot affect a buffer's state."""
+
+    bare: frozenset[str]  # names used other than as `name.attr`
+    dotted: frozenset[str]  # "name.attr" accesses
+    attr_roots: frozenset[str]  # names used as `name.attr`
+    called_roots: frozenset[str]  # names used as `name.method(...)`
+    runs_code: bool  # calls, awaits, yields, defs, returns: code we cannot see may run
+
+
+def _node_mentions(cfg: CFG) -> list[_Mentions]:
+    cached = getattr(cfg, "_mentions", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    out: list[_Mentions] = []
+    for node in cfg.nodes:
+        bare: set[str] = set()
+        dotted: set[str] = set()
+        attr_roots: set[str] = set()
+        called: set[str] = set()
+        runs_code = node.kind in (Kind.CALL, Kind.EXIT)
+        a = node.ast_node
+        if a is not None and node.kind not in (Kind.JOIN, Kind.ENTRY, Kind.RAISE):
+            under_attr: set[int] = set()
+            for sub in ast.walk(a):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                    under_attr.add(id(sub.value))
+                    dotted.add(f"{sub.value.id}.{sub.attr}")
+                    attr_roots.add(sub.value.id)
+                    if sub.attr in _FRAME_NAMES:
+                        bare.add(_ANY)
+                elif isinstance(sub, ast.Call):
+                    runs_code = True
+                    f = sub.func
+                    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                        called.add(f.value.id)
+                elif isinstance(sub, ast.Await | ast.Yield | ast.YieldFrom):
+                    runs_code = True
+                elif isinstance(sub, ast.alias):
+                    bare.add((sub.asname or sub.name).split(".")[0])
+                elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    bare.add(sub.name)
+                    runs_code = True
+                if isinstance(sub, ast.ExceptHandler | ast.pattern):
+                    for field_name in ("name", "rest"):
+                        value = getattr(sub, field_name, None)
+                        if isinstance(value, str):
+                            bare.add(value)
+            for sub in ast.walk(a):
+                if isinstance(sub, ast.Name) and id(sub) not in under_attr:
+                    bare.add(sub.id)
+            if isinstance(a, ast.stmt) and not isinstance(
+                a, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign
+            ):
+                runs_code = True  # return/raise/import/def/...: keep them exact
+        if bare & _FRAME_NAMES:
+            bare.add(_ANY)
+        out.append(
+            _Mentions(
+                frozenset(bare),
+                frozenset(dotted),
+                frozenset(attr_roots),
+                frozenset(called),
+                runs_code,
+            )
+        )
+    cfg._mentions = out  # type: ignore[attr-defined]
+    return out
+
+
+def _inert(m: _Mentions, state: State) -> bool:
+    """True when evaluating the node provably leaves `state` unchanged and records nothing."""
+    if _ANY in m.bare or (m.runs_code and state.escaped):
+        return False
+    plain: set[str] = set()
+    for r in state.regions:
+        plain |= r.names
+    for _, dim_names in state.dims:
+        plain |= dim_names
+    for _, ref in state.must:
+        if ref.region is not None:
+            plain |= ref.region.names
+    for key in state.may:
+        root = _root(key)
+        rest = key[len(root) :]
+        if rest.startswith("."):
+            first = rest[1:].split(".", 1)[0].split("[", 1)[0]
+            # `self.meta[...]` is touched by `self.meta`, by bare `self`, by `self.method()`.
+            if f"{root}.{first}" in m.dotted or root in m.bare or root in m.called_roots:
+                return False
+        else:
+            plain.add(root)
+    return not (plain & (m.bare | m.attr_roots))
+
+
+def _alloc_node(cfg: CFG, alloc: ast.Call) -> int | None:
+    index = getattr(cfg, "_call_nodes", None)
+    if index is None:
+        index = {}
+        for node in cfg.nodes:
+            if node.ast_node is not None and node.kind not in (
+                Kind.JOIN,
+                Kind.ENTRY,
+                Kind.EXIT,
+                Kind.RAISE,
+                Kind.CALL,
+            ):
+                for sub in ast.walk(node.ast_node):
+                    if isinstance(sub, ast.Call):
+                        index.setdefault(id(sub), node.index)
+        cfg._call_nodes = index  # type: ignore[attr-defined]
+    return index.get(id(alloc))  # type: ignore[no-any-return]
+
+
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     outcome = BufferOutcome()
     preds = cfg.preds()
@@ -1302,7 +1426,9 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     in_states: list[State | None] = [None] * len(cfg.nodes)
     out_states: list[State | None] = [None] * len(cfg.nodes)
     in_states[cfg.entry] = UNREACHED
-    alloc_nodes = {n.index for n in cfg.nodes if n.ast_node is not None and _holds(n, ctx.alloc)}
+    found = _alloc_node(cfg, ctx.alloc)
+    alloc_nodes = {found} if found is not None else set()
+    names = _node_mentions(cfg)
     position = {n: i for i, n in enumerate(order)}
     heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
     pending = set(order)
@@ -1324,6 +1450,8 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         in_states[idx] = state
         if not state.live and idx not in alloc_nodes:
             new_out = state
+        elif idx not in alloc_nodes and _inert(names[idx], state):
+            new_out = state  # the node cannot touch anything this state depends on
         else:
             new_out = _Eval(ctx, state, None, node).run()
         targets = list(node.exc_succ) if in_changed else []
@@ -1342,16 +1470,9 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             continue
         if state.live:
             outcome.reached = True
-        if state.live or idx in alloc_nodes:
+        if idx in alloc_nodes or (state.live and not _inert(names[idx], state)):
             _Eval(ctx, state, rec, cfg.nodes[idx]).run()
     return outcome
-
-
-def _holds(node: Node, alloc: ast.Call) -> bool:
-    a = node.ast_node
-    if node.kind in (Kind.JOIN, Kind.ENTRY, Kind.EXIT, Kind.RAISE, Kind.CALL) or a is None:
-        return False
-    return any(n is alloc for n in ast.walk(a))
 
 
 def _reverse_postorder(cfg: CFG) -> list[int]:

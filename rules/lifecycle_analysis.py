@@ -85,9 +85,37 @@ def analyse_lifecycles(
                 capture_nodes=frozenset(cfg.capture_nodes),
                 private_roots=frozenset({"self"}),
                 check_exit=False,
+                self_callables=_stored_attributes(cls, set(methods)),
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results
+
+
+def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:
+    """`self.fn = some_function` somewhere in the class: calling `self.fn(...)` does not hand
+    over `self`. A stored bound method of self (`self.fn = self.other`) would, so it is left out,
+    as are names that may be inherited methods (never assigned here)."""
+    stored: set[str] = set()
+    bound_self: set[str] = set()
+    for fn in ast.walk(cls):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or not fn.args.args:
+            continue
+        me = fn.args.args[0].arg
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == me
+                    ):
+                        stored.add(t.attr)
+                        if any(
+                            isinstance(v, ast.Name) and v.id == me for v in ast.walk(node.value)
+                        ):
+                            bound_self.add(t.attr)
+    return frozenset(stored - bound_self - methods)
 
 
 def _overridden_in_subclass(cls: ast.ClassDef, classes: list[ast.ClassDef], used: set[str]) -> str:

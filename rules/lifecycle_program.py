@@ -241,6 +241,44 @@ class _Inliner:
             return None
         return call.func.attr
 
+    def _hoist(self, stmt: ast.stmt, label: str, stack: tuple[str, ...]) -> list[ast.stmt]:
+        """`if self.m(..):` / `if not self.m(..):` / `return self.m(..)`: the call is the first
+        thing the statement evaluates, so running it just before keeps Python's order."""
+        holder: ast.AST | None = None
+        attr = ""
+        if isinstance(stmt, ast.If):
+            test = stmt.test
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                holder, attr = test, "operand"
+            else:
+                holder, attr = stmt, "test"
+        elif isinstance(stmt, InlineReturn) and isinstance(stmt.effect, ast.Assign | ast.Expr):
+            effect = stmt.effect
+            value = effect.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == _SINK
+                and value.args
+            ):
+                holder, attr = value, "args"
+            else:
+                holder, attr = effect, "value"
+        if holder is None:
+            return []
+        current = getattr(holder, attr)
+        call = current[0] if attr == "args" else current
+        name = self._inlinable(call, stack)
+        if name is None:
+            return []
+        tmp = f"hoisted{RENAME_MARK}{name}"
+        replacement = _name(tmp, call.lineno)
+        if attr == "args":
+            current[0] = replacement
+        else:
+            setattr(holder, attr, replacement)
+        return [*self.inline(name, f"{label} > {name}", args=call, ret=tmp, stack=stack), stmt]
+
     def _inline_self_calls(
         self, body: list[ast.stmt], label: str, stack: tuple[str, ...]
     ) -> list[ast.stmt]:
@@ -262,6 +300,10 @@ class _Inliner:
                 ret = target or f"result{RENAME_MARK}{name}"
                 out += self.inline(name, f"{label} > {name}", args=call, ret=ret, stack=stack)
                 continue
+            hoisted = self._hoist(stmt, label, stack)
+            if hoisted:
+                out += hoisted
+                stmt = out.pop()
             for attr in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, attr, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):

@@ -169,3 +169,33 @@ def test_lifecycle_table_lists_phases() -> None:
     assert report.class_name == "Backend" and report.model == "sglang-attention-backend"
     assert any("replay" in p for p in row.written)
     assert any("capture warm-up" in p for p in row.read)
+
+
+def test_stored_callables_do_not_receive_self_but_methods_do() -> None:
+    init = "self.lens = torch.zeros(max_bs)\nself.helper_fn = make_helper()"
+    f = only(backend(init, "self.helper_fn(bs)\nself.lens.fill_(1)", "self.lens.fill_(1)", "return q * self.lens.sum()"))
+    assert f.verdict is Verdict.SAFE
+    g = only(backend("self.lens = torch.zeros(max_bs)", "x = 1 + self.inherited_hook(bs)\nself.lens.fill_(1)", "self.lens.fill_(1)", "return q * self.lens.sum()"))
+    assert g.verdict is Verdict.UNPROVEN  # a method we cannot see is handed `self`
+
+
+def test_self_calls_in_if_tests_and_returns_are_inlined() -> None:
+    extra = """
+    def _enabled(self, bs):
+        return bs > 0
+
+    def _refresh(self, seq_lens):
+        self.lens.copy_(seq_lens)
+        return True
+    """
+    capture = "if self._enabled(bs):\n    pass\nif not self._refresh(seq_lens):\n    pass"
+    f = only(backend("self.lens = torch.zeros(max_bs)", capture, "self.lens.fill_(1)", "return q * self.lens.sum()", extra))
+    assert f.verdict is Verdict.SAFE
+    peek = """
+    def _peek(self):
+        return self.lens.sum()
+    """
+    g = only(backend("self.lens = torch.zeros(max_bs)", "if self._peek():\n    pass\nself.lens.fill_(1)", "self.lens.fill_(1)", "return q", peek))
+    assert g.verdict is Verdict.UNSAFE  # the inlined test reads before the write
+    h = only(backend("self.lens = torch.zeros(max_bs)", "if self._peek() > 0:\n    pass\nself.lens.fill_(1)", "self.lens.fill_(1)", "return q", peek))
+    assert h.verdict is Verdict.UNPROVEN  # not the first thing evaluated: not inlined, self handed over

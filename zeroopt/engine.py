@@ -54,7 +54,8 @@ def decode_source(data: bytes) -> str:
 def analyse_source(
     source: str | bytes, path: str, options: AnalysisOptions | None = None
 ) -> FileResult:
-    data = source.encode("utf-8") if isinstance(source, str) else source
+    # surrogatepass: a str may hold lone surrogates; hashing it must not raise.
+    data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     result = FileResult(path=path, source_hash=source_hash(data))
     if not any(word in data for word in _PREFILTER):
         return result
