@@ -67,6 +67,8 @@ class Context:
     check_exit: bool = True
     # Attributes the class assigns on `self` (not methods): calling one does not pass `self`.
     self_callables: frozenset[str] = frozenset()
+    # Names that provably hold immutable ints: the only ones slice bounds may mention.
+    int_names: frozenset[str] = frozenset()
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
@@ -104,13 +106,18 @@ class _Recorder:
 # --- static shape of index expressions ---------------------------------------------------------
 
 
-def _bound(expr: ast.expr | None) -> tuple[str | None, frozenset[str]] | None:
-    """Slice bound as canonical text, when it is built from names and integer literals only."""
+def _bound(
+    expr: ast.expr | None, int_names: frozenset[str]
+) -> tuple[str | None, frozenset[str]] | None:
+    """Slice bound as canonical text, when built from integer literals and names that provably
+    hold immutable ints (scalars.py): only then does equal text mean an equal value later."""
     if expr is None:
         return None, frozenset()
     names: set[str] = set()
     for node in ast.walk(expr):
         if isinstance(node, ast.Name):
+            if node.id not in int_names:
+                return None
             names.add(node.id)
         elif isinstance(node, ast.Constant):
             if type(node.value) is not int:
@@ -132,7 +139,7 @@ class _Index:
     region: Region | None = None
 
 
-def _classify_index(index: ast.expr) -> _Index:
+def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     kinds: list[str] = []
     for item in items:
@@ -141,8 +148,8 @@ def _classify_index(index: ast.expr) -> _Index:
                 kinds.append("all")
             elif (
                 (item.step is None or _is_int(item.step, 1))
-                and _bound(item.lower) is not None
-                and _bound(item.upper) is not None
+                and _bound(item.lower, int_names) is not None
+                and _bound(item.upper, int_names) is not None
             ):
                 kinds.append("slice")
             else:
@@ -182,8 +189,8 @@ def _classify_index(index: ast.expr) -> _Index:
         else:
             dim = sum(1 for k in kinds[:i] if k != "newaxis")
         if isinstance(item, ast.Slice):
-            lo, lo_names = _bound(item.lower) or (None, frozenset())
-            hi, hi_names = _bound(item.upper) or (None, frozenset())
+            lo, lo_names = _bound(item.lower, int_names) or (None, frozenset())
+            hi, hi_names = _bound(item.upper, int_names) or (None, frozenset())
             lo = None if lo == "0" else lo
             return _Index("region", Region(dim, lo, hi, lo_names | hi_names))
         assert isinstance(item, ast.Constant)
@@ -243,7 +250,9 @@ def _covered(
     return False
 
 
-def _alloc_dims(call: ast.Call) -> tuple[tuple[str | None, frozenset[str]], ...]:
+def _alloc_dims(
+    call: ast.Call, int_names: frozenset[str]
+) -> tuple[tuple[str | None, frozenset[str]], ...]:
     args = list(call.args)
     for kw in call.keywords:
         if kw.arg == "size":
@@ -254,7 +263,7 @@ def _alloc_dims(call: ast.Call) -> tuple[tuple[str | None, frozenset[str]], ...]
     for a in args:
         if isinstance(a, ast.Starred):
             return ()
-        b = _bound(a)
+        b = _bound(a, int_names)
         dims.append(b if b is not None else (None, frozenset()))
     return tuple(dims)
 
@@ -303,6 +312,16 @@ class _Eval:
 
     def owns(self, key: str) -> list[str]:
         return [p for p in self.st.may if _under(p, key)]
+
+    def forget_value(self, name: str) -> None:
+        """`name` now holds another value (`k += 1`): slice texts that mention it mean something else."""
+        st = self.st
+        regions = frozenset(r for r in st.regions if name not in r.names)
+        must = {
+            k: (Ref(v.view, None) if v.region and name in v.region.names else v) for k, v in st.must
+        }
+        dims = tuple(d if name not in d[1] else (None, frozenset()) for d in st.dims)
+        self.st = replace(st, regions=regions, dims=dims).with_must(must)
 
     def kill(self, key: str) -> None:
         """`key` is rebound: it and everything reached through it no longer name the buffer."""
@@ -439,7 +458,7 @@ class _Eval:
                     "allocated again while the previous buffer from this line, not fully written, "
                     f"may still be reachable through {', '.join(sorted(others)) or 'an escape'}",
                 )  # fmt: skip
-        dims = _alloc_dims(node)
+        dims = _alloc_dims(node, self.ctx.int_names)
         # A literal zero-size dimension: no element exists, so none can be read unwritten.
         empty = any(text == "0" for text, _ in dims)
         if empty and self.rec is not None:
@@ -549,7 +568,7 @@ class _Eval:
                 elif not as_base and self.owns(key):
                     self._owner_used(e, key)
             return None
-        index = _classify_index(e.slice)
+        index = _classify_index(e.slice, self.ctx.int_names)
         if index.kind == "all":
             return base
         if index.kind == "region":
@@ -673,11 +692,10 @@ class _Eval:
             if key == "out" and qual in api.OUT_FULL_FUNCTIONS:
                 ref = self.eval(a)
                 if ref is not None:
-                    if (
-                        ref.view is View.SELF
-                        and all(v.view is View.SELF for _, v in self.st.must)
-                        and set(self.st.may) == {k for k, _ in self.st.must}
-                    ):
+                    # out= is resized to the result's shape: every element reachable through
+                    # *this* tensor object is written, but a view taken earlier may still see
+                    # elements beyond a smaller result. So: one handle, never shared.
+                    if ref.view is View.SELF and len(self.st.may) <= 1 and not self.st.escaped:
                         self.write(
                             ref,
                             a,
@@ -815,6 +833,12 @@ class _Eval:
             )
             self.lost(e, f"split into views by `{how}`")
             return None
+        if m in api.RESIZE_METHODS:
+            # Growing the storage adds elements nobody wrote, whatever was written before.
+            self._issue(UNPROVEN, e, "resize", f"`{how}` changes its size or storage")
+            self.lost(e, f"resized by `{how}`")
+            self.st = replace(self.st, full=False, regions=frozenset())
+            return recv
         if m in api.READ_MODIFY_WRITE_METHODS:
             self.read(recv, e, definite=True, how=f"`{how}` reads before it writes")
             return recv
@@ -1074,7 +1098,7 @@ class _Eval:
             self.lost(target, f"stored in `{self._src(target)}`")
 
     def _store_into_buffer(self, base: Ref, target: ast.Subscript, stmt: ast.AST) -> None:
-        index = _classify_index(target.slice)
+        index = _classify_index(target.slice, self.ctx.int_names)
         how = self._src(stmt)[:100] if isinstance(stmt, ast.stmt) else self._src(target)
         if isinstance(stmt, ast.AugAssign):
             return
@@ -1163,6 +1187,16 @@ class _Eval:
             if s.value is not None:
                 ref = self.eval(s.value)
                 self.assign(s.target, ref, s)
+        elif (
+            isinstance(s, ast.AugAssign)
+            and isinstance(s.target, ast.Name)
+            and self.lookup(s.target.id) is None
+        ):
+            # `k += 1` rebinds k (an int) or mutates it in place (a tensor): either way it is a new value.
+            ref = self.eval(s.value)
+            if ref is not None:
+                self.read(ref, s.value, definite=True, how=f"operand of `{self._src(s)}`")
+            self.kill(s.target.id)
         elif isinstance(s, ast.AugAssign):
             target_ref = (
                 self.eval(s.target)

@@ -16,6 +16,7 @@ from zeroopt.rules.lifecycle_program import build_program, class_methods
 from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import Contract
 from zeroopt.rules.resolve import Resolver
+from zeroopt.rules.scalars import int_names
 from zeroopt.rules.sites import Site
 
 
@@ -53,6 +54,7 @@ def analyse_lifecycles(
         program = build_program(cls, model, resolver)
         overridden = _overridden_in_subclass(cls, classes, set(program.methods))
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
+        ints = int_names(program.body, [], set(program.escape_on_bind))
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
             if overridden:
@@ -86,6 +88,7 @@ def analyse_lifecycles(
                 private_roots=frozenset({"self"}),
                 check_exit=False,
                 self_callables=_stored_attributes(cls, set(methods)),
+                int_names=ints,
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results

@@ -83,6 +83,8 @@ MAYBE_COPY_METHODS = frozenset(
 INPLACE_LAYOUT_METHODS = frozenset(
     {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapdims_", "swapaxes_"}
 )  # fmt: skip
+# Change the size or storage in place: new elements are uninitialised whatever came before.
+RESIZE_METHODS = frozenset({"resize_", "resize_as_", "set_", "as_strided_"})
 # Returns a tuple of views: the analysis does not track tuple elements, so these escape.
 SPLIT_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "split_with_sizes"})
 

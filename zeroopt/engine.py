@@ -31,6 +31,7 @@ from zeroopt.rules.cfg import CFG, Builder
 from zeroopt.rules.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.rules.options import AnalysisOptions, Contract
 from zeroopt.rules.resolve import Resolver
+from zeroopt.rules.scalars import int_names
 from zeroopt.rules.sites import Owner, Site, find_sites
 from zeroopt.rules.torch_api import BUILTIN_CONTRACTS
 from zeroopt.rules.verdict import explain
@@ -128,6 +129,7 @@ def _analyse_tree(
             escape_on_bind=_escape_on_bind(site),
             contiguous=_contiguous(site),
             capture_nodes=frozenset(cfg.capture_nodes),
+            int_names=_int_names(site),
         )
         outcome = analyse_buffer(cfg, ctx)
         for rule in rules:
@@ -139,6 +141,17 @@ def _analyse_tree(
     reports = _lifecycle_pass(tree, resolver, sites, by_site, contracts, lines, path, options)
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
+
+
+def _int_names(site: Site) -> frozenset[str]:
+    owner = site.owner
+    if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
+        return frozenset()  # module and class names are globals: anything may rebind them
+    args = owner.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    scope = site.scope
+    unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
+    return int_names(owner.body, params, unstable)
 
 
 def _contiguous(site: Site) -> bool:

@@ -1,0 +1,141 @@
+"""Which local names provably hold immutable Python integers.
+
+A slice bound is compared as text (`x[:k]` then `x[k:]`), which is only sound if `k` cannot change
+value without being rebound: true for Python ints, false for a 0-dim tensor (`k.add_(1)` moves
+it in place) and for names another function can rebind (`global`, `nonlocal`, closure cells).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
+            ast.BitAnd, ast.BitOr, ast.BitXor)  # fmt: skip
+_INT_METHODS = frozenset(
+    {"numel", "dim", "ndimension", "nelement", "element_size", "item", "bit_length"}
+)
+_INT_BUILTINS = frozenset({"len", "int", "max", "min", "abs", "round"})
+_NOT_INT = None  # a binding whose value may be anything
+
+
+def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -> frozenset[str]:
+    bindings: dict[str, list[ast.expr | None]] = {}
+
+    def add(name: str, value: ast.expr | None) -> None:
+        bindings.setdefault(name, []).append(value)
+
+    for p in params:
+        is_int = isinstance(p.annotation, ast.Name) and p.annotation.id == "int"
+        add(p.arg, ast.Constant(0) if is_int else _NOT_INT)
+    for node in _walk_scope(body):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    add(t.id, node.value)
+                else:
+                    for n in _names(t):
+                        add(n, _NOT_INT)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                add(node.target.id, node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            add(node.target.id, ast.BinOp(ast.Name(node.target.id), node.op, node.value))
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            counted = (
+                isinstance(node.target, ast.Name)
+                and isinstance(node.iter, ast.Call)
+                and isinstance(node.iter.func, ast.Name)
+                and node.iter.func.id == "range"
+            )
+            for n in _names(node.target):
+                add(n, ast.Constant(0) if counted else _NOT_INT)
+        elif isinstance(node, ast.NamedExpr):
+            add(node.target.id, node.value)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            for n in _names(node.optional_vars):
+                add(n, _NOT_INT)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            add(node.name, _NOT_INT)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                add((alias.asname or alias.name).split(".")[0], _NOT_INT)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
+            isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
+        ):
+            add(node.name, _NOT_INT)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            unstable |= set(node.names)
+    shadowed = _INT_BUILTINS & set(bindings)
+    candidates = set(bindings) - unstable
+    changed = True
+    while changed:
+        changed = False
+        for name in list(candidates):
+            if not all(v is not None and _is_int(v, candidates, shadowed) for v in bindings[name]):
+                candidates.discard(name)
+                changed = True
+    return frozenset(candidates)
+
+
+def _is_int(e: ast.expr, names: set[str], shadowed: set[str]) -> bool:
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, ast.Name):
+        return e.id in names
+    if isinstance(e, ast.BinOp):
+        return (
+            isinstance(e.op, _INT_OPS)
+            and _is_int(e.left, names, shadowed)
+            and _is_int(e.right, names, shadowed)
+        )
+    if isinstance(e, ast.UnaryOp):
+        return isinstance(e.op, ast.USub | ast.UAdd | ast.Invert) and _is_int(
+            e.operand, names, shadowed
+        )
+    if isinstance(e, ast.IfExp):
+        return _is_int(e.body, names, shadowed) and _is_int(e.orelse, names, shadowed)
+    if isinstance(e, ast.Subscript):
+        # `t.shape[0]`: torch.Size holds Python ints.
+        return (
+            isinstance(e.value, ast.Attribute)
+            and e.value.attr == "shape"
+            and isinstance(e.slice, ast.Constant | ast.Name | ast.UnaryOp)
+        )
+    if isinstance(e, ast.Call):
+        f = e.func
+        if isinstance(f, ast.Name) and f.id in _INT_BUILTINS and f.id not in shadowed:
+            if f.id in ("len", "int"):
+                return True
+            return bool(e.args) and all(_is_int(a, names, shadowed) for a in e.args)
+        if isinstance(f, ast.Attribute):
+            if f.attr in _INT_METHODS:
+                return True
+            if f.attr == "size" and len(e.args) == 1:
+                return True  # t.size(d) is an int; t.size() is a torch.Size
+            if (
+                isinstance(f.value, ast.Name)
+                and f.value.id == "math"
+                and f.attr in ("ceil", "floor", "prod", "lcm", "gcd")
+            ):
+                return True
+    return False
+
+
+def _names(target: ast.expr) -> Iterator[str]:
+    for n in ast.walk(target):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            yield n.id  # `x[:m] = ...` binds nothing: only stored names are bindings
+
+
+def _walk_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of this scope: nested function and class bodies bind their own names."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            continue  # their targets are their own; a walrus inside is rare and then unproven
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
