@@ -53,6 +53,9 @@ def analyse_lifecycles(
             continue
         program = build_program(cls, model, resolver)
         overridden = _overridden_in_subclass(cls, classes, set(program.methods))
+        outside = {
+            name: fn for name, fn in _all_methods(cls).items() if name not in set(program.methods)
+        }
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
         ints = int_names(program.body, [], set(program.escape_on_bind))
         for site in cls_sites:
@@ -75,6 +78,18 @@ def analyse_lifecycles(
                     )
                 )
                 continue
+            attr = _self_attribute(site)
+            reason = (
+                "the buffer is not stored on self" if attr is None else _used_outside(attr, outside)
+            )
+            if reason:
+                reason = (
+                    reason
+                    if attr is None
+                    else f"{reason}, which the lifecycle model does not order"
+                )
+                results.append(LifecycleOutcome(site, model, cls, None, reason))
+                continue
             ctx = Context(
                 alloc=copies[0],
                 resolver=resolver,
@@ -92,6 +107,53 @@ def analyse_lifecycles(
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results
+
+
+def _all_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function in the class body, properties and static methods included."""
+    return {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _self_attribute(site: Site) -> str | None:
+    """`buf` for `self.buf = ...` and for `self.buf = {"k": ...}` / `self.buf["k"] = ...`."""
+    node = site.target
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr
+    return None
+
+
+def _used_outside(attr: str, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> str:
+    """A method outside the modelled order that touches `self.<attr>`, or hands `self` on whole:
+    outside code may call it at any time, so the order the model gives proves nothing."""
+    for name, fn in methods.items():
+        args = [*fn.args.posonlyargs, *fn.args.args]
+        if not args or any(
+            _decorator(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
+        ):
+            continue
+        me = args[0].arg
+        bases: set[int] = set()
+        for node in ast.walk(fn):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == me
+            ):
+                bases.add(id(node.value))
+                if node.attr == attr:
+                    return f"`{me}.{attr}` is used by method `{name}` (line {node.lineno})"
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id == me and id(node) not in bases:
+                return f"`{me}` is used whole by method `{name}` (line {node.lineno})"
+    return ""
+
+
+def _decorator(d: ast.expr) -> str:
+    if isinstance(d, ast.Call):
+        d = d.func
+    return d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
 
 
 def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:

@@ -31,12 +31,27 @@ class Lifecycle:
     cycles: tuple[Cycle, ...]
     forward: tuple[str, ...]  # any one of these runs after a cycle's setup
     source: str
+    # Methods the class may inherit instead of defining, whose inherited default is known to touch
+    # no buffer (a no-op, a NotImplementedError, or a dispatch to methods the model runs itself).
+    optional: tuple[str, ...] = ()
 
     def matches(self, methods: set[str]) -> bool:
-        return all(m in methods for m in self.requires)
+        """Every method the model runs must be defined by the class (or be a declared harmless
+        default): a method we cannot see could read anything."""
+        if not all(m in methods for m in self.requires):
+            return False
+        run = {m for c in self.cycles for m in c.setup} | set(self.init[1:])
+        missing = (run - methods) - set(self.optional)
+        if missing:
+            return False
+        return not self.forward or any(f in methods for f in self.forward)
 
 
 _SGLANG_FORWARD = ("forward_decode", "forward_extend", "forward_mixed", "forward")
+# sglang/srt/layers/attention/base_attn_backend.py (0.5.23): `forward` only dispatches to
+# forward_decode/forward_extend/forward_mixed (which the model runs itself when defined; the base
+# versions raise NotImplementedError), init_forward_metadata_in_graph is documented "Default: no-op".
+_SGLANG_DEFAULTS = ("forward", "forward_mixed", "forward_extend", "init_forward_metadata_in_graph")
 
 BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
     Lifecycle(
@@ -52,6 +67,7 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         ),
         forward=_SGLANG_FORWARD,
         source="sglang AttentionBackend + CudaGraphRunner (capture_one_batch_size, replay)",
+        optional=_SGLANG_DEFAULTS,
     ),
     Lifecycle(
         name="sglang-attention-backend-graph-hooks",
@@ -66,10 +82,11 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         ),
         forward=_SGLANG_FORWARD,
         source="sglang 0.5.x AttentionBackend (init_forward_metadata_out_graph / _in_graph)",
+        optional=_SGLANG_DEFAULTS,
     ),
     Lifecycle(
         name="sglang-cuda-graph-runner",
-        requires=("capture_one_batch_size", "replay_prepare"),
+        requires=("capture_one_batch_size", "replay_prepare", "capture", "replay"),
         init=("__init__",),
         cycles=(Cycle("capture", ("capture",), runs_forward=False), Cycle("replay", ("replay",), runs_forward=False)),
         forward=(),

@@ -99,7 +99,7 @@ READ_METHODS = frozenset(
         "nonzero", "count_nonzero", "sort", "argsort", "topk", "unique", "gather",
         "index_select", "masked_select", "take", "where", "clamp", "clip", "round", "floor",
         "ceil", "sign", "repeat", "repeat_interleave", "flip", "roll", "tril", "triu",
-        "numpy", "tobytes", "__len__", "cumsum_", "bincount", "sum_to_size", "logsumexp",
+        "tobytes", "__len__", "cumsum_", "bincount", "sum_to_size", "logsumexp",
     }
 )  # fmt: skip
 # In-place methods that read their own data before writing it (accumulators and friends).

@@ -199,3 +199,31 @@ def test_self_calls_in_if_tests_and_returns_are_inlined() -> None:
     assert g.verdict is Verdict.UNSAFE  # the inlined test reads before the write
     h = only(backend("self.lens = torch.zeros(max_bs)", "if self._peek() > 0:\n    pass\nself.lens.fill_(1)", "self.lens.fill_(1)", "return q", peek))
     assert h.verdict is Verdict.UNPROVEN  # not the first thing evaluated: not inlined, self handed over
+
+
+def test_a_model_whose_methods_the_class_lacks_does_not_apply() -> None:
+    # Matches the runner model's `requires` by name, but runs none of its cycles: judging it
+    # under that model would see no use at all and call an accumulator "never read".
+    src = HEADER + textwrap.dedent("""
+        class Plugin:
+            def __init__(self):
+                self.counts = torch.zeros((2,), dtype=torch.int32)
+
+            def capture_one_batch_size(self, batch, num_tokens: int):
+                self.counts += 1
+
+            def replay_prepare(self, bs: int):
+                return self.counts.sum()
+        """)
+    f = only(src)
+    assert f.verdict is Verdict.UNPROVEN and "lifecycle" not in f.message
+
+
+def test_a_method_outside_the_model_that_touches_the_buffer_is_unproven() -> None:
+    extra = """
+    def idle_stats(self):
+        return self.lens.sum()
+    """
+    f = only(backend("self.lens = torch.zeros(max_bs)", "self.lens.fill_(1)", "self.lens.copy_(seq_lens)", "return q * self.lens.sum()", extra))
+    assert f.verdict is Verdict.UNPROVEN
+    assert "idle_stats" in f.message
