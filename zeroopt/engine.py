@@ -11,6 +11,7 @@ import ast
 import hashlib
 import io
 import re
+import stat
 import tokenize
 from collections.abc import Sequence
 from dataclasses import replace
@@ -91,6 +92,11 @@ def analyse_file(
     file: Path, display_path: str, options: AnalysisOptions | None = None
 ) -> FileResult:
     try:
+        if not stat.S_ISREG(file.stat().st_mode):
+            # A FIFO or device would block the read forever, or never end.
+            return FileResult(
+                path=display_path, errors=[FileError(display_path, "not a regular file")]
+            )
         data = file.read_bytes()
     except OSError as exc:
         reason = exc.strerror or str(exc)
