@@ -1,0 +1,77 @@
+"""Human-readable verify output: a header, one row per site, the together row, a summary."""
+
+from __future__ import annotations
+
+import linecache
+from collections import Counter
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from zeroopt.runtime_checks.verdicts import RuntimeVerdict, TrialResult, VerifyReport
+
+_STYLE = {
+    RuntimeVerdict.EQUIVALENT: "green",
+    RuntimeVerdict.DIVERGED: "yellow",
+    RuntimeVerdict.CRASHED: "red",
+    RuntimeVerdict.NOT_REACHED: "magenta",
+}
+
+
+def _trials_cell(trials: list[TrialResult]) -> str:
+    return ", ".join(f"{t.pattern}:{t.verdict}" for t in trials) or "-"
+
+
+def _first_problem(trials: list[TrialResult]) -> str:
+    for verdict in (RuntimeVerdict.CRASHED, RuntimeVerdict.DIVERGED, RuntimeVerdict.NOT_REACHED):
+        for t in trials:
+            if t.verdict is verdict:
+                return escape(f"[{t.pattern}] " + (t.detail.splitlines() or [""])[0][:160])
+    return ""
+
+
+def render_text(report: VerifyReport, console: Console) -> None:
+    det = (
+        "deterministic" if report.deterministic else "NOT deterministic: " + report.baseline_detail
+    )
+    console.print(
+        f"scenario {report.scenario} on {report.device}; "
+        f"baseline {report.baseline_runs} runs, {det}"
+    )
+    table = Table(show_lines=False)
+    table.add_column("site")
+    table.add_column("source")
+    table.add_column("dtype")
+    table.add_column("verdict")
+    table.add_column("trials")
+    table.add_column("first problem", overflow="fold")
+    for site in report.sites:
+        col = f":{site.col}" if site.col is not None else ""
+        source = escape(linecache.getline(site.path, site.line).strip()[:60])
+        verdict = site.verdict
+        table.add_row(
+            escape(f"{site.path}:{site.line}{col}"),
+            source,
+            site.dtype or "-",
+            f"[{_STYLE[verdict]}]{verdict}[/]",
+            _trials_cell(site.trials),
+            _first_problem(site.trials) if site.reached else "never executed by the scenario",
+        )
+    if report.together is not None:
+        verdict = report.together.verdict
+        table.add_row(
+            f"together ({len(report.together.sites)} sites)",
+            "",
+            "",
+            f"[{_STYLE[verdict]}]{verdict}[/]",
+            _trials_cell(report.together.trials),
+            _first_problem(report.together.trials),
+        )
+    console.print(table)
+    counts = Counter(str(s.verdict) for s in report.sites)
+    parts = [f"{counts[str(v)]} {v}" for v in RuntimeVerdict if counts[str(v)]]
+    console.print(
+        f"{len(report.sites)} site(s): {', '.join(parts) or 'none'}; "
+        f"{report.trials_run} runs in {report.seconds:.1f} s"
+    )
