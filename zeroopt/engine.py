@@ -38,7 +38,9 @@ from zeroopt.rules.torch_api import BUILTIN_CONTRACTS
 from zeroopt.rules.verdict import explain
 from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 
-_PREFILTER = (b"zeros", b"empty")
+# A file can only hold a candidate if it mentions zeros, calls something named empty*, or
+# imports `empty` (possibly under another name): everything else is skipped without parsing.
+_PREFILTER = re.compile(rb"zeros|empty\s*\(|empty_like|new_empty|import[^\n]*\bempty\b|\bempty\s+as\b")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _REPLACE = {"zeros_like": "empty_like", "new_zeros": "new_empty", "zeros": "empty"}
 
@@ -59,7 +61,7 @@ def analyse_source(
     # surrogatepass: a str may hold lone surrogates; hashing it must not raise.
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     result = FileResult(path=path, source_hash=source_hash(data))
-    if not any(word in data for word in _PREFILTER):
+    if not _PREFILTER.search(data):
         return result
     try:
         text = decode_source(data) if isinstance(source, bytes) else source

@@ -1,0 +1,138 @@
+"""Shared fixtures: a throw-away project directory and a tiny, predictable fake engine.
+
+The fake engine lets the scan plumbing (selection, suppressions, cache, reports, exit codes)
+be tested independently of the real analysis: every line holding `torch.zeros(` yields a
+`safe` ZO001 finding with a fix, every `torch.empty(` an `unsafe` ZO002, `BOOM` raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from zeroopt import engine
+from zeroopt.findings import Evidence, FileResult, Finding, Fix, Verdict
+from zeroopt.rules.options import AnalysisOptions
+
+
+def fake_analyse_source(
+    source: str | bytes, path: str, options: AnalysisOptions | None = None
+) -> FileResult:
+    data = source.encode() if isinstance(source, str) else source
+    text = data.decode("utf-8")
+    if "BOOM" in text:
+        raise RuntimeError("fake engine exploded")
+    findings: list[Finding] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for needle, rule, verdict, call in (
+            ("torch.zeros(", "ZO001", Verdict.SAFE, "torch.zeros"),
+            ("torch.empty(", "ZO002", Verdict.UNSAFE, "torch.empty"),
+        ):
+            col = line.find(needle)
+            if col < 0:
+                continue
+            end = line.find(")", col) + 1
+            call_text = line[col:end]
+            findings.append(
+                Finding(
+                    path=path,
+                    line=lineno,
+                    col=col + 1,
+                    end_line=lineno,
+                    end_col=end + 1,
+                    call=call,
+                    target="x",
+                    verdict=verdict,
+                    rule=rule,
+                    message=f"fake {verdict}",
+                    evidence=(Evidence(lineno, "alloc", call_text),),
+                    fix=Fix(call_text.replace("zeros", "empty"))
+                    if verdict is Verdict.SAFE
+                    else None,
+                )
+            )
+    return FileResult(path, findings, [], hashlib.sha256(data).hexdigest())
+
+
+@pytest.fixture
+def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Install the fake engine; returns the list of paths it analysed (in this process)."""
+    calls: list[str] = []
+
+    def counting(
+        source: str | bytes, path: str, options: AnalysisOptions | None = None
+    ) -> FileResult:
+        calls.append(path)
+        return fake_analyse_source(source, path, options)
+
+    monkeypatch.setattr(engine, "analyse_source", counting)
+    return calls
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Path]]:
+    """A project root with a pyproject.toml, made the cwd (so `Path.cwd()` is the root); call
+    it to write files into it."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.zeroopt]\n")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("ZEROOPT_CACHE_DIR", raising=False)
+
+    def write(rel: str, text: str = "") -> Path:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    write.root = root  # type: ignore[attr-defined]  # used by other test modules
+    yield write
+
+
+def _check_scan_json(data: object) -> None:
+    """Assert `data` has exactly the shape PRODUCT.md promises for `scan --format json`."""
+    assert isinstance(data, dict)
+    assert data["version"] == 1
+    assert {"version", "findings", "errors", "summary"} <= set(data)
+    finding_types = {
+        "path": str,
+        "line": int,
+        "col": int,
+        "end_line": int,
+        "end_col": int,
+        "call": str,
+        "target": str,
+        "verdict": str,
+        "rule": str,
+        "message": str,
+    }
+    for f in data["findings"]:
+        assert set(f) == {*finding_types, "evidence", "fix"}, sorted(f)
+        for key, typ in finding_types.items():
+            assert type(f[key]) is typ, (key, f[key])
+        assert f["line"] >= 1 and f["col"] >= 1 and f["end_line"] >= f["line"]
+        assert f["verdict"] in ("safe", "unsafe", "unproven")
+        for e in f["evidence"]:
+            assert set(e) == {"line", "kind", "text"}
+            assert type(e["line"]) is int and isinstance(e["kind"], str)
+            assert isinstance(e["text"], str)
+        assert f["fix"] is None or (
+            set(f["fix"]) == {"replacement"} and isinstance(f["fix"]["replacement"], str)
+        )
+    for e in data["errors"]:
+        assert set(e) == {"path", "message"} and all(isinstance(v, str) for v in e.values())
+    s = data["summary"]
+    assert set(s) == {"files", "findings", "safe", "unsafe", "unproven", "seconds"}
+    assert all(type(s[k]) is int for k in ("files", "findings", "safe", "unsafe", "unproven"))
+    assert isinstance(s["seconds"], float)
+    assert s["findings"] == len(data["findings"]) == s["safe"] + s["unsafe"] + s["unproven"]
+    for v in ("safe", "unsafe", "unproven"):
+        assert s[v] == sum(1 for f in data["findings"] if f["verdict"] == v)
+
+
+@pytest.fixture
+def check_scan_json() -> Callable[[object], None]:
+    return _check_scan_json

@@ -1,0 +1,68 @@
+"""The `zeroopt` command: a typer app; each command lives in zeroopt/commands/<name>.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+import zeroopt
+from zeroopt.commands import apply as _apply
+from zeroopt.commands import rules as _rules
+from zeroopt.commands import scan as _scan
+from zeroopt.commands import verify as _verify
+
+app = typer.Typer(
+    name="zeroopt",
+    help="Find [bold]torch.zeros[/bold] buffers that are provably overwritten before they are "
+    "read, rewrite them to [bold]torch.empty[/bold], and verify the rewrite on a GPU.",
+    rich_markup_mode="rich",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"zeroopt {zeroopt.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Find torch.zeros buffers that are provably overwritten before they are read, rewrite
+    them to torch.empty, and verify the rewrite on a GPU."""
+
+
+for _command in (_scan, _rules, _apply, _verify):
+    _command.register(app)
+
+
+def main() -> None:
+    """Entry point: usage errors exit 2 (typer), internal errors exit 2 with one clear line."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("zeroopt: interrupted\n")
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("ZEROOPT_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"zeroopt: internal error: {type(exc).__name__}: {exc}\n"
+            "Set ZEROOPT_DEBUG=1 for the traceback, and please report it.\n"
+        )
+        sys.exit(2)

@@ -1,0 +1,439 @@
+"""Run the analysis over many files: prefilter, cache, worker processes, filtering.
+
+The pipeline, cheapest first: stat (cache hit without reading), read + byte prefilter (most
+files never mention zeros or empty, so they are never parsed), hash (cache hit after a touch),
+and only then analysis in worker processes. Workers receive paths, not file contents, and
+return small results, so memory is bounded by the worker count, not the tree size. Any
+failure analysing one file becomes an `errors` entry for that file; the scan goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import stat
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from zeroopt import engine
+from zeroopt.cache import CacheEntry, ScanCache
+from zeroopt.config import Config
+from zeroopt.discovery import STDIN, SourceFile, discover
+from zeroopt.findings import FileError, FileResult, Finding, Verdict
+from zeroopt.rules.options import AnalysisOptions
+from zeroopt.suppressions import (
+    Suppression,
+    UnusedSuppression,
+    apply_suppressions,
+    needs_suppressions,
+    parse_suppressions,
+)
+
+PREFILTER = (b"zeros", b"empty")
+GENERATED_MARKER = b"@generated"
+GENERATED_HEAD_LINES = 10
+MAX_FILE_BYTES = 32 * 1024 * 1024  # bigger "source" is data; parsing it could exhaust memory
+PROGRESS_MIN_FILES = 100
+# Fork where it is safe (Linux): workers start in milliseconds and inherit the loaded engine.
+# Nothing in zeroopt runs threads while a pool starts (the progress bar refreshes by hand).
+MP_CONTEXT = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+
+
+@dataclass
+class ScanReport:
+    results: list[FileResult] = field(default_factory=list)  # filtered findings per file
+    findings: list[Finding] = field(default_factory=list)  # after select/ignore/suppressions
+    errors: list[FileError] = field(default_factory=list)
+    unused_suppressions: list[UnusedSuppression] = field(default_factory=list)
+    files: int = 0  # files scanned (prefiltered ones included; @generated ones not)
+    seconds: float = 0.0
+    # Bookkeeping for tests, benchmarks and `--verbose`-style output.
+    analysed: int = 0  # files actually given to the engine
+    cache_hits: int = 0
+    generated: int = 0  # skipped because of an @generated marker
+    stdin_source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        from zeroopt.report.json import report_to_json
+
+        return report_to_json(self)
+
+    def source_line(self, path: str, line: int) -> str:
+        """The source text of `line` in `path`, for display; '' when unavailable."""
+        lines = self._lines.get(path)
+        if lines is None:
+            if self.stdin_source is not None and path == self._stdin_display:
+                text = self.stdin_source
+            else:
+                try:
+                    text = Path(path).read_bytes().decode("utf-8", errors="replace")
+                except OSError:
+                    text = ""
+            lines = text.splitlines()
+            self._lines[path] = lines
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def __post_init__(self) -> None:
+        self._lines: dict[str, list[str]] = {}
+        self._stdin_display: str | None = None
+
+
+@dataclass
+class _Outcome:
+    """What one analysis produced, as returned from a worker."""
+
+    result: FileResult
+    suppressions: list[Suppression]
+    sha256: str
+    cacheable: bool  # False for crashes and internal errors: retry them next time
+
+
+@dataclass
+class _Task:
+    file: SourceFile
+    st: os.stat_result | None
+    sha256: str
+    generated: bool  # an explicitly named @generated file, analysed anyway
+
+
+def scan(
+    paths: Sequence[str],
+    config: Config,
+    *,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    cache_dir: Path | None = None,
+    progress: bool = False,
+    stdin_filename: str | None = None,
+    stdin: bytes | None = None,
+) -> ScanReport:
+    """Scan `paths` (files, directories, "-" for `stdin`) under `config`."""
+    started = time.perf_counter()
+    report = ScanReport()
+    found = discover(paths, config, stdin_filename=stdin_filename)
+    report.errors.extend(found.errors)
+    cache = (
+        ScanCache(Path(cache_dir) if cache_dir else config.cache_dir, config.analysis_fingerprint())
+        if use_cache
+        else None
+    )
+    enforce_generated = config.force_exclude
+    outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
+    pending: list[_Task] = []
+
+    for sf in found.files:
+        if sf.path == STDIN:
+            data = stdin if stdin is not None else sys.stdin.buffer.read()
+            report.stdin_source = data.decode("utf-8", errors="replace")
+            report._stdin_display = sf.display
+            report.files += 1
+            outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, config.analysis))
+            report.analysed += 1
+            continue
+        try:
+            st = os.stat(sf.path)
+        except OSError as exc:
+            report.errors.append(FileError(sf.display, _os_message(exc)))
+            continue
+        if cache is not None:
+            hit = cache.lookup_stat(sf.path, sf.display, st)
+            if hit is not None:
+                if hit.generated and (enforce_generated or not sf.explicit):
+                    report.generated += 1
+                    continue
+                report.files += 1
+                report.cache_hits += 1
+                outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, hit.sha256, True))
+                continue
+        if not stat.S_ISREG(st.st_mode):
+            # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
+            report.errors.append(FileError(sf.display, _NOT_REGULAR))
+            continue
+        if st.st_size > MAX_FILE_BYTES:
+            report.errors.append(FileError(sf.display, _too_large(st.st_size)))
+            continue
+        try:
+            data = _read(sf.path)
+        except OSError as exc:
+            report.errors.append(FileError(sf.display, _os_message(exc)))
+            continue
+        if len(data) > MAX_FILE_BYTES:  # grew since the stat
+            report.errors.append(FileError(sf.display, _too_large(len(data))))
+            continue
+        sha = hashlib.sha256(data).hexdigest()
+        generated = _is_generated(data)
+        if generated and (enforce_generated or not sf.explicit):
+            report.generated += 1  # not cached: the skip is decided from the first lines
+            continue
+        report.files += 1
+        if cache is not None:
+            hit = cache.lookup_hash(sf.path, sf.display, sha)
+            if hit is not None:
+                report.cache_hits += 1
+                cache.touch(sf.path, st, sha)
+                outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, sha, True))
+                continue
+        if not any(word in data for word in PREFILTER):
+            sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
+            outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
+            outcomes[sf.path] = (sf, outcome)
+            _remember(cache, sf, st, outcome, generated)
+            continue
+        pending.append(_Task(sf, st, sha, generated))
+
+    by_path = {t.file.path: t for t in pending}
+    for sf, outcome in _run_analysis(pending, config.analysis, jobs or config.jobs, progress):
+        outcomes[sf.path] = (sf, outcome)
+        report.analysed += 1
+        task = by_path[sf.path]
+        # Only remember the stat if the worker analysed the bytes we hashed.
+        _remember(
+            cache, sf, task.st if outcome.sha256 == task.sha256 else None, outcome, task.generated
+        )
+
+    for _path, (sf, outcome) in sorted(outcomes.items(), key=lambda kv: kv[1][0].display):
+        _collect(report, config, sf, outcome)
+    if cache is not None:
+        cache.save()
+    report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule))
+    report.errors.sort(key=lambda e: e.path)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _remember(
+    cache: ScanCache | None, sf: SourceFile, st: os.stat_result | None, o: _Outcome, gen: bool
+) -> None:
+    if cache is None or not o.cacheable:
+        return
+    mtime, size = (st.st_mtime_ns, st.st_size) if st is not None else (-1, -1)
+    cache.store(sf.path, CacheEntry(o.sha256, mtime, size, o.result, o.suppressions, gen))
+
+
+def _collect(report: ScanReport, config: Config, sf: SourceFile, outcome: _Outcome) -> None:
+    """Apply rule selection, per-file-ignores and suppressions to one file's raw result."""
+    result = outcome.result
+    path_for_config = sf.path if sf.path != STDIN else os.path.abspath(sf.display)
+
+    def enabled(code: str) -> bool:
+        return config.is_enabled(code, path_for_config)
+
+    selected = [f for f in result.findings if enabled(f.rule)]
+    kept, unused = apply_suppressions(sf.display, selected, outcome.suppressions, enabled)
+    report.results.append(replace(result, findings=kept))
+    report.findings.extend(kept)
+    report.errors.extend(result.errors)
+    report.unused_suppressions.extend(unused)
+
+
+def _run_analysis(
+    tasks: list[_Task], options: AnalysisOptions, jobs: int | None, progress: bool
+) -> Iterator[tuple[SourceFile, _Outcome]]:
+    if not tasks:
+        return
+    jobs = max(1, jobs or _usable_cpus())
+    bar = _progress_bar(len(tasks)) if progress and len(tasks) >= PROGRESS_MIN_FILES else None
+    advance: Callable[[int], None] = (lambda n: None) if bar is None else bar[1]
+    try:
+        if jobs == 1 or len(tasks) < 2 * jobs:
+            for t in tasks:
+                yield t.file, _analyse_path(t.file.path, t.file.display, options)
+                advance(1)
+        else:
+            yield from _run_pool(tasks, options, jobs, advance)
+    finally:
+        if bar is not None:
+            bar[0].stop()
+
+
+def _run_pool(
+    tasks: list[_Task], options: AnalysisOptions, jobs: int, advance: Callable[[int], None]
+) -> Iterator[tuple[SourceFile, _Outcome]]:
+    """Chunks across a process pool; chunks lost to a dying worker (a crash in the parser, the
+    OOM killer) are retried file by file, and a file that kills a worker on its own becomes an
+    error entry instead of taking the scan down."""
+    chunk = max(1, min(32, len(tasks) // (jobs * 8)))
+    batches = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
+    for attempt in range(3):
+        failed: list[_Task] = []
+        workers = jobs if attempt < 2 else 1
+        groups = batches if attempt < 2 else [[t] for b in batches for t in b]
+        if attempt == 2:
+            # Last round: every file alone in a fresh single-worker pool.
+            for group in groups:
+                yield from _pool_round([group], options, 1, advance, failed)
+        else:
+            yield from _pool_round(groups, options, workers, advance, failed)
+        if not failed:
+            return
+        batches = [[t] for t in failed]
+    for t in failed:
+        advance(1)
+        yield (
+            t.file,
+            _Outcome(
+                FileResult(
+                    t.file.display,
+                    errors=[
+                        FileError(
+                            t.file.display,
+                            "the analysis of this file crashed or failed in its worker process",
+                        )
+                    ],
+                ),
+                [],
+                t.sha256,
+                False,
+            ),
+        )
+
+
+def _pool_round(
+    groups: list[list[_Task]],
+    options: AnalysisOptions,
+    workers: int,
+    advance: Callable[[int], None],
+    failed: list[_Task],
+) -> Iterator[tuple[SourceFile, _Outcome]]:
+    with ProcessPoolExecutor(max_workers=min(workers, len(groups)), mp_context=MP_CONTEXT) as pool:
+        futures: list[tuple[list[_Task], Future[list[_Outcome]]]] = [
+            (g, pool.submit(_analyse_chunk, [(t.file.path, t.file.display) for t in g], options))
+            for g in groups
+        ]
+        for group, fut in futures:
+            try:
+                outcomes = fut.result()
+            except Exception:  # BrokenProcessPool (a dead worker), or an unpicklable result
+                failed.extend(group)
+                continue
+            for t, o in zip(group, outcomes, strict=True):
+                advance(1)
+                yield t.file, o
+
+
+def _analyse_chunk(items: list[tuple[str, str]], options: AnalysisOptions) -> list[_Outcome]:
+    return [_analyse_path(path, display, options) for path, display in items]
+
+
+def _analyse_path(path: str, display: str, options: AnalysisOptions) -> _Outcome:
+    """Re-read in the worker (cheap: the page cache has it) rather than ship bytes through a
+    pipe; a file swapped for something else meanwhile is refused as in `scan`."""
+    try:
+        data = _read(path)
+    except OSError as exc:
+        message = _os_message(exc)
+    else:
+        if len(data) <= MAX_FILE_BYTES:
+            return _analyse_bytes(data, display, options)
+        message = _too_large(len(data))
+    return _Outcome(FileResult(display, errors=[FileError(display, message)]), [], "", False)
+
+
+def _analyse_bytes(data: bytes, display: str, options: AnalysisOptions) -> _Outcome:
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        # Looked up at call time so tests (and future plug-ins) can swap the engine.
+        result = engine.analyse_source(data, display, options)
+    except RecursionError:
+        msg = "too deeply nested to analyse (recursion limit reached)"
+        return _Outcome(FileResult(display, errors=[FileError(display, msg)]), [], sha, True)
+    except MemoryError:
+        msg = "out of memory while analysing this file"
+        return _Outcome(FileResult(display, errors=[FileError(display, msg)]), [], sha, False)
+    except Exception as exc:
+        msg = f"internal error while analysing this file: {type(exc).__name__}: {exc}"
+        return _Outcome(FileResult(display, errors=[FileError(display, msg)]), [], sha, False)
+    if not result.source_hash:
+        result = replace(result, source_hash=sha)
+    sups = parse_suppressions(data) if needs_suppressions(data, result.findings) else []
+    return _Outcome(result, sups, sha, True)
+
+
+_NOT_REGULAR = "not a regular file (a named pipe, device or socket): not read"
+
+
+def _too_large(size: int) -> str:
+    return f"file too large to analyse ({size / 2**20:.1f} MiB > {MAX_FILE_BYTES / 2**20:.0f} MiB)"
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (a container's cpuset, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _NotRegularFileError(OSError):
+    pass
+
+
+def _read(path: str) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file. O_NONBLOCK so that a named pipe
+    swapped in after the stat cannot block the open; it has no effect on regular files."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegularFileError(_NOT_REGULAR)
+        return f.read(MAX_FILE_BYTES + 1)
+
+
+def _is_generated(data: bytes) -> bool:
+    head = data.split(b"\n", GENERATED_HEAD_LINES)[:GENERATED_HEAD_LINES]
+    return any(GENERATED_MARKER in line for line in head)
+
+
+def _os_message(exc: OSError) -> str:
+    import errno
+
+    if isinstance(exc, _NotRegularFileError):
+        return _NOT_REGULAR
+    if exc.errno == errno.ELOOP:
+        return "cannot read: symlink loop (too many levels of symbolic links)"
+    if exc.errno == errno.ENOENT:
+        return "cannot read: no such file (a dangling symlink?)"
+    if exc.errno == errno.EACCES:
+        return "cannot read: permission denied"
+    if exc.errno == errno.EISDIR:
+        return "cannot read: is a directory"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def _progress_bar(total: int) -> tuple[Any, Callable[[int], None]]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        auto_refresh=False,
+    )
+    task = bar.add_task("analysing", total=total)
+    bar.start()
+    last = [0.0]
+
+    def advance(n: int) -> None:
+        bar.advance(task, n)
+        now = time.monotonic()
+        if now - last[0] > 0.1:
+            last[0] = now
+            bar.refresh()
+
+    return bar, advance
+
+
+def count_verdicts(findings: Sequence[Finding]) -> dict[str, int]:
+    counts = {str(v): 0 for v in Verdict}
+    for f in findings:
+        counts[str(f.verdict)] += 1
+    return counts
