@@ -457,7 +457,16 @@ def rewrite_source(source: bytes, sites: Sequence[Site]) -> tuple[bytes, list[Si
     new_module, results = rewrite_module(module, sites)
     if new_module is module or not any(isinstance(r, Success) for r in results):
         return source, results
-    return new_module.bytes, results
+    # libcst must reproduce the untouched file exactly, or its output may lose bytes elsewhere.
+    # The one divergence seen (CR-only line endings lose the final CR) is a dropped suffix,
+    # restored here; any other means the file is not rewritten.
+    roundtrip = module.bytes
+    if roundtrip == source:
+        return new_module.bytes, results
+    if source.startswith(roundtrip):
+        return new_module.bytes + source[len(roundtrip) :], results
+    message = "libcst does not reproduce this file byte for byte; not rewritten"
+    return source, [Failure(r.site, message) if isinstance(r, Success) else r for r in results]
 
 
 __all__ = [

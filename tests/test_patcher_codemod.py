@@ -294,3 +294,11 @@ def test_module_level_api_returns_same_tree_when_nothing_applies() -> None:
     module = cst.parse_module("import torch\nx = torch.ones(3)\n")
     new, results = rewrite_module(module, [Site(2, 5, "torch.zeros")])
     assert new is module and isinstance(results[0], Skip)
+
+
+def test_cr_only_line_endings_keep_every_byte() -> None:
+    # libcst's round trip drops the final CR of a CR-only file; the rewrite must not.
+    src = b"import torch\rx = torch.zeros(4)\rx.fill_(1)\r"
+    new, results = rewrite_source(src, [Site(2, 5, "torch.zeros")])
+    assert isinstance(results[0], Success)
+    assert new == src.replace(b"torch.zeros", b"torch.empty")
