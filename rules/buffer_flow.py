@@ -509,12 +509,15 @@ class _Eval:
         )
         self.lost(e, f"`{self._src(e)}`, which holds the buffer, is used as a whole")
 
-    def _e_Attribute(self, e: ast.Attribute, as_base: bool) -> Ref | None:
+    def _tracked(self, e: ast.Attribute | ast.Subscript) -> tuple[str | None, Ref | None]:
+        """The access path of `e`, and the buffer it names when it is a tracked place."""
         key = place_key(e)
-        if key is not None:
-            ref = self.lookup(key)
-            if ref is not None:
-                return ref
+        return key, (self.lookup(key) if key is not None else None)
+
+    def _e_Attribute(self, e: ast.Attribute, as_base: bool) -> Ref | None:
+        key, ref = self._tracked(e)
+        if ref is not None:
+            return ref
         base = self.eval(e.value, as_base=True)
         if base is not None:
             return self._buffer_attribute(base, e)
@@ -549,11 +552,9 @@ class _Eval:
         return Ref(View.PART)
 
     def _e_Subscript(self, e: ast.Subscript, as_base: bool) -> Ref | None:
-        key = place_key(e)
-        if key is not None:
-            ref = self.lookup(key)
-            if ref is not None:
-                return ref
+        key, ref = self._tracked(e)
+        if ref is not None:
+            return ref
         base = self.eval(e.value, as_base=True)
         index_ref = self.eval(e.slice)
         if index_ref is not None:
