@@ -128,7 +128,7 @@ def _bound(
             return None
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
         return None  # negative bounds count from the end: not comparable as text
-    if isinstance(expr, ast.Constant) and expr.value < 0:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and expr.value < 0:
         return None
     return ast.unparse(expr), frozenset(names)
 
@@ -193,8 +193,8 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
             hi, hi_names = _bound(item.upper, int_names) or (None, frozenset())
             lo = None if lo == "0" else lo
             return _Index("region", Region(dim, lo, hi, lo_names | hi_names))
-        assert isinstance(item, ast.Constant)
-        value = int(item.value)
+        assert isinstance(item, ast.Constant) and isinstance(item.value, int)
+        value = item.value
         return _Index(
             "region", Region(dim, None if value == 0 else str(value), str(value + 1), frozenset())
         )
@@ -1267,12 +1267,13 @@ class _Eval:
         ):
             key = place_key(s.targets[0])
             assert key is not None
-            refs = [
+            entries = [
                 (k.value, self._eval_value(v))
                 for k, v in zip(value.keys, value.values, strict=True)
-            ]  # type: ignore[union-attr]
+                if isinstance(k, ast.Constant)
+            ]
             self.assign(s.targets[0], None, s)
-            for k, ref in refs:
+            for k, ref in entries:
                 if ref is not None:
                     place = f"{key}[{k!r}]"
                     self.bind(place, ref, s)
@@ -1353,7 +1354,7 @@ class _Mentions:
 def _node_mentions(cfg: CFG) -> list[_Mentions]:
     cached = getattr(cfg, "_mentions", None)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     out: list[_Mentions] = []
     for node in cfg.nodes:
         bare: set[str] = set()
@@ -1406,7 +1407,7 @@ def _node_mentions(cfg: CFG) -> list[_Mentions]:
                 runs_code,
             )
         )
-    cfg._mentions = out  # type: ignore[attr-defined]
+    cfg._mentions = out
     return out
 
 
@@ -1450,8 +1451,8 @@ def _alloc_node(cfg: CFG, alloc: ast.Call) -> int | None:
                 for sub in ast.walk(node.ast_node):
                     if isinstance(sub, ast.Call):
                         index.setdefault(id(sub), node.index)
-        cfg._call_nodes = index  # type: ignore[attr-defined]
-    return index.get(id(alloc))  # type: ignore[no-any-return]
+        cfg._call_nodes = index
+    return index.get(id(alloc))
 
 
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:

@@ -314,7 +314,7 @@ class Builder:
             qual = self._qualify(func)
             known = qual in NON_SUPPRESSING_CONTEXTS
             name = qual or (
-                func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                func.attr if isinstance(func, ast.Attribute) else str(getattr(func, "id", ""))
             )
             capturing = capturing or qual in CAPTURE_CONTEXTS or "graph_capture" in name
             if not known:

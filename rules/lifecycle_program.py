@@ -97,7 +97,7 @@ def build_program(cls: ast.ClassDef, model: Lifecycle, resolver: Resolver) -> Pr
     if captures and replays:
         # Graphs disabled: only the other cycles run. Enabled: a capture comes first (a replay
         # needs a captured graph), then replays, other cycles and re-captures in any order.
-        disabled = [_loop([run(c) for c in others], line)]
+        disabled: list[ast.stmt] = [_loop([run(c) for c in others], line)]
         enabled = [
             *_choice([run(c) for c in captures], line),
             _loop([run(c) for c in model.cycles], line),

@@ -99,7 +99,7 @@ class _ScopeBuilder(ast.NodeVisitor):
             if arg is not None:
                 self._bind(arg.arg)
         # Globals/nonlocals first so that bindings after them land in the right scope.
-        body = node.body if isinstance(node.body, list) else [node.body]
+        body: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
         _collect_declarations(body, self.current)
         for stmt in body:
             self.visit(stmt)

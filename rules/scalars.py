@@ -63,7 +63,7 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
             isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
         ):
-            add(node.name, _NOT_INT)
+            add(str(node.name), _NOT_INT)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             unstable |= set(node.names)
     shadowed = _INT_BUILTINS & set(bindings)
@@ -78,7 +78,7 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
     return frozenset(candidates)
 
 
-def _is_int(e: ast.expr, names: set[str], shadowed: set[str]) -> bool:
+def _is_int(e: ast.expr, names: set[str], shadowed: frozenset[str] | set[str]) -> bool:
     if isinstance(e, ast.Constant):
         return type(e.value) is int
     if isinstance(e, ast.Name):

@@ -35,23 +35,59 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "t-write": (S, "x = torch.zeros(2, 3)\nx.t().copy_(a)\nreturn x"),
     "complement": (S, "m = int(k)\nx = torch.zeros(8)\nx[:m] = 1\nx[m:] = 2\nreturn x"),
     "complement-param-bound": (P, "x = torch.zeros(8)\nx[:k] = 1\nx[k:] = 2\nreturn x"),
-    "complement-augassign": (P, "m = int(k)\nx = torch.zeros(8)\nx[:m] = 1\nm += 1\nx[m:] = 2\nreturn x"),
-    "complement-tensor-bound": (P, "m = torch.tensor(3)\nx = torch.zeros(8)\nx[:m] = 1\nm.add_(1)\nx[m:] = 2\nreturn x"),
-    "complement-nonlocal": (P, "m = int(k)\ndef bump():\n    nonlocal m\n    m += 1\nx = torch.zeros(8)\nx[:m] = 1\nbump()\nx[m:] = 2\nreturn x"),
-    "out-resize-view": (P, "x = torch.zeros(8)\nv = x[:]\ntorch.cat([a[:1], a[:1]], out=x)\nreturn v"),
+    "complement-augassign": (
+        P,
+        "m = int(k)\nx = torch.zeros(8)\nx[:m] = 1\nm += 1\nx[m:] = 2\nreturn x",
+    ),
+    "complement-tensor-bound": (
+        P,
+        "m = torch.tensor(3)\nx = torch.zeros(8)\nx[:m] = 1\nm.add_(1)\nx[m:] = 2\nreturn x",
+    ),
+    "complement-nonlocal": (
+        P,
+        "m = int(k)\ndef bump():\n    nonlocal m\n    m += 1\nx = torch.zeros(8)\nx[:m] = 1\nbump()\nx[m:] = 2\nreturn x",
+    ),
+    "out-resize-view": (
+        P,
+        "x = torch.zeros(8)\nv = x[:]\ntorch.cat([a[:1], a[:1]], out=x)\nreturn v",
+    ),
     "resize-back": (P, "x = torch.zeros(8)\ntorch.add(a[:2], 1, out=x)\nx.resize_(8)\nreturn x"),
-    "complement-dim1": (S, "m = len(a)\nx = torch.zeros(2, 8)\nx[:, :m] = 1\nx[:, m:] = 2\nreturn x"),
-    "three-pieces": (S, "p = a.shape[0]\nq = p + 2\nsize = q * 2\nx = torch.zeros(size)\nx[:p] = 1\nx[p:q] = 2\nx[q:size] = 3\nreturn x"),
+    "complement-dim1": (
+        S,
+        "m = len(a)\nx = torch.zeros(2, 8)\nx[:, :m] = 1\nx[:, m:] = 2\nreturn x",
+    ),
+    "three-pieces": (
+        S,
+        "p = a.shape[0]\nq = p + 2\nsize = q * 2\nx = torch.zeros(size)\nx[:p] = 1\nx[p:q] = 2\nx[q:size] = 3\nreturn x",
+    ),
     "int-rows": (S, "x = torch.zeros(2, 3)\nx[0] = 1\nx[1] = 2\nreturn x"),
-    "both-branches": (S, "x = torch.zeros(4)\nif flag:\n    x.fill_(1)\nelse:\n    x.copy_(a)\nreturn x"),
+    "both-branches": (
+        S,
+        "x = torch.zeros(4)\nif flag:\n    x.fill_(1)\nelse:\n    x.copy_(a)\nreturn x",
+    ),
     "range-const-loop": (S, "x = torch.zeros(4)\nfor _ in range(2):\n    x.copy_(a)\nreturn x"),
-    "read-written-slice": (S, "m = a.size(0)\nx = torch.zeros(8)\nx[:m] = 1\ny = x[:m].sum()\nx[m:] = 0\nreturn x, y"),
-    "metadata-only": (S, "x = torch.zeros(4)\nn = x.shape[0] + x.numel() + len(x)\nx.fill_(n)\nreturn x"),
-    "try-both": (S, "x = torch.zeros(4)\ntry:\n    x.copy_(a)\nexcept RuntimeError:\n    x.fill_(0)\nreturn x"),
+    "read-written-slice": (
+        S,
+        "m = a.size(0)\nx = torch.zeros(8)\nx[:m] = 1\ny = x[:m].sum()\nx[m:] = 0\nreturn x, y",
+    ),
+    "metadata-only": (
+        S,
+        "x = torch.zeros(4)\nn = x.shape[0] + x.numel() + len(x)\nx.fill_(n)\nreturn x",
+    ),
+    "try-both": (
+        S,
+        "x = torch.zeros(4)\ntry:\n    x.copy_(a)\nexcept RuntimeError:\n    x.fill_(0)\nreturn x",
+    ),
     "self-full-in-fn": (S, "self.x = torch.zeros(4)\nself.x.fill_(1)"),
-    "dist-contract": (S, "x = torch.zeros(8)\ntorch.distributed.all_gather_into_tensor(x, a)\nreturn x"),
+    "dist-contract": (
+        S,
+        "x = torch.zeros(8)\ntorch.distributed.all_gather_into_tensor(x, a)\nreturn x",
+    ),
     "with-no-grad": (S, "x = torch.zeros(4)\nwith torch.no_grad():\n    x.copy_(a)\nreturn x"),
-    "match-both": (S, "x = torch.zeros(4)\nmatch k:\n    case 1:\n        x.fill_(1)\n    case _:\n        x.fill_(2)\nreturn x"),
+    "match-both": (
+        S,
+        "x = torch.zeros(4)\nmatch k:\n    case 1:\n        x.fill_(1)\n    case _:\n        x.fill_(2)\nreturn x",
+    ),
     "is-none": (S, "x = torch.zeros(4)\nif x is not None:\n    pass\nx.fill_(1)\nreturn x"),
     # --- reads before writes ---
     "accumulate": (U, "x = torch.zeros(4)\nx += a\nreturn x"),
@@ -61,19 +97,40 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "reduction": (U, "x = torch.zeros(4)\nreturn x.sum()"),
     "operator": (U, "x = torch.zeros(4)\ny = x * 2\nx.fill_(1)\nreturn y"),
     "one-branch": (U, "x = torch.zeros(4)\nif flag:\n    x.fill_(1)\nreturn x.sum()"),
-    "loop-may-not-run": (U, "x = torch.zeros(4)\nfor i in range(n):\n    x.fill_(i)\nreturn x.sum()"),
+    "loop-may-not-run": (
+        U,
+        "x = torch.zeros(4)\nfor i in range(n):\n    x.fill_(i)\nreturn x.sum()",
+    ),
     "gather-list": (U, "x = torch.zeros(4)\ny = x[[0, 1]]\nx.fill_(1)\nreturn y"),
     "mask-gather": (U, "x = torch.zeros(4)\ny = x[a > 0]\nx.fill_(1)\nreturn y"),
     "torch-fn-read": (U, "x = torch.zeros(4)\ny = torch.cat([x, a])\nx.fill_(1)\nreturn y"),
     "copy-from-self": (U, "x = torch.zeros(4)\nx.copy_(x + 1)\nreturn x"),
     "assign-from-self": (U, "x = torch.zeros(4)\nx[:] = x.flip(0)\nreturn x"),
     "read-in-if": (U, "x = torch.zeros(4)\nif x.any():\n    pass\nx.fill_(1)\nreturn x"),
-    "read-before-loop-write": (U, "x = torch.zeros(4)\nfor i in range(3):\n    y = x.sum()\n    x.fill_(i)\nreturn y"),
-    "copy-into-other": (P, "x = torch.zeros(4)\ny = torch.ones(2, 4)\ny[0] = x\nx.fill_(1)\nreturn y"),
-    "except-path": (U, "x = torch.zeros(4)\ntry:\n    a = g(a)\n    x.fill_(1)\nexcept ValueError:\n    pass\nreturn x.sum()"),
-    "empty-for-literal-empty": (U, "x = torch.zeros(4)\nfor _ in []:\n    x.fill_(1)\nreturn x.sum()"),
-    "while-may-skip": (U, "x = torch.zeros(4)\nwhile cond():\n    x.fill_(1)\n    break\nreturn x.sum()"),
-    "break-skips": (U, "x = torch.zeros(4)\nfor i in range(3):\n    if i == k:\n        break\nelse:\n    x.fill_(1)\nreturn x.sum()"),
+    "read-before-loop-write": (
+        U,
+        "x = torch.zeros(4)\nfor i in range(3):\n    y = x.sum()\n    x.fill_(i)\nreturn y",
+    ),
+    "copy-into-other": (
+        P,
+        "x = torch.zeros(4)\ny = torch.ones(2, 4)\ny[0] = x\nx.fill_(1)\nreturn y",
+    ),
+    "except-path": (
+        U,
+        "x = torch.zeros(4)\ntry:\n    a = g(a)\n    x.fill_(1)\nexcept ValueError:\n    pass\nreturn x.sum()",
+    ),
+    "empty-for-literal-empty": (
+        U,
+        "x = torch.zeros(4)\nfor _ in []:\n    x.fill_(1)\nreturn x.sum()",
+    ),
+    "while-may-skip": (
+        U,
+        "x = torch.zeros(4)\nwhile cond():\n    x.fill_(1)\n    break\nreturn x.sum()",
+    ),
+    "break-skips": (
+        U,
+        "x = torch.zeros(4)\nfor i in range(3):\n    if i == k:\n        break\nelse:\n    x.fill_(1)\nreturn x.sum()",
+    ),
     "f-string": (U, "x = torch.zeros(4)\nprint(f'{x}')\nx.fill_(1)\nreturn x"),
     "ifexp-write": (U, "x = torch.zeros(4)\nx.fill_(1) if flag else None\nreturn x.sum()"),
     # --- not provable ---
@@ -84,29 +141,56 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "return-unwritten": (P, "x = torch.zeros(8)\nreturn x"),
     "early-return": (P, "x = torch.zeros(8)\nif flag:\n    return x\nx.fill_(1)\nreturn x"),
     "container": (P, "x = torch.zeros(8)\nlst = [x]\nx.fill_(1)\nreturn lst[0]"),
-    "container-read-later": (P, "x = torch.zeros(8)\nlst = [x]\ny = lst[0].sum()\nx.fill_(1)\nreturn y"),
+    "container-read-later": (
+        P,
+        "x = torch.zeros(8)\nlst = [x]\ny = lst[0].sum()\nx.fill_(1)\nreturn y",
+    ),
     "append": (P, "x = torch.zeros(8)\nout.append(x)\nx.fill_(1)"),
-    "closure": (P, "x = torch.zeros(8)\ndef g():\n    return x.sum()\ny = g()\nx.fill_(1)\nreturn y"),
+    "closure": (
+        P,
+        "x = torch.zeros(8)\ndef g():\n    return x.sum()\ny = g()\nx.fill_(1)\nreturn y",
+    ),
     "lambda": (P, "x = torch.zeros(8)\ng = lambda: x.sum()\ny = g()\nx.fill_(1)\nreturn y"),
     "genexp": (P, "x = torch.zeros(8)\ng = (x[i] for i in range(2))\nx.fill_(1)\nreturn list(g)"),
     "self-attr": (P, "self.x = torch.zeros(8)"),
     "self-attr-call-between": (P, "self.x = torch.zeros(8)\nself.prepare()\nself.x.fill_(1)"),
-    "self-dict-get": (P, "self.m = {'a': torch.zeros(8)}\ny = self.m.get('a')\nself.m['a'].fill_(1)\nreturn y"),
-    "owner-alias": (P, "self.x = torch.zeros(8)\no = self\ny = o.x.sum()\nself.x.fill_(1)\nreturn y"),
+    "self-dict-get": (
+        P,
+        "self.m = {'a': torch.zeros(8)}\ny = self.m.get('a')\nself.m['a'].fill_(1)\nreturn y",
+    ),
+    "owner-alias": (
+        P,
+        "self.x = torch.zeros(8)\no = self\ny = o.x.sum()\nself.x.fill_(1)\nreturn y",
+    ),
     "maybe-gather-load": (P, "x = torch.zeros(8)\ny = x[i]\nx.fill_(1)\nreturn y"),
     "to-device": (P, "x = torch.zeros(8).to(dev)\nx.fill_(1)\nreturn x"),
     "reshape-copy": (P, "x = torch.zeros_like(a)\nx.reshape(-1).copy_(a.flatten())\nreturn x"),
     "split": (P, "x = torch.zeros(8)\nh, t = x.chunk(2)\nh.fill_(1)\nt.fill_(2)\nreturn x"),
     "data_ptr": (P, "x = torch.zeros(8)\np = x.data_ptr()\nlaunch(p)\nx.fill_(1)\nreturn x"),
     "locals": (P, "x = torch.zeros(8)\nd = locals()\nx.fill_(1)\nreturn d"),
-    "graph-capture": (U, "x = torch.zeros(8)\nwith torch.cuda.graph(g):\n    x.fill_(1)\nreturn x.sum()"),
-    "async-collective": (P, "x = torch.zeros(8)\nw = torch.distributed.all_gather_into_tensor(x, a, async_op=True)\nreturn x.sum()"),
-    "suppressing-with": (P, "x = torch.zeros(8)\nwith contextlib.suppress(Exception):\n    x.copy_(a)\nreturn x.sum()"),
+    "graph-capture": (
+        U,
+        "x = torch.zeros(8)\nwith torch.cuda.graph(g):\n    x.fill_(1)\nreturn x.sum()",
+    ),
+    "async-collective": (
+        P,
+        "x = torch.zeros(8)\nw = torch.distributed.all_gather_into_tensor(x, a, async_op=True)\nreturn x.sum()",
+    ),
+    "suppressing-with": (
+        P,
+        "x = torch.zeros(8)\nwith contextlib.suppress(Exception):\n    x.copy_(a)\nreturn x.sum()",
+    ),
     "global": (P, "global G\nG = torch.zeros(8)\nhelper()\nG.fill_(1)"),
     "reassigned-bound": (P, "x = torch.zeros(8)\nx[:k] = 1\nk = k + 1\nx[k:] = 2\nreturn x.sum()"),
-    "loop-realloc-prev": (P, "prev = None\nfor i in range(3):\n    x = torch.zeros(4)\n    if prev is not None:\n        out = prev.sum()\n    prev = x\n    x[:k] = 1\nreturn out"),
+    "loop-realloc-prev": (
+        P,
+        "prev = None\nfor i in range(3):\n    x = torch.zeros(4)\n    if prev is not None:\n        out = prev.sum()\n    prev = x\n    x[:k] = 1\nreturn out",
+    ),
     "star-arg": (P, "x = torch.zeros(8)\nf(*[x])\nx.fill_(1)\nreturn x"),
-    "transpose_-then-slices": (P, "x = torch.zeros(4, 4)\nx[:k] = 1\nx.t_()\nx[k:] = 2\nreturn x.sum()"),
+    "transpose_-then-slices": (
+        P,
+        "x = torch.zeros(4, 4)\nx[:k] = 1\nx.t_()\nx[k:] = 2\nreturn x.sum()",
+    ),
     "transpose_-no-read": (S, "x = torch.zeros(2, 3)\nx.t_()\nx.copy_(a)\nreturn x"),
     "resize_": (P, "x = torch.zeros(4)\nx.resize_(8)\nx[:4] = 1\nreturn x.sum()"),
     "zero-size": (S, "x = torch.zeros(n, 0)\nreturn x.sum()"),
@@ -117,7 +201,11 @@ CASES: dict[str, tuple[Verdict, str]] = {
 
 
 def _source(body: str) -> str:
-    return "import torch\nimport contextlib\n\ndef f(self, a, k, n, flag, idx, i, dev, g, kernel, helper, out, launch, cond):\n" + textwrap.indent(body, "    ") + "\n"
+    return (
+        "import torch\nimport contextlib\n\ndef f(self, a, k, n, flag, idx, i, dev, g, kernel, helper, out, launch, cond):\n"
+        + textwrap.indent(body, "    ")
+        + "\n"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -40,7 +40,9 @@ from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 
 # A file can only hold a candidate if it mentions zeros, calls something named empty*, or
 # imports `empty` (possibly under another name): everything else is skipped without parsing.
-_PREFILTER = re.compile(rb"zeros|empty\s*\(|empty_like|new_empty|import[^\n]*\bempty\b|\bempty\s+as\b")
+_PREFILTER = re.compile(
+    rb"zeros|empty\s*\(|empty_like|new_empty|import[^\n]*\bempty\b|\bempty\s+as\b"
+)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _REPLACE = {"zeros_like": "empty_like", "new_zeros": "new_empty", "zeros": "empty"}
 

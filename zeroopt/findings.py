@@ -22,7 +22,9 @@ class Evidence:
     """One line that decided a verdict, so a reviewer can check the reasoning in seconds."""
 
     line: int
-    kind: str  # "alloc", "write", "partial-write", "read", "possible-read", "escape", "contract", ...
+    kind: (
+        str  # "alloc", "write", "partial-write", "read", "possible-read", "escape", "contract", ...
+    )
     text: str  # what happened there, in words and source
 
     def to_json(self) -> dict[str, Any]:
