@@ -363,6 +363,7 @@ class _Eval:
         if not self.st.full:
             self.escape(node, how)
             self._issue(UNPROVEN, node, "escape", how)
+            self.st = replace(self.st, lost=True)
             if not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
@@ -1413,7 +1414,7 @@ def _node_mentions(cfg: CFG) -> list[_Mentions]:
 
 def _inert(m: _Mentions, state: State) -> bool:
     """True when evaluating the node provably leaves `state` unchanged and records nothing."""
-    if _ANY in m.bare or (m.runs_code and state.escaped):
+    if _ANY in m.bare or (m.runs_code and state.escaped and not state.lost):
         return False
     plain: set[str] = set()
     for r in state.regions:

@@ -52,6 +52,9 @@ class State:
     touched: bool = False  # some element written, on every path
     regions: frozenset[Region] = frozenset()  # regions written on every path
     escapes: frozenset[tuple[int, str]] = frozenset()  # (line, how) it became reachable
+    # Handed to code we cannot see on some path: an `unproven` issue is recorded there already,
+    # so later unknown calls can add evidence but never change the verdict.
+    lost: bool = False
     dims: tuple[tuple[str | None, frozenset[str]], ...] = ()  # allocation shape as source text
 
     @property
@@ -89,5 +92,6 @@ def join(a: State | None, b: State | None) -> State | None:
         touched=a.touched and b.touched,
         regions=a.regions & b.regions,
         escapes=a.escapes | b.escapes,
+        lost=a.lost or b.lost,
         dims=dims,
     )
