@@ -58,6 +58,7 @@ def analyse_lifecycles(
         }
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
         ints = int_names(program.body, [], set(program.escape_on_bind))
+        stored = _stored_attributes(cls, set(methods))
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
             if overridden:
@@ -102,7 +103,7 @@ def analyse_lifecycles(
                 capture_nodes=frozenset(cfg.capture_nodes),
                 private_roots=frozenset({"self"}),
                 check_exit=False,
-                self_callables=_stored_attributes(cls, set(methods)),
+                self_callables=stored,
                 int_names=ints,
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))

@@ -120,6 +120,7 @@ def _analyse_tree(
     lines = _NEWLINE.split(text)
     contracts = {c.function: c for c in (*BUILTIN_CONTRACTS, *options.contracts)}
     cfgs: dict[int, CFG] = {}
+    ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
@@ -130,6 +131,7 @@ def _analyse_tree(
             scope = site.scope
             cfg = Builder(lambda e, s=scope: resolver.qualified(s, e)).build(site.owner.body)
             cfgs[id(site.owner)] = cfg
+            ints[id(site.owner)] = _int_names(site)
         ctx = Context(
             alloc=site.call,
             resolver=resolver,
@@ -139,7 +141,7 @@ def _analyse_tree(
             escape_on_bind=_escape_on_bind(site),
             contiguous=_contiguous(site),
             capture_nodes=frozenset(cfg.capture_nodes),
-            int_names=_int_names(site),
+            int_names=ints[id(site.owner)],
         )
         outcome = analyse_buffer(cfg, ctx)
         for rule in rules:
