@@ -1225,7 +1225,10 @@ class _Eval:
                 if self.eval(part) is not None:
                     self.lost(s, "raised with an exception")
         elif isinstance(s, ast.Assert):
+            # `python -O` drops asserts: their writes may never happen, their reads may.
+            self.conditional += 1
             self._read_value(s.test, "asserted")
+            self.conditional -= 1
             self.conditional += 1
             self.eval(s.msg)
             self.conditional -= 1

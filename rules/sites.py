@@ -56,7 +56,7 @@ def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
                         if isinstance(k, ast.Constant):
                             targets[id(v)] = (tlist[0], k)
         if isinstance(node, ast.Call):
-            name = _allocation_name(node, resolver, scope)
+            name = _allocation_name(node, resolver, scope, shadowed)
             if name is not None:
                 target, key = targets.get(id(node), (None, None))
                 sites.append(Site(node, name, owner, scope, target, key))
@@ -64,16 +64,34 @@ def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
             visit(child, owner, scope)
 
     root = resolver.scope_of(tree)
+    # A module that defines its own `new_zeros`/`new_empty` may call them on its own objects:
+    # `.new_zeros` there is not provably Tensor.new_zeros, so it is not a candidate at all.
+    shadowed = {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in METHODS
+    }
+    shadowed |= {
+        t.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Attribute) and t.attr in METHODS
+    }
     for stmt in tree.body:
         visit(stmt, tree, root)
     return sites
 
 
-def _allocation_name(call: ast.Call, resolver: Resolver, scope: Scope) -> str | None:
+def _allocation_name(
+    call: ast.Call, resolver: Resolver, scope: Scope, shadowed: set[str]
+) -> str | None:
     if any(k.arg == "out" for k in call.keywords):
         return None  # `torch.zeros(..., out=x)` fills x; it allocates nothing
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr in METHODS:
+        if func.attr in shadowed:
+            return None
         receiver = resolver.qualified(scope, func.value)
         if receiver is None or receiver.startswith("torch."):
             return METHODS[func.attr]

@@ -196,6 +196,7 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "zero-size": (S, "x = torch.zeros(n, 0)\nreturn x.sum()"),
     "opaque-then-read": (P, "x = torch.zeros(4)\nkernel(x)\nreturn x.sum()"),
     "unknown-with": (P, "x = torch.zeros(4)\nwith cm():\n    x.copy_(a)\nreturn x.sum()"),
+    "assert-write": (U, "x = torch.zeros(4)\nassert x.fill_(1) is not None\nreturn x.sum()"),
     "yield": (P, "x = torch.zeros(8)\nyield x\nx.fill_(1)"),
 }
 
@@ -222,3 +223,10 @@ def test_verdict(name: str) -> None:
         assert first.fix is not None and "empty" in first.fix.replacement
     else:
         assert first.fix is None
+
+
+def test_new_zeros_of_a_local_class_is_not_a_candidate() -> None:
+    # The module defines its own new_zeros: `pool.new_zeros` is not provably Tensor.new_zeros,
+    # and rewriting it to `.new_empty` would raise AttributeError.
+    src = "import torch\n\nclass Pool:\n    def new_zeros(self, n):\n        return torch.ones(n)\n\ndef f():\n    pool = Pool()\n    x = pool.new_zeros(8)\n    x.fill_(1)\n    return x\n"
+    assert analyse_source(src, "pool.py").findings == []

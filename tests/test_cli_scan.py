@@ -186,3 +186,26 @@ def test_real_engine_syntax_error_entry(project: Callable[..., Path]) -> None:
     data = json.loads(_invoke("scan", ".", "--no-cache", "--format", "json")[1])
     assert [e["path"] for e in data["errors"]] == ["bad.py"]
     assert [f["path"] for f in data["findings"]] == ["good.py"]
+
+
+def test_lifecycle_tables_in_json_and_text_survive_the_cache(project: Callable[..., Path]) -> None:
+    example = (
+        Path(zeroopt.__file__).parent.parent / "fixtures" / "examples" / "lifecycle_backend.py"
+    )
+    if not example.exists():  # installed non-editable: the fixtures live inside the package
+        example = Path(zeroopt.__file__).parent / "fixtures" / "examples" / "lifecycle_backend.py"
+    project("backend.py", example.read_text())
+    cold_code, cold_out, _ = _invoke("scan", "backend.py", "--format", "json")
+    warm_code, warm_out, _ = _invoke("scan", "backend.py", "--format", "json")
+    cold, warm = json.loads(cold_out), json.loads(warm_out)
+    assert cold_code == warm_code == 1  # cu_q is a safe rewrite
+    assert cold["lifecycles"] == warm["lifecycles"]
+    (table,) = cold["lifecycles"]
+    assert table["class"] == "Backend" and table["model"] == "sglang-attention-backend"
+    rows = {b["target"]: b for b in table["buffers"]}
+    page_table = rows['self.meta["page_table"]']
+    assert page_table["verdict"] == "unsafe"
+    assert any("capture warm-up" in phase for phase in page_table["read"])
+    assert page_table["coupled"]
+    _, text, _ = _invoke("scan", "backend.py", "--no-cache")
+    assert "class Backend (lifecycle sglang-attention-backend)" in text

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import zeroopt
-from zeroopt.findings import Evidence, FileError, FileResult, Finding, Fix, Verdict
+from zeroopt.findings import (
+    Evidence,
+    FileError,
+    FileResult,
+    Finding,
+    Fix,
+    LifecycleReport,
+    Verdict,
+)
 from zeroopt.suppressions import Suppression
 
 FORMAT = 1
@@ -82,6 +90,7 @@ def _entry_to_json(e: CacheEntry) -> dict[str, Any]:
         "findings": [_finding_to_json(f) for f in e.result.findings],
         "errors": [err.message for err in e.result.errors],
         "suppressions": [s.to_json() for s in e.suppressions],
+        "lifecycles": [lc.to_json() for lc in e.result.lifecycles],
     }
 
 
@@ -89,7 +98,10 @@ def _entry_from_json(data: dict[str, Any], display: str) -> CacheEntry:
     """Rebuild an entry with paths rewritten to how this run displays the file."""
     findings = [replace(_finding_from_json(f), path=display) for f in data["findings"]]
     errors = [FileError(display, str(m)) for m in data["errors"]]
-    result = FileResult(display, findings, errors, str(data["sha256"]))
+    lifecycles = [
+        replace(LifecycleReport.from_json(lc), path=display) for lc in data.get("lifecycles", ())
+    ]
+    result = FileResult(display, findings, errors, str(data["sha256"]), lifecycles)
     sups = [Suppression.from_json(s) for s in data["suppressions"]]
     return CacheEntry(
         str(data["sha256"]),

@@ -155,6 +155,21 @@ class LifecycleReport:
     model: str
     buffers: tuple[LifecycleBuffer, ...]
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LifecycleReport:
+        buffers = tuple(
+            LifecycleBuffer(
+                target=b["target"],
+                line=int(b["line"]),
+                verdict=Verdict(b["verdict"]),
+                written=tuple(b["written"]),
+                read=tuple(b["read"]),
+                coupled=tuple(b.get("coupled", ())),
+            )
+            for b in data["buffers"]
+        )
+        return cls(data["path"], data["class"], int(data["line"]), data["model"], buffers)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,

@@ -25,7 +25,7 @@ from zeroopt import engine
 from zeroopt.cache import CacheEntry, ScanCache
 from zeroopt.config import Config
 from zeroopt.discovery import STDIN, SourceFile, discover
-from zeroopt.findings import FileError, FileResult, Finding, Verdict
+from zeroopt.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
 from zeroopt.rules.options import AnalysisOptions
 from zeroopt.suppressions import (
     Suppression,
@@ -58,6 +58,11 @@ class ScanReport:
     cache_hits: int = 0
     generated: int = 0  # skipped because of an @generated marker
     stdin_source: str | None = None
+
+    @property
+    def lifecycles(self) -> list[LifecycleReport]:
+        """Per-class tables of buffers judged across methods under a lifecycle model."""
+        return [lc for r in self.results for lc in r.lifecycles]
 
     def to_json(self) -> dict[str, Any]:
         from zeroopt.report.json import report_to_json

@@ -1,6 +1,7 @@
 """`--format json`: the machine-readable contract of PRODUCT.md (version 1).
 
-Keys beyond the contract are additive only (`unused_suppressions`); the contract keys never
+Keys beyond the contract are additive only (`unused_suppressions`, `lifecycles`: per-class tables
+of buffers judged across methods); the contract keys never
 change shape, because tests and outside tools parse them.
 """
 
@@ -30,6 +31,7 @@ def report_to_json(report: ScanReport) -> dict[str, Any]:
             "seconds": round(report.seconds, 3),
         },
         "unused_suppressions": [u.to_json() for u in report.unused_suppressions],
+        "lifecycles": [lc.to_json() for lc in report.lifecycles],
     }
 
 

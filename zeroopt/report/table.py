@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from zeroopt.findings import Finding, Verdict
+from zeroopt.findings import Finding, LifecycleReport, Verdict
 
 if TYPE_CHECKING:
     from zeroopt.runner import ScanReport
@@ -41,6 +41,35 @@ def _message_cell(report: ScanReport, f: Finding, show_evidence: bool) -> Text:
         for e in f.evidence:
             cell.append(f"\n  {e.line:>5} {e.kind:<14} {e.text}", style="cyan")
     return cell
+
+
+def _render_lifecycle(lc: LifecycleReport, console: Console) -> None:
+    """The issue-4 table: per buffer, the phases that write and read it, and the verdict."""
+    table = Table(
+        title=Text(
+            f"{lc.path}:{lc.line} class {lc.class_name} (lifecycle {lc.model})", style="bold"
+        ),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    table.add_column("Buffer", overflow="fold")
+    table.add_column("Written in", overflow="fold")
+    table.add_column("Read in", overflow="fold")
+    table.add_column("Verdict", no_wrap=True)
+    for b in lc.buffers:
+        read = "\n".join(b.read) or "-"
+        if b.coupled:
+            read += "\ncoupled: " + "; ".join(b.coupled)
+        table.add_row(
+            f"{b.target} (line {b.line})",
+            "\n".join(b.written) or "-",
+            read,
+            Text(str(b.verdict), style=VERDICT_STYLE.get(b.verdict, "")),
+        )
+    console.print(table)
+    console.print()
 
 
 def render(
@@ -69,6 +98,8 @@ def render(
             )
         console.print(table)
         console.print()
+    for lc in report.lifecycles:
+        _render_lifecycle(lc, console)
     for u in report.unused_suppressions:
         console.print(
             Text.assemble(

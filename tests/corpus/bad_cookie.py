@@ -1,0 +1,3 @@
+# -*- coding: klingon -*-
+import torch
+x = torch.zeros(4)

@@ -1,0 +1,3 @@
+﻿# -*- coding: latin-1 -*-
+import torch
+x = torch.zeros(4)

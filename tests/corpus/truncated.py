@@ -1,0 +1,5 @@
+import torch
+
+
+def f():
+    x = torch.zeros(4,

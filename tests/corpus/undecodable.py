@@ -1,0 +1,4 @@
+import torch
+
+s = 'ÿþú'
+x = torch.zeros(4)
