@@ -29,6 +29,7 @@ from zeroopt.findings import (
 from zeroopt.rules import ALL_RULES
 from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
 from zeroopt.rules.cfg import CFG, Builder
+from zeroopt.rules.cost import constant_nbytes, is_hot
 from zeroopt.rules.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.rules.options import AnalysisOptions, Contract
 from zeroopt.rules.resolve import Resolver
@@ -257,7 +258,8 @@ def _finding(site, code, fixable, verdict, outcome, lines, path) -> Finding:  # 
     return Finding(
         path=path, line=line, col=col, end_line=end_line, end_col=end_col, call=site.name,
         target=target, verdict=verdict, rule=code, message=message, evidence=evidence, fix=fix,
-        function=_owner_name(site.owner),
+        function=_owner_name(site.owner), hot=is_hot(_owner_name(site.owner)),
+        nbytes=constant_nbytes(site.call, site.name),
     )  # fmt: skip
 
 

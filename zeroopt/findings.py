@@ -55,8 +55,11 @@ class Finding:
     message: str
     evidence: tuple[Evidence, ...] = ()
     fix: Fix | None = None
-    # Not part of the JSON contract: where the allocation runs, for cost ranking (issue 7).
+    # Not part of the JSON contract: where the allocation runs and how big it is, for ranking
+    # findings by what a rewrite saves (a per-step memset before an init-time one).
     function: str = ""
+    hot: bool = False  # in a function that runs per step (forward, decode, replay, ...)
+    nbytes: int | None = None  # when the shape and dtype are constant expressions
 
     @property
     def actionable(self) -> bool:

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from zeroopt.findings import Finding, LifecycleReport, Verdict
+from zeroopt.rules.cost import human_bytes
 
 if TYPE_CHECKING:
     from zeroopt.runner import ScanReport
@@ -41,6 +42,11 @@ def _message_cell(report: ScanReport, f: Finding, show_evidence: bool) -> Text:
         for e in f.evidence:
             cell.append(f"\n  {e.line:>5} {e.kind:<14} {e.text}", style="cyan")
     return cell
+
+
+def _cost(f: Finding) -> str:
+    when = "per step" if f.hot else "once"
+    return f"{when}, {human_bytes(f.nbytes)}" if f.nbytes is not None else when
 
 
 def _render_lifecycle(lc: LifecycleReport, console: Console) -> None:
@@ -87,13 +93,16 @@ def render(
         table.add_column("Rule", no_wrap=True)
         table.add_column("Verdict", no_wrap=True)
         table.add_column("Target", overflow="fold")
+        table.add_column("Cost", no_wrap=True)
         table.add_column("Message", ratio=1, overflow="fold")
-        for f in group:
+        # Ranked by what a rewrite saves: per-step allocations first, then the biggest.
+        for f in sorted(group, key=lambda f: (not f.hot, -(f.nbytes or -1), f.line, f.col)):
             table.add_row(
                 f"{f.line}:{f.col}",
                 f.rule,
                 Text(str(f.verdict), style=VERDICT_STYLE.get(f.verdict, "")),
                 Text(f.target),
+                _cost(f),
                 _message_cell(report, f, show_evidence),
             )
         console.print(table)
