@@ -1,0 +1,27 @@
+# UNSOUND: augmented assignment of the bound inside a loop body.
+# zeroopt (engine at commit 2f2cb14) says `safe` for the torch.zeros at line 14, col 9,
+# yet replacing it by poisoned memory changes the result (pattern nan|max, input (0, 0, 0, False): result: NaN at different places).
+# Why: after the loop k == 2, the last x[:k] wrote [0, 1): x[1] never written.
+# Evidence the analysis gave:
+#   line 14: alloc: x = torch.zeros(8)
+#   line 18: write: slices together cover the buffer: x[k:] = 2
+# Run `python 008.py`: the two printed results differ.
+
+import torch
+
+
+def f(inp, n, k, flag):
+    x = torch.zeros(8)
+    for i in range(2):
+        x[:k] = 1
+        k += 1
+    x[k:] = 2
+    return x
+
+
+if __name__ == "__main__":
+    inp = torch.arange(32.0).reshape(4, 8)
+    print("with torch.zeros:", f(inp, 0, 0, False))
+    _zeros = torch.zeros
+    torch.zeros = lambda *a, **kw: _zeros(*a, **kw).fill_(float("nan"))  # what torch.empty may hold
+    print("as torch.empty  :", f(inp, 0, 0, False))

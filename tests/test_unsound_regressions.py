@@ -1,0 +1,32 @@
+"""Every wrong `safe` (or wrong fix) ever found stays found.
+
+Each file in tests/regressions/ is a minimised program where replacing one allocation by poisoned
+memory changed the result, while the analysis of its day said `safe`; its header says which site
+(`at line N`) and why. The analysis must never call that site `safe` again.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from zeroopt.engine import analyse_source
+from zeroopt.findings import Verdict
+
+CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
+
+
+def test_there_are_cases() -> None:
+    assert len(CASES) >= 14
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_no_safe_at_the_recorded_site(case: Path) -> None:
+    source = case.read_text()
+    line = int(re.search(r"at line (\d+)", source).group(1))  # type: ignore[union-attr]
+    result = analyse_source(source, case.name)
+    assert not result.errors
+    at_site = [f for f in result.findings if f.line == line]
+    assert all(f.verdict is not Verdict.SAFE for f in at_site), at_site
