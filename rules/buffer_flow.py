@@ -648,6 +648,14 @@ class _Eval:
             for k in e.keywords
         ):
             contract = None  # an asynchronous collective has not written anything yet
+        if qual in api.FULL_WRITE_FUNCTIONS and e.args:
+            # torch.nn.init.*_: fill the first argument in full, reading only its shape.
+            target = self.eval(e.args[0])
+            for _, a in list(self._args(e))[1:]:
+                self._read_arg(a, name, definite=True)
+            if target is not None:
+                self.write(target, e, full=True, region=None, how=self._src(e)[:100])
+            return target
         kernel = kernel_contract_for(qual)
         if (
             kernel is not None

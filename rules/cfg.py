@@ -93,7 +93,6 @@ CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 class _Loop:
     head: int
     after: int
-    broke: bool = False
 
 
 @dataclass
@@ -201,7 +200,6 @@ class Builder:
             node = self._node(Kind.JOIN, stmt, preds, "break")
             if self.loops:
                 loop = self.loops[-1]
-                loop.broke = True
                 self._through_finally(node, loop.after, loop, brk=True)
             return []
         if isinstance(stmt, ast.Continue):

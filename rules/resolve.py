@@ -15,8 +15,6 @@ _BUILTINS = frozenset(dir(builtins))
 _OPAQUE = "<opaque>"  # a binding that is not an import: assignment, parameter, def, ...
 _NONE = "<none>"  # `name = None`: the usual `except ImportError` fallback, harmless for resolution
 
-ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
-
 
 @dataclass
 class Scope:

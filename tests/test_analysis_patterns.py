@@ -197,6 +197,11 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "opaque-then-read": (P, "x = torch.zeros(4)\nkernel(x)\nreturn x.sum()"),
     "unknown-with": (P, "x = torch.zeros(4)\nwith cm():\n    x.copy_(a)\nreturn x.sum()"),
     "assert-write": (U, "x = torch.zeros(4)\nassert x.fill_(1) is not None\nreturn x.sum()"),
+    "nn-init": (S, "x = torch.zeros(3, 4)\ntorch.nn.init.constant_(x, 2.0)\nreturn x.sum()"),
+    "nn-init-after-read": (
+        U,
+        "x = torch.zeros(3, 4)\ny = x.sum()\ntorch.nn.init.ones_(x)\nreturn y",
+    ),
     "yield": (P, "x = torch.zeros(8)\nyield x\nx.fill_(1)"),
 }
 
@@ -230,3 +235,22 @@ def test_new_zeros_of_a_local_class_is_not_a_candidate() -> None:
     # and rewriting it to `.new_empty` would raise AttributeError.
     src = "import torch\n\nclass Pool:\n    def new_zeros(self, n):\n        return torch.ones(n)\n\ndef f():\n    pool = Pool()\n    x = pool.new_zeros(8)\n    x.fill_(1)\n    return x\n"
     assert analyse_source(src, "pool.py").findings == []
+
+
+@pytest.mark.parametrize(
+    "init", ["constant_(x, 2.0)", "ones_(x)", "zeros_(x)", "eye_(x)", "dirac_(x.view(3, 4, 1))"]
+)
+def test_nn_init_fills_are_safe_and_really_overwrite_poison(init: str) -> None:
+    torch = pytest.importorskip("torch")
+    body = f"x = torch.zeros(3, 4)\ntorch.nn.init.{init}\nreturn x.clone()"
+    source = _source(body)
+    (finding,) = [f for f in analyse_source(source, "init.py").findings if f.rule == "ZO001"]
+    assert finding.verdict is Verdict.SAFE  # dirac_ writes through a full view: still every element
+    poisoned = source.replace("torch.zeros(3, 4)", "torch.full((3, 4), float('nan'))")
+    results = []
+    for src in (source, poisoned):
+        namespace: dict[str, object] = {}
+        exec(compile(src, "init.py", "exec"), namespace)
+        args = [None] * 14
+        results.append(namespace["f"](*args))  # type: ignore[operator]
+    assert torch.equal(results[0], results[1])
