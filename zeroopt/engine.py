@@ -243,7 +243,15 @@ def _char_col(lines: list[str], line: int, byte_col: int) -> int:
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace")) + 1
 
 
-def _finding(site, code, fixable, verdict, outcome, lines, path) -> Finding:  # type: ignore[no-untyped-def]
+def _finding(
+    site: Site,
+    code: str,
+    fixable: bool,
+    verdict: Verdict,
+    outcome: BufferOutcome,
+    lines: list[str],
+    path: str,
+) -> Finding:
     call = site.call
     line, end_line = call.lineno, call.end_lineno or call.lineno
     col = _char_col(lines, line, call.col_offset)
