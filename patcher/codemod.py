@@ -30,7 +30,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from zeroopt.findings import ZEROS_CALLS
+from zeroopt.findings import EMPTY_NAME, ZEROS_CALLS
 
 # Attribute spelled in source -> the call it is, for attribute calls (`th.zeros`, `x.new_zeros`).
 _ATTR_CALL = {
@@ -39,11 +39,7 @@ _ATTR_CALL = {
     "new_zeros": "Tensor.new_zeros",
 }
 # The torch function a plain-name call must resolve to, and what replaces it.
-_EMPTY_ATTR = {
-    "torch.zeros": "empty",
-    "torch.zeros_like": "empty_like",
-    "Tensor.new_zeros": "new_empty",
-}
+_EMPTY_ATTR = EMPTY_NAME
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
 from zeroopt.rules.cfg import Builder
-from zeroopt.rules.lifecycle_program import build_program, class_methods
+from zeroopt.rules.lifecycle_program import build_program, class_methods, decorator_name
 from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import Contract
 from zeroopt.rules.resolve import Resolver
@@ -98,8 +98,7 @@ def analyse_lifecycles(
                 contracts=contracts,
                 source_lines=source_lines,
                 escape_on_bind=frozenset(program.escape_on_bind),
-                contiguous=site.name != "torch.zeros_like"
-                and not any(k.arg == "memory_format" for k in site.call.keywords),
+                contiguous=site.contiguous,
                 capture_nodes=frozenset(cfg.capture_nodes),
                 private_roots=frozenset({"self"}),
                 check_exit=False,
@@ -131,7 +130,7 @@ def _used_outside(attr: str, methods: dict[str, ast.FunctionDef | ast.AsyncFunct
     for name, fn in methods.items():
         args = [*fn.args.posonlyargs, *fn.args.args]
         if not args or any(
-            _decorator(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
+            decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
         ):
             continue
         me = args[0].arg
@@ -149,12 +148,6 @@ def _used_outside(attr: str, methods: dict[str, ast.FunctionDef | ast.AsyncFunct
             if isinstance(node, ast.Name) and node.id == me and id(node) not in bases:
                 return f"`{me}` is used whole by method `{name}` (line {node.lineno})"
     return ""
-
-
-def _decorator(d: ast.expr) -> str:
-    if isinstance(d, ast.Call):
-        d = d.func
-    return d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
 
 
 def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:

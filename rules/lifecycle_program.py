@@ -44,7 +44,7 @@ def class_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFun
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            decorators = {_decorator_name(d) for d in stmt.decorator_list}
+            decorators = {decorator_name(d) for d in stmt.decorator_list}
             if decorators & {
                 "staticmethod",
                 "classmethod",
@@ -58,7 +58,7 @@ def class_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFun
     return out
 
 
-def _decorator_name(d: ast.expr) -> str:
+def decorator_name(d: ast.expr) -> str:
     if isinstance(d, ast.Call):
         d = d.func
     if isinstance(d, ast.Attribute):

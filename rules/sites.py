@@ -27,6 +27,14 @@ class Site:
     target: ast.expr | None  # the assignment target, when the call is assigned directly
     key: ast.expr | None = None  # the dict key, for `target = {key: <call>, ...}`
 
+    @property
+    def contiguous(self) -> bool:
+        """A fresh torch.zeros/new_zeros is contiguous; zeros_like keeps its model's strides,
+        and an explicit memory_format may not be the default layout."""
+        return self.name != "torch.zeros_like" and not any(
+            k.arg == "memory_format" for k in self.call.keywords
+        )
+
 
 def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
     sites: list[Site] = []

@@ -48,7 +48,7 @@ methods; `__torch_function__` overrides do not read buffers behind the analysis'
 
 from __future__ import annotations
 
-from zeroopt.findings import Verdict
+from zeroopt.findings import ZEROS_CALLS, Verdict
 from zeroopt.rules.buffer_flow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
@@ -61,7 +61,7 @@ class ZerosOverwrittenBeforeRead(Rule):
     code = "ZO001"
     name = "zeros-overwritten-before-read"
     summary = "torch.zeros whose zeros are never read: torch.empty is equivalent"
-    calls = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
+    calls = ZEROS_CALLS
     fixable = True
     examples = (
         Example(_HEADER + "def f(x):\n    out = torch.zeros(4)\n    out.copy_(x)\n    return out\n", Verdict.SAFE),

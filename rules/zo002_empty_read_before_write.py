@@ -33,7 +33,7 @@ reads stay silent to keep this rule free of noise.
 
 from __future__ import annotations
 
-from zeroopt.findings import Verdict
+from zeroopt.findings import EMPTY_CALLS, Verdict
 from zeroopt.rules.buffer_flow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
@@ -46,7 +46,7 @@ class EmptyReadBeforeWrite(Rule):
     code = "ZO002"
     name = "empty-read-before-write"
     summary = "torch.empty read before it is written: the values are garbage"
-    calls = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
+    calls = EMPTY_CALLS
     fixable = False
     examples = (
         Example(_HEADER + "def f(x):\n    acc = torch.empty(4)\n    acc += x\n    return acc\n", Verdict.UNSAFE),

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from zeroopt.findings import char_col as contract_char_col
 from zeroopt.runtime_checks.patterns import dtype_name, poison_
 from zeroopt.runtime_checks.sites import Site
 
@@ -57,8 +58,7 @@ def char_col(filename: str, line: int, byte_col: int) -> int:
     text = linecache.getline(filename, line)
     if not text:
         return byte_col + 1
-    prefix = text.encode("utf-8")[:byte_col]
-    return len(prefix.decode("utf-8", errors="replace")) + 1
+    return contract_char_col(text, byte_col)
 
 
 def call_position(frame: FrameType) -> tuple[int, int | None]:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from zeroopt.findings import (
+    EMPTY_NAME,
     FileError,
     FileResult,
     Finding,
@@ -25,6 +26,7 @@ from zeroopt.findings import (
     LifecycleBuffer,
     LifecycleReport,
     Verdict,
+    char_col,
 )
 from zeroopt.rules import ALL_RULES
 from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
@@ -45,7 +47,6 @@ _PREFILTER = re.compile(
     rb"zeros|empty\s*\(|empty_like|new_empty|import[^\n]*\bempty\b|\bempty\s+as\b"
 )
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_REPLACE = {"zeros_like": "empty_like", "new_zeros": "new_empty", "zeros": "empty"}
 
 
 def source_hash(data: bytes) -> str:
@@ -140,7 +141,7 @@ def _analyse_tree(
             contracts=contracts,
             source_lines=lines,
             escape_on_bind=_escape_on_bind(site),
-            contiguous=_contiguous(site),
+            contiguous=site.contiguous,
             capture_nodes=frozenset(cfg.capture_nodes),
             int_names=ints[id(site.owner)],
         )
@@ -165,13 +166,6 @@ def _int_names(site: Site) -> frozenset[str]:
     scope = site.scope
     unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
     return int_names(owner.body, params, unstable)
-
-
-def _contiguous(site: Site) -> bool:
-    """A fresh torch.zeros/new_zeros is contiguous; zeros_like keeps its model's strides."""
-    return site.name != "torch.zeros_like" and not any(
-        k.arg == "memory_format" for k in site.call.keywords
-    )
 
 
 def _lifecycle_pass(
@@ -239,8 +233,7 @@ def _escape_on_bind(site: Site) -> frozenset[str]:
 
 def _char_col(lines: list[str], line: int, byte_col: int) -> int:
     """ast columns are UTF-8 byte offsets; the contract counts characters, 1-based."""
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace")) + 1
+    return char_col(lines[line - 1] if 0 < line <= len(lines) else "", byte_col)
 
 
 def _finding(
@@ -304,9 +297,9 @@ def _replacement(site: Site, lines: list[str], line: int, col: int, call_text: s
     func_text = _segment(lines, line, col, func.end_lineno, func_end)
     rest = call_text[len(func_text) :]
     if isinstance(func, ast.Attribute):
-        new_func = func_text[: len(func_text) - len(func.attr)] + _REPLACE[func.attr]
+        new_func = func_text[: len(func_text) - len(func.attr)] + EMPTY_NAME[site.name]
     else:
-        new_func = "empty_like" if site.name == "torch.zeros_like" else "empty"
+        new_func = EMPTY_NAME[site.name]
     return new_func + rest
 
 

@@ -127,8 +127,15 @@ class FileResult:
 
 ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
 EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
-# The rewrite each zero-filling call gets.
+# The rewrite each zero-filling call gets, and the name it is spelled with in source.
 EMPTY_OF = dict(zip(ZEROS_CALLS, EMPTY_CALLS, strict=True))
+EMPTY_NAME = {call: empty.rsplit(".", 1)[1] for call, empty in EMPTY_OF.items()}
+
+
+def char_col(line_text: str, byte_col: int) -> int:
+    """The contract's 1-based character column of a 0-based UTF-8 byte offset (what `ast` nodes
+    and code-object positions give) in `line_text`."""
+    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace")) + 1
 
 
 @dataclass(frozen=True)
