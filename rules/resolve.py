@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 _BUILTINS = frozenset(dir(builtins))
@@ -35,17 +36,26 @@ class Scope:
 
 def _collect_declarations(body: list[ast.AST], scope: Scope) -> None:
     """`global`/`nonlocal` of this scope only: nested defs and classes have their own."""
-    stack = list(body)
-    while stack:
-        node = stack.pop()
+    for node in walk_scope(body):
         if isinstance(node, ast.Global):
             scope.global_names.update(node.names)
         elif isinstance(node, ast.Nonlocal):
             scope.nonlocal_names.update(node.names)
-        elif not isinstance(
-            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
-        ):
-            stack.extend(ast.iter_child_nodes(node))
+
+
+def walk_scope(body: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    """Nodes of this scope: nested functions, classes and comprehensions bind their own names.
+    A walrus inside a comprehension binds a name of *this* scope but is not yielded: callers that
+    collect bindings must look for those themselves (scalars.int_names does)."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 class _ScopeBuilder(ast.NodeVisitor):

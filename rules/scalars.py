@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from zeroopt.rules.resolve import walk_scope
+
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
             ast.BitAnd, ast.BitOr, ast.BitXor)  # fmt: skip
 _INT_METHODS = frozenset(
@@ -28,7 +30,9 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
     for p in params:
         is_int = isinstance(p.annotation, ast.Name) and p.annotation.id == "int"
         add(p.arg, ast.Constant(0) if is_int else _NOT_INT)
-    for node in _walk_scope(body):
+    visited: set[int] = set()
+    for node in walk_scope(body):
+        visited.add(id(node))
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):
@@ -66,6 +70,12 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
             add(str(node.name), _NOT_INT)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             unstable |= set(node.names)
+    # A walrus inside a comprehension (or a nested scope) is not visited above, yet may bind a
+    # name of this scope to anything: such names are never trusted.
+    for stmt in body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.NamedExpr) and id(sub) not in visited:
+                add(sub.target.id, _NOT_INT)
     shadowed = _INT_BUILTINS & set(bindings)
     candidates = set(bindings) - unstable
     changed = True
@@ -126,16 +136,3 @@ def _names(target: ast.expr) -> Iterator[str]:
     for n in ast.walk(target):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             yield n.id  # `x[:m] = ...` binds nothing: only stored names are bindings
-
-
-def _walk_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Nodes of this scope: nested function and class bodies bind their own names."""
-    stack: list[ast.AST] = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            continue  # their targets are their own; a walrus inside is rare and then unproven
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
