@@ -18,6 +18,7 @@ from zeroopt.rules import torch_api as api
 from zeroopt.rules.cfg import CFG, Kind, Node
 from zeroopt.rules.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.rules.options import Contract
+from zeroopt.rules.records import plain_dataclasses
 from zeroopt.rules.resolve import Resolver, Scope
 from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
 
@@ -44,6 +45,9 @@ class BufferOutcome:
     contracts: list[tuple[int, str]] = field(default_factory=list)
     reads_after_write: int = 0
     coupled: list[tuple[int, str]] = field(default_factory=list)  # (line, description)
+    # Reads through a view that was written in full through the same path: (line, text).
+    view_reads: list[tuple[int, str]] = field(default_factory=list)
+    view_writes: list[tuple[int, str]] = field(default_factory=list)
     phase_events: set[tuple[str, str]] = field(default_factory=set)  # (phase, "read"/"write"/...)
     reached: bool = False
     gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
@@ -69,6 +73,14 @@ class Context:
     self_callables: frozenset[str] = frozenset()
     # Names that provably hold immutable ints: the only ones slice bounds may mention.
     int_names: frozenset[str] = frozenset()
+
+    @property
+    def records(self) -> dict[str, tuple[str, ...]]:
+        """Plain dataclasses of the module (records.py): name -> fields in __init__ order."""
+        scope = self.scope
+        while scope.parent is not None:
+            scope = scope.parent
+        return plain_dataclasses(scope.node) if isinstance(scope.node, ast.Module) else {}
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
@@ -308,10 +320,16 @@ class _Eval:
             return must[key]
         if key in self.st.may:
             return MAYBE
+        if "[" in key and any(v in self.st.may for v in _summary_variants(key)):
+            return MAYBE  # `d[3]` may be an entry stored as `d[bs] = ...`
         return None
 
     def owns(self, key: str) -> list[str]:
-        return [p for p in self.st.may if _under(p, key)]
+        owned = [p for p in self.st.may if _under(p, key)]
+        if "[" in key:
+            for v in _summary_variants(key):
+                owned += [p for p in self.st.may if _under(p, v)]
+        return owned
 
     def forget_value(self, name: str) -> None:
         """`name` now holds another value (`k += 1`): slice texts that mention it mean something else."""
@@ -328,6 +346,7 @@ class _Eval:
         st = self.st
         must = {k: v for k, v in st.must if k != key and not _under(k, key)}
         may = frozenset(k for k in st.may if k != key and not _under(k, key))
+        st = replace(st, fresh=frozenset(k for k in st.fresh if k != key and not _under(k, key)))
         if "." not in key and "[" not in key:
             # Slice bounds and shape dims that mention the name now mean something else.
             regions = frozenset(r for r in st.regions if key not in r.names)
@@ -342,7 +361,20 @@ class _Eval:
     def demote(self, key: str) -> None:
         """`key` may have been rebound: keep it as a may-alias so reads through it still count."""
         must = {k: v for k, v in self.st.must if k != key and not _under(k, key)}
-        self.st = self.st.with_must(must)
+        fresh = frozenset(k for k in self.st.fresh if k != key and not _under(k, key))
+        self.st = replace(self.st, fresh=fresh).with_must(must)
+
+    def rebind_elsewhere(self, component: str, keep: str) -> None:
+        """`obj.<attr> = v` (or `obj[<key>] = v`) through some name for `obj`: every other path
+        that ends in the same component may name that object too, so it no longer provably
+        holds what it held. Must-aliases become may-aliases; fresh facts are dropped."""
+
+        def hit(k: str) -> bool:
+            return component in k and k != keep and not _under(k, keep)
+
+        must = {k: v for k, v in self.st.must if not hit(k)}
+        fresh = frozenset(k for k in self.st.fresh if not hit(k))
+        self.st = replace(self.st, fresh=fresh).with_must(must)
 
     def bind(self, key: str, ref: Ref, node: ast.AST) -> None:
         if self.conditional:
@@ -360,6 +392,9 @@ class _Eval:
 
     def lost(self, node: ast.AST, how: str) -> None:
         """The buffer reaches something we cannot follow: any later use there is a possible read."""
+        if self.st.fresh:
+            # Code we cannot see may now re-point or resize a tensor of a fresh path.
+            self.st = replace(self.st, fresh=frozenset())
         if not self.st.full:
             self.escape(node, how)
             self._issue(UNPROVEN, node, "escape", how)
@@ -371,6 +406,14 @@ class _Eval:
 
     def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
         st = self.st
+        fresh = _fresh_path(node, st.fresh) if st.fresh else None
+        if fresh is not None:
+            self._event("read (a view written in full)")
+            if self.rec is not None:
+                line = getattr(node, "lineno", self.line)
+                phase = f"[{self.node.phase}] " if self.node.phase else ""
+                self.rec.note(self.rec.outcome.view_reads, line, f"{phase}`{fresh}`: {how}")
+            return
         self._event("read" if definite else "possible read")
         if self.capture and not st.full:
             self._issue(
@@ -398,6 +441,14 @@ class _Eval:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
 
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+        if full and not self.capture and not self.conditional:
+            written = _written_place(node)
+            if written is not None:
+                self.st = replace(self.st, fresh=self.st.fresh | {written})
+                if self.rec is not None:
+                    line = getattr(node, "lineno", self.line)
+                    phase = f"[{self.node.phase}] " if self.node.phase else ""
+                    self.rec.note(self.rec.outcome.view_writes, line, f"{phase}`{written}`: {how}")
         if ref.view is View.MAYBE:
             return
         if self.capture:
@@ -1090,6 +1141,7 @@ class _Eval:
                 if isinstance(target, ast.Attribute | ast.Subscript)
                 else None
             )
+            self._store_through(target, key)
             self.kill(key)
             if ref is not None:
                 self.bind(key, ref, stmt)
@@ -1104,8 +1156,173 @@ class _Eval:
         if owner_key is not None:
             for place in self.owns(owner_key):
                 self.demote(place)
+        self._store_through(target, None)
         if ref is not None:
             self.lost(target, f"stored in `{self._src(target)}`")
+
+    def _store_through(self, target: ast.expr, key: str | None) -> None:
+        """Another name may denote the object stored into: demote what it held (see
+        rebind_elsewhere). A computed key may equal any key."""
+        if isinstance(target, ast.Attribute):
+            self.rebind_elsewhere(f".{target.attr}", key or "")
+        elif isinstance(target, ast.Subscript):
+            sub = target.slice
+            if isinstance(sub, ast.Constant) and type(sub.value) in (str, int):
+                self.rebind_elsewhere(f"[{sub.value!r}]", key or "")
+            self.rebind_elsewhere("[*]", key or "")
+            if key is None:
+                self.rebind_elsewhere("[", "")
+
+    # --- objects that hold views: metadata records, dicts keyed by batch size ---------------
+    def transfer(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
+        """`t = <place>` / `t = Record(f=view, ...)` / `t = d[bs]` / `d[bs] = <place>`, where the
+        value is an object holding the buffer rather than the buffer: its paths are carried over
+        to the new name instead of counting as a use of the whole object. False: not such a
+        statement, evaluate it as usual."""
+        tkey = place_key(target)
+        if tkey is None:
+            return self._summary_store(target, value, stmt)
+        if isinstance(value, ast.Call):
+            return self._record(target, tkey, value, stmt)
+        if isinstance(value, ast.Subscript) and not _constant_index(value.slice):
+            return self._summary_load(target, tkey, value, stmt)
+        vkey = place_key(value)
+        if vkey is None or self.lookup(vkey) is not None or not self._holds(vkey):
+            return False
+        carried = self._carry(vkey)
+        self._store_target(target, tkey)
+        self._put(tkey, carried, stmt, target)
+        return True
+
+    def _holds(self, key: str) -> bool:
+        return bool(self.owns(key)) or any(_under(f, key) for f in self.st.fresh)
+
+    def _carry(self, vkey: str) -> list[tuple[str, Ref | None, bool]]:
+        """(suffix, must-ref or None for may-only, fresh) of every path under `vkey`."""
+        must = self.st.must_map()
+        out: list[tuple[str, Ref | None, bool]] = []
+        variants = _summary_variants(vkey) if "[" in vkey else []
+        for p in sorted(self.st.may):
+            if _under(p, vkey):
+                out.append((p[len(vkey) :], must.get(p), p in self.st.fresh))
+            for v in variants:  # an entry stored under a computed key: may-only
+                if _under(p, v):
+                    out.append((p[len(v) :], None, False))
+        for f in sorted(self.st.fresh):
+            if _under(f, vkey) and f not in self.st.may:
+                out.append((f[len(vkey) :], None, True))
+        return out
+
+    def _store_target(self, target: ast.expr, tkey: str) -> None:
+        if isinstance(target, ast.Attribute | ast.Subscript):
+            self.eval(target.value, as_base=True)
+            self._store_through(target, tkey)
+        self.kill(tkey)
+
+    def _put(
+        self,
+        tkey: str,
+        carried: list[tuple[str, Ref | None, bool]],
+        stmt: ast.AST,
+        target: ast.expr,
+        weak: bool = False,
+    ) -> None:
+        if not carried:
+            return
+        for suffix, ref, fresh in carried:
+            place = tkey + suffix
+            if ref is not None and not weak:
+                self.bind(place, ref, stmt)
+            else:
+                self.st = replace(self.st, may=self.st.may | {place})
+            if fresh and not weak and not self.conditional:
+                self.st = replace(self.st, fresh=self.st.fresh | {place})
+        if _root(tkey) != tkey and _root(tkey) not in self.ctx.private_roots:
+            self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
+        if tkey in self.ctx.escape_on_bind:
+            self.escape(target, f"bound to `{tkey}`, visible outside this function")
+
+    def _record(self, target: ast.expr, tkey: str, call: ast.Call, stmt: ast.AST) -> bool:
+        """`t = Meta(page_table=view, ...)` for a plain dataclass of this module: its generated
+        __init__ only stores each argument in the field of that name."""
+        func = call.func
+        if not isinstance(func, ast.Name) or func.id not in self.ctx.records:
+            return False
+        if self._locally_bound(func.id):
+            return False
+        fields = self.ctx.records[func.id]
+        if len(call.args) > len(fields) or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        if any(k.arg is None or k.arg not in fields for k in call.keywords):
+            return False
+        pairs = [*zip(fields, call.args, strict=False)]
+        pairs += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        carried: list[tuple[str, Ref | None, bool]] = []
+        for name, arg in pairs:
+            akey = place_key(arg)
+            holder = akey is not None and self.lookup(akey) is None and self._holds(akey)
+            ref = None if holder else self._eval_value(arg)
+            fresh = akey is not None and akey in self.st.fresh
+            if ref is not None or fresh:
+                carried.append((f".{name}", ref, fresh))
+            if akey is not None:
+                carried += [(f".{name}{sfx}", r, f) for sfx, r, f in self._carry(akey)]
+        self._store_target(target, tkey)
+        self._put(tkey, carried, stmt, target)
+        return True
+
+    def _locally_bound(self, name: str) -> bool:
+        scope: Scope | None = self.ctx.scope
+        while scope is not None and scope.parent is not None:
+            if name in scope.bindings:
+                return True
+            scope = scope.parent
+        return False
+
+    def _summary_load(
+        self, target: ast.expr, tkey: str, value: ast.Subscript, stmt: ast.AST
+    ) -> bool:
+        """`t = d[bs]` with a computed key: `t` may be any entry of `d`, so every path under an
+        entry becomes a may-path of `t`: reads through it count, writes prove nothing."""
+        dkey = place_key(value.value)
+        if dkey is None or self.lookup(dkey) is not None or not self.owns(dkey):
+            return False
+        carried: list[tuple[str, Ref | None, bool]] = []
+        for p in sorted(set(self.owns(dkey))):
+            after = _strip_first_key(p[len(dkey) :]) if _under(p, dkey) else None
+            if after is None:
+                return False
+            carried.append((after, None, False))
+        index_ref = self.eval(value.slice)
+        if index_ref is not None:
+            self.read(index_ref, value.slice, definite=True, how="used as a key")
+        self._store_target(target, tkey)
+        self._put(tkey, carried, stmt, target, weak=True)
+        return True
+
+    def _summary_store(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
+        """`d[bs] = <object holding the buffer>` with a computed key: recorded as the entry
+        `d[*]`, which every later lookup of `d` may return."""
+        if not isinstance(target, ast.Subscript) or _constant_index(target.slice):
+            return False
+        dkey = place_key(target.value)
+        vkey = place_key(value)
+        if dkey is None or vkey is None or self.lookup(dkey) is not None:
+            return False
+        ref = self.lookup(vkey)
+        if ref is None and not self._holds(vkey):
+            return False
+        carried = [(suffix, None, False) for suffix, _, _ in self._carry(vkey)]
+        if ref is not None:
+            carried.append(("", None, False))
+        index_ref = self.eval(target.slice)
+        if index_ref is not None:
+            self.read(index_ref, target.slice, definite=True, how="used as a key")
+        for place in self.owns(dkey):
+            self.demote(place)
+        self._store_through(target, None)
+        self._put(f"{dkey}[*]", carried, stmt, target, weak=True)
+        return True
 
     def _store_into_buffer(self, base: Ref, target: ast.Subscript, stmt: ast.AST) -> None:
         index = _classify_index(target.slice, self.ctx.int_names)
@@ -1194,7 +1411,7 @@ class _Eval:
         if isinstance(s, ast.Assign):
             self._assign_stmt(s)
         elif isinstance(s, ast.AnnAssign):
-            if s.value is not None:
+            if s.value is not None and not self.transfer(s.target, s.value, s):
                 ref = self.eval(s.value)
                 self.assign(s.target, ref, s)
         elif (
@@ -1292,9 +1509,20 @@ class _Eval:
                     if _root(place) not in self.ctx.private_roots:
                         self.escape(s, f"stored in `{place}`")
             return
+        if len(s.targets) == 1 and self.transfer(s.targets[0], value, s):
+            return
         ref = self.eval(value)
+        key = place_key(value)
         for t in s.targets:
             self.assign(t, ref, s)
+            tkey = place_key(t)
+            if (
+                key is not None
+                and tkey is not None
+                and key in self.st.fresh
+                and not self.conditional
+            ):
+                self.st = replace(self.st, fresh=self.st.fresh | {tkey})
 
     def _definition(self, s: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         for dec in s.decorator_list:
@@ -1311,6 +1539,75 @@ class _Eval:
         if s.decorator_list:
             self.unknown_call(s, f"decorators of `{s.name}`")
         self.kill(s.name)
+
+
+def _written_place(node: ast.AST) -> str | None:
+    """The access path whose whole tensor a full write goes through: `p` in `p.copy_(x)`,
+    `p[:] = x`, or a kernel's `out=p`."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in api.FULL_WRITE_METHODS:
+            return place_key(func.value)
+        return None
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        whole = (
+            isinstance(index, ast.Slice) and not (index.lower or index.upper or index.step)
+        ) or (isinstance(index, ast.Constant) and index.value is Ellipsis)
+        return place_key(node.value) if whole else place_key(node)
+    return place_key(node) if isinstance(node, ast.Name | ast.Attribute) else None
+
+
+def _fresh_path(node: ast.AST, fresh: frozenset[str]) -> str | None:
+    """The fresh path an expression reads through, if it reads only that tensor's elements:
+    the path itself, an index or slice of it, a transpose, or a method called on one of those.
+    Anything that may re-stride the storage (`.as_strided(...)`, `._base`) is not followed."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr in api.PARTIAL_VIEW_METHODS:
+            return None
+        node = func.value
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+            continue
+        if not isinstance(node, ast.expr):
+            return None
+        key = place_key(node)
+        if key is not None and key in fresh:
+            return key
+        if isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "H", "mH"):
+            node = node.value
+            continue
+        return None
+
+
+_KEY_PART = re.compile(r"""\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+|\*)\]""")
+
+
+def _constant_index(index: ast.expr) -> bool:
+    return isinstance(index, ast.Constant) and type(index.value) in (str, int)
+
+
+def _summary_variants(key: str) -> list[str]:
+    """`d[3].x` -> [`d[*].x`]: the spellings under which a computed-key entry may be stored."""
+    parts = list(_KEY_PART.finditer(key))
+    out = []
+    for mask in range(1, 1 << len(parts)):
+        text, last = [], 0
+        for i, m in enumerate(parts):
+            text.append(key[last : m.start()])
+            text.append("[*]" if mask >> i & 1 else m.group(0))
+            last = m.end()
+        text.append(key[last:])
+        out.append("".join(text))
+    return out
+
+
+def _strip_first_key(rest: str) -> str | None:
+    """`['page_table'].x` -> `.x`: what follows the first subscript of a path suffix."""
+    m = _KEY_PART.match(rest)
+    return rest[m.end() :] if m else None
 
 
 def _root(key: str) -> str:
@@ -1435,7 +1732,7 @@ def _inert(m: _Mentions, state: State) -> bool:
     for _, ref in state.must:
         if ref.region is not None:
             plain |= ref.region.names
-    for key in state.may:
+    for key in state.may | state.fresh:
         root = _root(key)
         rest = key[len(root) :]
         if rest.startswith("."):

@@ -56,6 +56,11 @@ class State:
     # so later unknown calls can add evidence but never change the verdict.
     lost: bool = False
     dims: tuple[tuple[str | None, frozenset[str]], ...] = ()  # allocation shape as source text
+    # Access paths whose current tensor was written in full through that very path, on every
+    # path (`metadata.page_table.copy_(...)`): reading that tensor again reads only written
+    # elements, whatever part of the buffer it views. Cross-method metadata objects need this:
+    # the view is created in one method, written in a second and read in a third.
+    fresh: frozenset[str] = frozenset()
 
     @property
     def escaped(self) -> bool:
@@ -94,4 +99,5 @@ def join(a: State | None, b: State | None) -> State | None:
         escapes=a.escapes | b.escapes,
         lost=a.lost or b.lost,
         dims=dims,
+        fresh=a.fresh & b.fresh,
     )

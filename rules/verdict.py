@@ -36,6 +36,17 @@ def explain(
                 f"{name} is written in full (line {first}) before any read on every path; "
                 "torch.empty is equivalent"
             )
+        elif outcome.view_reads:
+            evidence += [
+                Evidence(line, "view-write", text) for line, text in outcome.view_writes[:3]
+            ]
+            evidence += [Evidence(line, "view-read", text) for line, text in outcome.view_reads[:3]]
+            first = outcome.view_reads[0][0]
+            message = (
+                f"{name} is read only through views written in full through the same path "
+                f"earlier on every path (first read line {first}); torch.empty is equivalent"
+            )
+            return message, tuple(sorted(evidence, key=lambda e: e.line))
         else:
             message = f"{name} is never read; torch.empty is equivalent"
         return message, tuple(evidence)

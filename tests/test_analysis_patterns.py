@@ -158,8 +158,9 @@ CASES: dict[str, tuple[Verdict, str]] = {
         P,
         "self.m = {'a': torch.zeros(8)}\ny = self.m.get('a')\nself.m['a'].fill_(1)\nreturn y",
     ),
+    # `o = self` carries `self.x` over as `o.x`: the sum reads the buffer before any write.
     "owner-alias": (
-        P,
+        U,
         "self.x = torch.zeros(8)\no = self\ny = o.x.sum()\nself.x.fill_(1)\nreturn y",
     ),
     "maybe-gather-load": (P, "x = torch.zeros(8)\ny = x[i]\nx.fill_(1)\nreturn y"),

@@ -417,3 +417,70 @@ def test_a_method_outside_the_model_that_touches_the_buffer_is_unproven() -> Non
     )
     assert f.verdict is Verdict.UNPROVEN
     assert "idle_stats" in f.message
+
+
+# --- metadata objects: views stored in a record per batch size, written and read through it ---
+
+RECORD = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass Meta:\n"
+    "    lens: torch.Tensor = None\n    table: torch.Tensor = None\n\n\n"
+)
+CAPTURE_VIEWS = """
+lens = self.state["lens"][:bs]
+lens.copy_(seq_lens)
+meta = Meta(lens=lens, table=self.state["table"][:bs])
+meta.table.fill_(0)
+self.graph_meta[bs] = meta
+self.forward_metadata = meta
+"""
+REPLAY_VIEWS = """
+meta = self.graph_meta[bs]
+meta.lens.copy_(seq_lens)
+meta.table.copy_(seq_lens[:, None])
+self.forward_metadata = meta
+"""
+EAGER_FRESH = "self.forward_metadata = Meta(lens=seq_lens, table=seq_lens[:, None])"
+FORWARD_FA = """
+meta = self.forward_metadata
+return flash_attn_varlen_func(q, k, v, seqused_k=meta.lens, page_table=meta.table)
+"""
+STATE = """
+self.graph_meta = {}
+self.state = {"lens": torch.zeros(max_bs, dtype=torch.int32), "table": torch.ones(max_bs, 4)}
+"""
+
+
+def with_record(src: str) -> str:
+    return src.replace(HEADER, HEADER + RECORD, 1)
+
+
+def test_view_in_record_written_in_full_by_every_setup_is_safe_with_evidence() -> None:
+    f = only(with_record(backend(STATE, CAPTURE_VIEWS, REPLAY_VIEWS, FORWARD_FA, eager=EAGER_FRESH)))
+    assert f.verdict is Verdict.SAFE, f.message
+    assert "read only through views written in full" in f.message
+    kinds = {e.kind for e in f.evidence}
+    assert {"view-write", "view-read"} <= kinds
+    assert any("replay" in e.text and e.kind == "view-write" for e in f.evidence)
+
+
+def test_replay_writing_part_of_the_record_view_is_not_safe() -> None:
+    replay = REPLAY_VIEWS.replace("meta.lens.copy_(seq_lens)", "meta.lens[:2].copy_(seq_lens)")
+    f = only(with_record(backend(STATE, CAPTURE_VIEWS, replay, FORWARD_FA, eager=EAGER_FRESH)))
+    assert f.verdict is Verdict.UNPROVEN, f.message
+    assert "replay" in f.message
+
+
+def test_capture_binding_the_view_without_writing_it_is_unsafe() -> None:
+    capture = CAPTURE_VIEWS.replace("lens.copy_(seq_lens)\n", "")
+    f = only(with_record(backend(STATE, capture, REPLAY_VIEWS, FORWARD_FA, eager=EAGER_FRESH)))
+    assert f.verdict is Verdict.UNSAFE, f.message
+    assert "capture warm-up" in f.message
+
+
+def test_computed_key_store_may_replace_a_named_entry() -> None:
+    # `self.state[bs] = meta` may overwrite `self.state["lens"]` (bs could be "lens"), so the
+    # replay's write through `self.state["lens"]` no longer provably writes the buffer.
+    capture = CAPTURE_VIEWS.replace("self.graph_meta[bs] = meta", "self.state[bs] = meta")
+    replay = 'self.state["lens"].copy_(seq_lens)\nself.forward_metadata = Meta(lens=self.state["lens"], table=seq_lens[:, None])'
+    f = only(with_record(backend(STATE, capture, replay, FORWARD_FA, eager=EAGER_FRESH)))
+    assert f.verdict is not Verdict.SAFE, f.message

@@ -207,7 +207,9 @@ def _lifecycle_pass(
                 line=f.line,
                 verdict=f.verdict,
                 written=_phases(lo.outcome, ("write", "partial write")),
-                read=_phases(lo.outcome, ("read", "possible read")),
+                read=_phases(
+                    lo.outcome, ("read", "possible read", "read (a view written in full)")
+                ),
                 coupled=tuple(text for _, text in (lo.outcome.coupled if lo.outcome else [])),
             )
             for lo, f in rows

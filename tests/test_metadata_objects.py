@@ -1,0 +1,194 @@
+"""Buffers held by metadata objects: dataclass fields, dicts keyed by batch size, other names
+for the same object, and views written in full through the path that later reads them.
+
+Every case is analysed *and executed*: the allocation is poisoned (NaN, max, 2**30, -1, 1) and
+the result compared with the zeros run. A `safe` must run equivalent; each case expected to be
+`unsafe` must be seen to differ, so the analysis is checked against Python in both directions.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.soundness.oracle import check_program, engine_findings
+from zeroopt.findings import Verdict
+
+S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
+
+HEADER = """\
+import sys
+import types
+import torch
+from dataclasses import dataclass, field
+
+sys.modules.setdefault(__name__, types.ModuleType(__name__))  # the oracle execs this source
+
+
+@dataclass
+class Meta:
+    lens: torch.Tensor = None
+    table: torch.Tensor = None
+    extra: list = field(default_factory=list)
+
+
+class Opaque:
+    def __init__(self, **kw):
+        for name, value in kw.items():
+            setattr(self, name, value)
+
+
+def helper(m):
+    m.lens = torch.ones(3)
+
+
+def f(inp, n, k, flag):
+"""
+
+CASES: dict[str, tuple[Verdict, str]] = {
+    # A view stored in a record, written in full through the record, read through it.
+    "record-view-written-then-read": (
+        S,
+        """
+        buf = torch.zeros(8)
+        m = Meta(lens=buf[:4])
+        m.lens.copy_(inp[0, :4])
+        return m.lens.sum()
+        """,
+    ),
+    "record-view-read-unwritten": (
+        U,
+        """
+        buf = torch.zeros(8)
+        m = Meta(lens=buf[:4])
+        return m.lens.sum()
+        """,
+    ),
+    # Written through the record, then the field is re-pointed at unwritten memory.
+    # (unproven, not unsafe: part of the buffer was written, and its regions are not told apart)
+    "record-field-rebound": (
+        P,
+        """
+        buf = torch.zeros(8)
+        m = Meta(lens=buf[:4])
+        m.lens.fill_(1.0)
+        m.lens = buf[4:]
+        return m.lens.sum()
+        """,
+    ),
+    # Another name for the record re-points the field: the write through `m` hits `y`.
+    "record-alias-store": (
+        U,
+        """
+        buf = torch.zeros(8)
+        y = torch.ones(4)
+        m = Meta(lens=buf[:4])
+        a = m
+        a.lens = y
+        m.lens.fill_(2.0)
+        return buf[:4].sum() + y.sum()
+        """,
+    ),
+    # The object travels under another name and the write goes through the new name.
+    "record-carried-to-new-name": (
+        S,
+        """
+        buf = torch.zeros(4)
+        m = Meta(lens=buf)
+        holder = {}
+        t = m
+        t.lens.copy_(inp[1, :4])
+        return m.lens.sum()
+        """,
+    ),
+    # A computed key may be any key: the entry read back may be the one just stored (a local
+    # dict's entries count as escaped outside lifecycle mode, where `self` is private).
+    "dict-computed-key-entry": (
+        P,
+        """
+        buf = torch.zeros(4)
+        d = {}
+        m = Meta(lens=buf)
+        d[k] = m
+        back = d[k]
+        return back.lens.sum()
+        """,
+    ),
+    # Written through the entry read back under a computed key, then read through it.
+    "dict-computed-key-written": (
+        P,
+        """
+        buf = torch.zeros(4)
+        d = {}
+        m = Meta(lens=buf)
+        d[k] = m
+        back = d[k]
+        back.lens.fill_(3.0)
+        return back.lens.sum()
+        """,
+    ),
+    # Written through one entry, read through a lookup that is not provably the same entry.
+    "dict-other-lookup": (
+        P,
+        """
+        buf = torch.zeros(4)
+        d = {}
+        m = Meta(lens=buf)
+        d[k] = m
+        d[k].lens.fill_(3.0) if flag else None
+        back = d[k]
+        return back.lens.sum()
+        """,
+    ),
+    # Handing the record to code we cannot see: it may re-point the field.
+    "record-passed-to-opaque": (
+        P,
+        """
+        buf = torch.zeros(4)
+        m = Meta(lens=buf)
+        m.lens.fill_(1.0) if flag else None
+        helper(m)
+        return m.lens.sum() + buf.sum()
+        """,
+    ),
+    # An object that is not a plain dataclass runs its own __init__: the buffer escapes.
+    "non-record-constructor": (
+        P,
+        """
+        buf = torch.zeros(4)
+        m = Opaque(lens=buf)
+        m.lens.fill_(1.0)
+        return m.lens.sum()
+        """,
+    ),
+    # A write on only one branch proves nothing for the read after the join.
+    "record-write-on-one-branch": (
+        U,
+        """
+        buf = torch.zeros(4)
+        m = Meta(lens=buf)
+        if flag:
+            m.lens.fill_(1.0)
+        return m.lens.sum()
+        """,
+    ),
+}
+
+
+def _program(body: str) -> str:
+    return HEADER + textwrap.indent(textwrap.dedent(body).strip(), "    ") + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_metadata_object_case(name: str) -> None:
+    expected, body = CASES[name]
+    source = _program(body)
+    report = check_program(source, analyse=engine_findings)
+    assert report.valid, report.reason
+    assert not report.analysis_error, report.analysis_error
+    first = min((s for s in report.sites if s.finding is not None), key=lambda s: s.site.key)
+    assert first.verdict is expected, f"{name}: {first.verdict} ({first.finding and first.finding.message})"
+    assert not first.unsound, f"{name}: safe, yet poisoning changed the result: {first.detail}"
+    if expected is Verdict.UNSAFE:
+        assert first.unsafe, f"{name}: said unsafe, but every poisoned run was equivalent"
