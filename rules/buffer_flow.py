@@ -73,6 +73,8 @@ class Context:
     self_callables: frozenset[str] = frozenset()
     # Names that provably hold immutable ints: the only ones slice bounds may mention.
     int_names: frozenset[str] = frozenset()
+    # Kernel contracts declared in the configuration, checked before the built-in ones.
+    kernels: tuple[KernelContract, ...] = ()
 
     @property
     def records(self) -> dict[str, tuple[str, ...]]:
@@ -707,7 +709,7 @@ class _Eval:
             if target is not None:
                 self.write(target, e, full=True, region=None, how=self._src(e)[:100])
             return target
-        kernel = kernel_contract_for(qual)
+        kernel = kernel_contract_for(qual, self.ctx.kernels)
         if (
             kernel is not None
             and not any(isinstance(a, ast.Starred) for a in e.args)
@@ -930,7 +932,8 @@ class _Eval:
     def _e_Compare(self, e: ast.Compare) -> Ref | None:
         identity = all(isinstance(op, ast.Is | ast.IsNot) for op in e.ops)
         for side in (e.left, *e.comparators):
-            ref = self.eval(side)
+            # `meta is None` neither reads nor hands on the object that holds the buffer.
+            ref = self.eval(side, as_base=identity)
             if ref is not None and not identity:
                 self.read(ref, side, definite=True, how=f"compared in `{self._src(e)}`")
         return None

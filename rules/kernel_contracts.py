@@ -70,10 +70,52 @@ KERNEL_CONTRACTS: tuple[KernelContract, ...] = (
 )  # fmt: skip
 
 
-def kernel_contract_for(qualified: str | None) -> KernelContract | None:
+def kernel_from_config(function: str, spec: dict[str, object], where: str) -> KernelContract:
+    """`[tool.zeroopt.kernels."pkg.mod.fn"]`: params (positional order), row-reads
+    (`{ table = "lengths" }`), writes, ignored, source. Raises ValueError with the problem."""
+    known = {"params", "row-reads", "writes", "ignored", "source"}
+    extra = sorted(set(spec) - known)
+    if extra:
+        raise ValueError(f"unknown key(s) {', '.join(extra)} (known: {', '.join(sorted(known))})")
+
+    def names(key: str) -> tuple[str, ...]:
+        value = spec.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{key} must be a list of parameter names")
+        return tuple(value)
+
+    params = names("params")
+    if not params:
+        raise ValueError("params must list the parameters in positional order")
+    rows = spec.get("row-reads", {})
+    if not isinstance(rows, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in rows.items()
+    ):
+        raise ValueError('row-reads must be a table like { page_table = "seqused_k" }')
+    for name in (*rows, *rows.values(), *names("writes"), *names("ignored")):
+        if name not in params:
+            raise ValueError(f"{name!r} is not one of params")
+    head, _, last = function.rpartition(".")
+    if not head:
+        raise ValueError("name the function with its module, e.g. my_kernels.attention")
+    source = spec.get("source", where)
+    return KernelContract(
+        name=last,
+        module_hints=(head,),
+        params=params,
+        row_reads=tuple(rows.items()),
+        writes=names("writes"),
+        ignored=names("ignored"),
+        source=str(source),
+    )
+
+
+def kernel_contract_for(
+    qualified: str | None, extra: tuple[KernelContract, ...] = ()
+) -> KernelContract | None:
     if not qualified:
         return None
-    for contract in KERNEL_CONTRACTS:
+    for contract in (*extra, *KERNEL_CONTRACTS):
         if contract.matches(qualified):
             return contract
     return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
 from zeroopt.rules.cfg import Builder
+from zeroopt.rules.kernel_contracts import KernelContract
 from zeroopt.rules.lifecycle_program import build_program, class_methods, decorator_name
 from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import Contract
@@ -37,6 +38,7 @@ def analyse_lifecycles(
     contracts: dict[str, Contract],
     source_lines: list[str],
     extra_models: Sequence[Lifecycle] = (),
+    kernels: tuple[KernelContract, ...] = (),
 ) -> list[LifecycleOutcome]:
     models = (*extra_models, *BUILTIN_LIFECYCLES)
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
@@ -104,6 +106,7 @@ def analyse_lifecycles(
                 check_exit=False,
                 self_callables=stored,
                 int_names=ints,
+                kernels=kernels,
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results

@@ -24,3 +24,5 @@ class AnalysisOptions:
     contracts: tuple[Contract, ...] = field(default_factory=tuple)
     # Extra lifecycle models from `[tool.zeroopt.lifecycles]` (rules.lifecycles.Lifecycle).
     lifecycles: tuple[Any, ...] = field(default_factory=tuple)
+    # Kernel contracts from `[tool.zeroopt.kernels]` (rules.kernel_contracts.KernelContract).
+    kernels: tuple[Any, ...] = field(default_factory=tuple)

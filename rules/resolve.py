@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 _BUILTINS = frozenset(dir(builtins))
 _OPAQUE = "<opaque>"  # a binding that is not an import: assignment, parameter, def, ...
@@ -34,170 +35,291 @@ class Scope:
         self.bindings.setdefault(name, set()).add(what)
 
 
-def _collect_declarations(body: list[ast.AST], scope: Scope) -> None:
-    """`global`/`nonlocal` of this scope only: nested defs and classes have their own."""
-    for node in walk_scope(body):
-        if isinstance(node, ast.Global):
-            scope.global_names.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            scope.nonlocal_names.update(node.names)
+# Fields that never hold a node: identifiers, numbers, strings and constants. Leaving them out
+# is most of what makes the walks below cheaper than `ast.iter_child_nodes`, which inspects every
+# field of every node. A field wrongly listed here would hide nodes, so the list is exact for 3.11+
+# (a str in a field not listed is harmless: the walks skip anything that is not a node).
+_SCALAR_FIELDS = frozenset(
+    {"id", "attr", "arg", "asname", "module", "level", "name", "type_comment", "kind", "simple",
+     "is_async", "conversion", "rest", "kwd_attrs", "tag", "lineno"}
+)  # fmt: skip
+_SCALAR_FIELDS_OF: dict[type, frozenset[str]] = {
+    ast.Constant: frozenset({"value"}),
+    ast.MatchSingleton: frozenset({"value"}),
+    ast.Global: frozenset({"names"}),
+    ast.Nonlocal: frozenset({"names"}),
+}
+# Leaf nodes (Load, Add, Eq, ...) that bind, load and call nothing.
+_MARKER_FIELDS = frozenset({"ctx", "op", "ops"})
+_NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+               ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
+
+
+class _ChildFields(dict[type, tuple[str, ...] | None]):
+    """Per node class, the fields that can hold child nodes, last field first (the walks push
+    them onto a LIFO stack); None for anything that is not a node (a `None` key of a dict
+    display, a str). Filled on first sight of a class, so synthetic nodes work too."""
+
+    def __init__(self, skip: frozenset[str], leaf: tuple[type, ...] = ()) -> None:
+        super().__init__()
+        self._skip = skip
+        self._leaf = leaf  # classes whose children are not walked
+
+    def __missing__(self, cls: type) -> tuple[str, ...] | None:
+        fields: tuple[str, ...] | None = None
+        if issubclass(cls, ast.AST):
+            if issubclass(cls, self._leaf):
+                fields = ()
+            else:
+                skip = self._skip | _SCALAR_FIELDS_OF.get(cls, frozenset())
+                fields = tuple(f for f in reversed(cls._fields) if f not in skip)
+        self[cls] = fields
+        return fields
+
+
+# Exactly the children `ast.iter_child_nodes` yields, and in walk_scope nested scopes as leaves.
+_CHILDREN = _ChildFields(_SCALAR_FIELDS)
+_SCOPE_CHILDREN = _ChildFields(_SCALAR_FIELDS, _NEW_SCOPES)
+# Without context and operator leaves: for walks that look for names, calls and statements.
+_SYNTAX_CHILDREN = _ChildFields(_SCALAR_FIELDS | _MARKER_FIELDS)
 
 
 def walk_scope(body: Sequence[ast.AST]) -> Iterator[ast.AST]:
     """Nodes of this scope: nested functions, classes and comprehensions bind their own names.
     A walrus inside a comprehension binds a name of *this* scope but is not yielded: callers that
-    collect bindings must look for those themselves (scalars.int_names does)."""
-    stack: list[ast.AST] = list(reversed(body))
+    collect bindings must look for those themselves (scalars.int_names does).
+
+    Pre-order, the order of `ast.walk`-style recursion with `ast.iter_child_nodes`; the nested
+    scope nodes themselves are yielded."""
+    stack: list[Any] = list(reversed(body))
+    pop, push, extend, children = stack.pop, stack.append, stack.extend, _SCOPE_CHILDREN
     while stack:
-        node = stack.pop()
+        node = pop()
+        fields = children[type(node)]
+        if fields is None:
+            continue
         yield node
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        for f in fields:
+            v = getattr(node, f)
+            if type(v) is list:
+                extend(reversed(v))
+            elif v is not None:
+                push(v)
 
 
-class _ScopeBuilder(ast.NodeVisitor):
+def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """Every node of the trees under `roots`, roots included, like `ast.walk` but faster and in
+    pre-order; context and operator leaves (Load, Add, ...) are left out."""
+    stack: list[Any] = list(roots)
+    pop, push, extend, children = stack.pop, stack.append, stack.extend, _SYNTAX_CHILDREN
+    while stack:
+        node = pop()
+        fields = children[type(node)]
+        if fields is None:
+            continue
+        yield node
+        for f in fields:
+            v = getattr(node, f)
+            if type(v) is list:
+                extend(reversed(v))
+            elif v is not None:
+                push(v)
+
+
+@dataclass
+class _Enter:
+    """A walk marker: from here on, nodes run in `scope`, and their calls are recorded or not."""
+
+    scope: Scope
+    record: bool
+
+
+# How the scope pass treats a node class: anything not listed has its children walked.
+_FUNCTION, _LAMBDA, _CLASS, _IMPORT, _IMPORT_FROM, _NAME, _ASSIGN, _ANN_ASSIGN, _CALL = range(9)
+_NAMED, _CAPTURE, _MATCH_STAR, _MATCH_MAPPING, _GLOBAL, _NONLOCAL, _ENTER = range(9, 16)
+_KINDS: dict[type, int] = {
+    ast.FunctionDef: _FUNCTION,
+    ast.AsyncFunctionDef: _FUNCTION,
+    ast.Lambda: _LAMBDA,
+    ast.ClassDef: _CLASS,
+    ast.Import: _IMPORT,
+    ast.ImportFrom: _IMPORT_FROM,
+    ast.Name: _NAME,
+    ast.Assign: _ASSIGN,
+    ast.AnnAssign: _ANN_ASSIGN,
+    ast.Call: _CALL,
+    ast.NamedExpr: _NAMED,
+    ast.ExceptHandler: _CAPTURE,
+    ast.MatchAs: _CAPTURE,
+    ast.MatchStar: _MATCH_STAR,
+    ast.MatchMapping: _MATCH_MAPPING,
+    ast.Global: _GLOBAL,
+    ast.Nonlocal: _NONLOCAL,
+    _Enter: _ENTER,
+}
+
+
+class _ScopeBuilder:
     """One pass collecting bindings per scope; comprehensions are folded into their enclosing scope
-    (their iteration variables are handled by the analysis as short-lived shadows)."""
+    (their iteration variables are handled by the analysis as short-lived shadows).
 
-    def __init__(self) -> None:
-        self.scopes: dict[ast.AST, Scope] = {}
-        self.current: Scope | None = None
+    Iterative (deep expressions cannot exhaust the recursion limit) and one walk only: a name
+    bound in a function before its `global` statement still goes to the module, because bindings
+    in function scopes are applied when the walk is over and every declaration is known.
+    Parameters are bound at once: they are local even when also declared global.
+    """
 
-    def _push(self, node: ast.AST, is_class: bool = False) -> Scope:
-        scope = Scope(node=node, parent=self.current, is_class=is_class)
+    def __init__(self, module: ast.Module) -> None:
+        self.root = Scope(node=module, parent=None)
+        self.scopes: dict[ast.AST, Scope] = {module: self.root}
+        self.calls: list[tuple[ast.Call, Scope]] = []
+        self.assigns: list[ast.Assign | ast.AnnAssign] = []
+        self._deferred: list[tuple[Scope, str, str]] = []
+        self._walk(module)
+        for scope, name, what in self._deferred:
+            (self.root if name in scope.global_names else scope).bind(name, what)
+
+    def _bind(self, scope: Scope, name: str, what: str = _OPAQUE) -> None:
+        if scope.parent is None or scope.is_class:
+            scope.bind(name, what)  # module and class scopes never collect `global`s
+        else:
+            self._deferred.append((scope, name, what))
+
+    def _push(self, node: ast.AST, parent: Scope, is_class: bool = False) -> Scope:
+        scope = Scope(node=node, parent=parent, is_class=is_class)
         self.scopes[node] = scope
         return scope
 
-    def _bind(self, name: str, what: str = _OPAQUE) -> None:
-        assert self.current is not None
-        scope = self.current
-        if name in scope.global_names:
-            scope = self._module()
-        scope.bind(name, what)
-
-    def _module(self) -> Scope:
-        scope = self.current
-        assert scope is not None
-        while scope.parent is not None:
-            scope = scope.parent
-        return scope
-
-    def visit_Module(self, node: ast.Module) -> None:
-        self.current = self._push(node)
-        self.generic_visit(node)
-
-    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
-        # Decorators, defaults and annotations are evaluated in the enclosing scope.
-        if not isinstance(node, ast.Lambda):
-            for dec in node.decorator_list:
-                self.visit(dec)
-            if node.returns:
-                self.visit(node.returns)
-            self._bind(node.name)
-        for default in [*node.args.defaults, *node.args.kw_defaults]:
-            if default is not None:
-                self.visit(default)
-        outer = self.current
-        self.current = self._push(node)
-        args = node.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None:
-                self._bind(arg.arg)
-        # Globals/nonlocals first so that bindings after them land in the right scope.
-        body: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
-        _collect_declarations(body, self.current)
-        for stmt in body:
-            self.visit(stmt)
-        self.current = outer
-
-    visit_FunctionDef = _visit_function
-    visit_AsyncFunctionDef = _visit_function
-    visit_Lambda = _visit_function
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for dec in node.decorator_list:
-            self.visit(dec)
-        for base in [*node.bases, *node.keywords]:
-            self.visit(base)
-        self._bind(node.name)
-        outer = self.current
-        self.current = self._push(node, is_class=True)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.current = outer
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if alias.asname:
-                self._bind(alias.asname, alias.name)
-            else:
-                top = alias.name.split(".")[0]
-                self._bind(top, top)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = node.module or ""
-        for alias in node.names:
-            if alias.name == "*":
-                continue
-            qual = f"{module}.{alias.name}" if module and node.level == 0 else _OPAQUE
-            self._bind(alias.asname or alias.name, qual)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        assert self.current is not None
-        if isinstance(node.ctx, ast.Store | ast.Del):
-            self._bind(node.id)
-        else:
-            self.current.free_loads.add(node.id)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
-        for target in node.targets:
-            if (
-                isinstance(target, ast.Name)
-                and isinstance(node.value, ast.Constant)
-                and node.value.value is None
-            ):
-                self._bind(target.id, _NONE)
-            else:
-                self.visit(target)
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.name:
-            self._bind(node.name)
-        self.generic_visit(node)
-
-    def visit_MatchAs(self, node: ast.MatchAs) -> None:
-        if node.name:
-            self._bind(node.name)
-        self.generic_visit(node)
-
-    def visit_MatchStar(self, node: ast.MatchStar) -> None:
-        if node.name:
-            self._bind(node.name)
-
-    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
-        if node.rest:
-            self._bind(node.rest)
-        self.generic_visit(node)
-
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        # A walrus inside a comprehension binds in the enclosing function: same scope here.
-        self.visit(node.value)
-        self._bind(node.target.id)
+    def _walk(self, module: ast.Module) -> None:
+        """Pre-order in the order find_sites reports calls: the decorators, defaults and bases of
+        a definition (they run in the enclosing scope) before its body. A def's return
+        annotation is walked for its names but its calls are not recorded."""
+        current = self.root
+        record = True
+        stack: list[Any] = list(reversed(module.body))
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        children, kinds, bind, calls = _SYNTAX_CHILDREN, _KINDS, self._bind, self.calls
+        while stack:
+            node = pop()
+            kind = kinds.get(type(node))
+            if kind is None or kind == _CALL:
+                if kind is not None and record:
+                    calls.append((node, current))
+                fields = children[type(node)]
+                if fields is None:
+                    continue  # not a node: a `None` key of a dict display
+                for f in fields:
+                    v = getattr(node, f)
+                    if type(v) is list:
+                        extend(reversed(v))
+                    elif v is not None:
+                        push(v)
+            elif kind == _NAME:
+                if isinstance(node.ctx, ast.Store | ast.Del):
+                    bind(current, node.id)
+                else:
+                    current.free_loads.add(node.id)
+            elif kind == _ENTER:
+                current, record = node.scope, node.record
+            elif kind == _ASSIGN or kind == _ANN_ASSIGN:
+                self.assigns.append(node)
+                value = node.value
+                if kind == _ANN_ASSIGN:
+                    if value is not None:
+                        push(value)
+                    push(node.annotation)
+                    push(node.target)
+                    continue
+                push(value)
+                none = isinstance(value, ast.Constant) and value.value is None
+                for target in reversed(node.targets):
+                    if none and isinstance(target, ast.Name):
+                        bind(current, target.id, _NONE)
+                    else:
+                        push(target)
+            elif kind == _FUNCTION or kind == _LAMBDA:
+                inner = self._push(node, current)
+                args = node.args
+                for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                            args.kwarg]:  # fmt: skip
+                    if arg is not None:
+                        inner.bind(arg.arg, _OPAQUE)
+                push(_Enter(current, record))
+                if kind == _LAMBDA:
+                    push(node.body)
+                else:
+                    bind(current, node.name)
+                    extend(reversed(node.body))
+                push(_Enter(inner, record))
+                # Evaluated in the enclosing scope, before the body runs.
+                if kind == _FUNCTION and node.returns is not None:
+                    push(_Enter(current, record))
+                    push(node.returns)
+                    push(_Enter(current, False))
+                outer = [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+                if kind == _FUNCTION:
+                    outer = [*node.decorator_list, *outer]
+                extend(reversed(outer))
+            elif kind == _CLASS:
+                bind(current, node.name)
+                inner = self._push(node, current, is_class=True)
+                push(_Enter(current, record))
+                extend(reversed(node.body))
+                push(_Enter(inner, record))
+                extend(reversed([*node.decorator_list, *node.bases, *node.keywords]))
+            elif kind == _IMPORT:
+                for alias in node.names:
+                    if alias.asname:
+                        bind(current, alias.asname, alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        bind(current, top, top)
+            elif kind == _IMPORT_FROM:
+                module_name = node.module or ""
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    qual = (
+                        f"{module_name}.{alias.name}" if module_name and node.level == 0 else _OPAQUE
+                    )
+                    bind(current, alias.asname or alias.name, qual)
+            elif kind == _NAMED:
+                # A walrus inside a comprehension binds in the enclosing function: same scope here.
+                push(node.value)
+                bind(current, node.target.id)
+            elif kind == _GLOBAL or kind == _NONLOCAL:
+                # Only function scopes collect declarations; module and class bodies ignore them.
+                if current.parent is not None and not current.is_class:
+                    names = current.global_names if kind == _GLOBAL else current.nonlocal_names
+                    names.update(node.names)
+            else:  # an ExceptHandler, MatchAs, MatchStar or MatchMapping may bind a name
+                name = node.rest if kind == _MATCH_MAPPING else node.name
+                if name:
+                    bind(current, name)
+                if kind != _MATCH_STAR:
+                    fields = children[type(node)]
+                    assert fields is not None
+                    for f in fields:
+                        v = getattr(node, f)
+                        if type(v) is list:
+                            extend(reversed(v))
+                        elif v is not None:
+                            push(v)
 
 
 @dataclass
 class Resolver:
     scopes: dict[ast.AST, Scope]
+    # By-products of the one walk `build` makes, so that site finding need not walk again: every
+    # call with the scope it runs in (pre-order, a def's decorators and defaults before its body,
+    # its return annotation left out), and every assignment statement.
+    calls: list[tuple[ast.Call, Scope]] = field(default_factory=list)
+    assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
     @classmethod
     def build(cls, module: ast.Module) -> Resolver:
-        builder = _ScopeBuilder()
-        builder.visit(module)
-        resolver = cls(builder.scopes)
+        builder = _ScopeBuilder(module)
+        resolver = cls(builder.scopes, builder.calls, builder.assigns)
         resolver._mark_captured()
         return resolver
 

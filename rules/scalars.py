@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from zeroopt.rules.resolve import walk_scope
+from zeroopt.rules.resolve import walk, walk_scope
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
             ast.BitAnd, ast.BitOr, ast.BitXor)  # fmt: skip
@@ -19,6 +19,23 @@ _INT_METHODS = frozenset(
 )
 _INT_BUILTINS = frozenset({"len", "int", "max", "min", "abs", "round"})
 _NOT_INT = None  # a binding whose value may be anything
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+           ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
+# Every class `int_names` looks at; one dict lookup per node skips all the others.
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr,
+            ast.withitem, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.MatchAs,
+            ast.MatchStar, ast.Global, ast.Nonlocal, *_NESTED)  # fmt: skip
+
+
+class _Binds(dict[type, bool]):
+    """Node class -> whether it is an instance of one of `_BINDERS`; filled on first sight."""
+
+    def __missing__(self, cls: type) -> bool:
+        self[cls] = binds = issubclass(cls, _BINDERS)
+        return binds
+
+
+_BINDS = _Binds()
 
 
 def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -> frozenset[str]:
@@ -30,9 +47,13 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
     for p in params:
         is_int = isinstance(p.annotation, ast.Name) and p.annotation.id == "int"
         add(p.arg, ast.Constant(0) if is_int else _NOT_INT)
-    visited: set[int] = set()
+    nested: list[ast.AST] = []  # nested scopes: walruses inside them are looked for below
+    seen_walrus: set[int] = set()
     for node in walk_scope(body):
-        visited.add(id(node))
+        if not _BINDS[type(node)]:
+            continue  # most nodes (names, calls, constants) bind nothing
+        if isinstance(node, _NESTED):
+            nested.append(node)
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):
@@ -55,6 +76,7 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
             for n in _names(node.target):
                 add(n, ast.Constant(0) if counted else _NOT_INT)
         elif isinstance(node, ast.NamedExpr):
+            seen_walrus.add(id(node))
             add(node.target.id, node.value)
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             for n in _names(node.optional_vars):
@@ -72,10 +94,9 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
             unstable |= set(node.names)
     # A walrus inside a comprehension (or a nested scope) is not visited above, yet may bind a
     # name of this scope to anything: such names are never trusted.
-    for stmt in body:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.NamedExpr) and id(sub) not in visited:
-                add(sub.target.id, _NOT_INT)
+    for sub in walk(child for n in nested for child in ast.iter_child_nodes(n)):
+        if isinstance(sub, ast.NamedExpr) and id(sub) not in seen_walrus:
+            add(sub.target.id, _NOT_INT)
     shadowed = _INT_BUILTINS & set(bindings)
     candidates = set(bindings) - unstable
     changed = True

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import cast
 
 from zeroopt.rules.resolve import Resolver, Scope
 
 ZEROS = {"torch.zeros": "torch.zeros", "torch.zeros_like": "torch.zeros_like"}
 EMPTY = {"torch.empty": "torch.empty", "torch.empty_like": "torch.empty_like"}
 METHODS = {"new_zeros": "Tensor.new_zeros", "new_empty": "Tensor.new_empty"}
+# The last name of every attribute call that can be an allocation (`torch.zeros`, `x.new_zeros`).
+_ATTRS = frozenset(q.rsplit(".", 1)[1] for q in [*ZEROS, *EMPTY]) | frozenset(METHODS)
 
 Owner = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
 
@@ -37,66 +40,49 @@ class Site:
 
 
 def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
-    sites: list[Site] = []
-    targets: dict[int, tuple[ast.expr, ast.expr | None]] = {}
-
-    def visit(node: ast.AST, owner: Owner, scope: Scope) -> None:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            # Decorators, defaults and bases run in the enclosing body.
-            outer_parts: list[ast.AST] = list(getattr(node, "decorator_list", []))
-            if isinstance(node, ast.ClassDef):
-                outer_parts += [*node.bases, *node.keywords]
-            else:
-                outer_parts += [d for d in [*node.args.defaults, *node.args.kw_defaults] if d]
-            for part in outer_parts:
-                visit(part, owner, scope)
-            inner = resolver.scope_of(node)
-            body = node.body if isinstance(node.body, list) else [node.body]
-            for stmt in body:
-                visit(stmt, node, inner)
-            return
-        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-            tlist = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if len(tlist) == 1:
-                targets[id(node.value)] = (tlist[0], None)
-                if isinstance(node.value, ast.Dict):
-                    for k, v in zip(node.value.keys, node.value.values, strict=True):
-                        if isinstance(k, ast.Constant):
-                            targets[id(v)] = (tlist[0], k)
-        if isinstance(node, ast.Call):
-            name = _allocation_name(node, resolver, scope, shadowed)
-            if name is not None:
-                target, key = targets.get(id(node), (None, None))
-                sites.append(Site(node, name, owner, scope, target, key))
-        for child in ast.iter_child_nodes(node):
-            visit(child, owner, scope)
-
-    root = resolver.scope_of(tree)
+    """The allocations in `tree`, in source pre-order; `resolver` must be built from `tree`
+    (it recorded the calls and assignments during its walk, so none is needed here)."""
     # A module that defines its own `new_zeros`/`new_empty` may call them on its own objects:
     # `.new_zeros` there is not provably Tensor.new_zeros, so it is not a candidate at all.
     shadowed = {
-        n.name
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in METHODS
+        node.name
+        for node in resolver.scopes
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in METHODS
     }
-    shadowed |= {
-        t.attr
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Assign)
-        for t in n.targets
-        if isinstance(t, ast.Attribute) and t.attr in METHODS
-    }
-    for stmt in tree.body:
-        visit(stmt, tree, root)
+    targets: dict[int, tuple[ast.expr, ast.expr | None]] = {}
+    for node in resolver.assigns:
+        if isinstance(node, ast.Assign):
+            shadowed.update(
+                t.attr for t in node.targets if isinstance(t, ast.Attribute) and t.attr in METHODS
+            )
+        if node.value is None:
+            continue
+        tlist = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if len(tlist) == 1:
+            targets[id(node.value)] = (tlist[0], None)
+            if isinstance(node.value, ast.Dict):
+                for k, v in zip(node.value.keys, node.value.values, strict=True):
+                    if isinstance(k, ast.Constant):
+                        targets[id(v)] = (tlist[0], k)
+    resolver.scope_of(tree)  # a resolver of another tree has no scope for this one
+    sites: list[Site] = []
+    for call, scope in resolver.calls:
+        name = _allocation_name(call, resolver, scope, shadowed)
+        if name is not None:
+            target, key = targets.get(id(call), (None, None))
+            owner = cast(Owner, scope.node)  # scopes are opened by exactly the Owner kinds
+            sites.append(Site(call, name, owner, scope, target, key))
     return sites
 
 
 def _allocation_name(
     call: ast.Call, resolver: Resolver, scope: Scope, shadowed: set[str]
 ) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr not in _ATTRS:
+        return None  # cheap first: most calls are of other methods
     if any(k.arg == "out" for k in call.keywords):
         return None  # `torch.zeros(..., out=x)` fills x; it allocates nothing
-    func = call.func
     if isinstance(func, ast.Attribute) and func.attr in METHODS:
         if func.attr in shadowed:
             return None

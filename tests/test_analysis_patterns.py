@@ -203,7 +203,10 @@ CASES: dict[str, tuple[Verdict, str]] = {
         U,
         "x = torch.zeros(3, 4)\ny = x.sum()\ntorch.nn.init.ones_(x)\nreturn y",
     ),
-    "walrus-in-comprehension-bound": (P, "m = int(k)\n_ = [(m := t) for t in [torch.tensor(3)]]\nx = torch.zeros(8)\nx[:m] = 1\nm.add_(1)\nx[m:] = 2\nreturn x"),
+    "walrus-in-comprehension-bound": (
+        P,
+        "m = int(k)\n_ = [(m := t) for t in [torch.tensor(3)]]\nx = torch.zeros(8)\nx[:m] = 1\nm.add_(1)\nx[m:] = 2\nreturn x",
+    ),
     "yield": (P, "x = torch.zeros(8)\nyield x\nx.fill_(1)"),
 }
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from zeroopt.fixtures.flash_backend import _int32_ceil_pages, paged_attention_reference
 from zeroopt.fixtures.flash_scenario import EXPECTED, buffer_sites, scenario, site_args
+from zeroopt.fixtures.paged_reference import _int32_ceil_pages, paged_attention_reference
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.sites import parse_site
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from zeroopt.fixtures.flash_backend import _flash_attn_func, build, paged_attention_reference
+from zeroopt.fixtures.flash_backend import _flash_attn_func, build
 from zeroopt.fixtures.flash_scenario import RECAPTURE_AT, STEPS
+from zeroopt.fixtures.paged_reference import paged_attention_reference
 
 pytestmark = pytest.mark.gpu
 

@@ -455,7 +455,9 @@ def with_record(src: str) -> str:
 
 
 def test_view_in_record_written_in_full_by_every_setup_is_safe_with_evidence() -> None:
-    f = only(with_record(backend(STATE, CAPTURE_VIEWS, REPLAY_VIEWS, FORWARD_FA, eager=EAGER_FRESH)))
+    f = only(
+        with_record(backend(STATE, CAPTURE_VIEWS, REPLAY_VIEWS, FORWARD_FA, eager=EAGER_FRESH))
+    )
     assert f.verdict is Verdict.SAFE, f.message
     assert "read only through views written in full" in f.message
     kinds = {e.kind for e in f.evidence}

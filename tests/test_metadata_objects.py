@@ -188,7 +188,9 @@ def test_metadata_object_case(name: str) -> None:
     assert report.valid, report.reason
     assert not report.analysis_error, report.analysis_error
     first = min((s for s in report.sites if s.finding is not None), key=lambda s: s.site.key)
-    assert first.verdict is expected, f"{name}: {first.verdict} ({first.finding and first.finding.message})"
+    assert first.verdict is expected, (
+        f"{name}: {first.verdict} ({first.finding and first.finding.message})"
+    )
     assert not first.unsound, f"{name}: safe, yet poisoning changed the result: {first.detail}"
     if expected is Verdict.UNSAFE:
         assert first.unsafe, f"{name}: said unsafe, but every poisoned run was equivalent"

@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from zeroopt.rules.kernel_contracts import KernelContract, kernel_from_config
 from zeroopt.rules.options import AnalysisOptions, Contract
 
 # Same defaults as ruff: tool caches, virtual environments and build outputs are never user code.
@@ -198,8 +199,11 @@ class Config:
             [c.function, [str(w) if isinstance(w, str) else w for w in c.writes], c.source]
             for c in self.analysis.contracts
         ]
+        kernels = [repr(k) for k in self.analysis.kernels]
         blob = json.dumps(
-            {"contracts": contracts, "lifecycles": self.lifecycles}, sort_keys=True, default=str
+            {"contracts": contracts, "lifecycles": self.lifecycles, "kernels": kernels},
+            sort_keys=True,
+            default=str,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -223,6 +227,7 @@ _KEYS = {
     "jobs",
     "force-exclude",
     "lifecycles",
+    "kernels",
 }
 
 
@@ -333,6 +338,7 @@ def load_config(
         pfi.append((glob, tuple(codes)))
 
     contracts = _contracts(raw.get("contracts", {}), where)
+    kernels = _kernels(raw.get("kernels", {}), where)
 
     cfg_jobs = raw.get("jobs")
     if cfg_jobs is not None and (
@@ -377,7 +383,7 @@ def load_config(
         extend_exclude=strings("extend-exclude", ()),
         per_file_ignores=tuple(pfi),
         force_exclude=cfg_force if force_exclude is None else force_exclude,
-        analysis=AnalysisOptions(contracts=contracts),
+        analysis=AnalysisOptions(contracts=contracts, kernels=kernels),
         cache_dir=Path(os.path.abspath(resolved_cache)),
         jobs=jobs if jobs is not None else cfg_jobs,
         lifecycles=lifecycles,
@@ -397,6 +403,24 @@ def _check_codes(codes: Iterable[str], where: str) -> None:
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _kernels(table: Any, where: str) -> tuple[KernelContract, ...]:
+    """`[tool.zeroopt.kernels."pkg.mod.fn"]` tables -> KernelContract; errors name the table."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.zeroopt] kernels must be a table")
+    out = []
+    for function, spec in table.items():
+        ctx = f"{where}: [tool.zeroopt.kernels] {function!r}"
+        if not _DOTTED.match(function):
+            raise ConfigError(f"{ctx}: not a dotted function name")
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{ctx}: must be a table with params, row-reads, writes, ...")
+        try:
+            out.append(kernel_from_config(function, spec, where))
+        except ValueError as exc:
+            raise ConfigError(f"{ctx}: {exc}") from exc
+    return tuple(out)
 
 
 def _contracts(table: Any, where: str) -> tuple[Contract, ...]:

@@ -144,6 +144,7 @@ def _analyse_tree(
             contiguous=site.contiguous,
             capture_nodes=frozenset(cfg.capture_nodes),
             int_names=ints[id(site.owner)],
+            kernels=tuple(options.kernels),
         )
         outcome = analyse_buffer(cfg, ctx)
         for rule in rules:
@@ -185,7 +186,14 @@ def _lifecycle_pass(
         return f is not None and f.rule == "ZO001" and f.verdict is Verdict.UNPROVEN
 
     outcomes = analyse_lifecycles(
-        tree, resolver, sites, wanted, contracts, lines, tuple(options.lifecycles)
+        tree,
+        resolver,
+        sites,
+        wanted,
+        contracts,
+        lines,
+        tuple(options.lifecycles),
+        tuple(options.kernels),
     )
     grouped: dict[int, list[tuple[LifecycleOutcome, Finding]]] = {}
     for lo in outcomes:
