@@ -28,6 +28,8 @@ print("scenario on cuda ok in %.1f s:" % (time.time() - t), {k: tuple(v.shape) f
 PY
     echo "sanity run took $(( $(date +%s) - t0 )) s"
     python3 bench/gpu_verify_fixture.py --device cuda --jobs "${JOBS:-4}" --out "$out" 2>&1 | tee "$out/verify_all.log"
+    # The analysis's own safe set (lifecycle pass included), poisoned together.
+    python3 bench/gpu_verify_fixture.py --device cuda --jobs "${JOBS:-4}" --part static --out "$out" 2>&1 | tee "$out/verify_static.log"
     ;;
 esac
 case "$mode" in
