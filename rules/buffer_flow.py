@@ -1318,6 +1318,8 @@ class _Eval:
         carried = [(suffix, None, False) for suffix, _, _ in self._carry(vkey)]
         if ref is not None:
             carried.append(("", None, False))
+            # If `d` is a tensor after all, the store copies the buffer's data.
+            self.read(ref, target, definite=False, how=f"stored into `{self._src(target)}`")
         index_ref = self.eval(target.slice)
         if index_ref is not None:
             self.read(index_ref, target.slice, definite=True, how="used as a key")

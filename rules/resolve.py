@@ -221,7 +221,7 @@ class _ScopeBuilder:
                     current.free_loads.add(node.id)
             elif kind == _ENTER:
                 current, record = node.scope, node.record
-            elif kind == _ASSIGN or kind == _ANN_ASSIGN:
+            elif kind in (_ASSIGN, _ANN_ASSIGN):
                 self.assigns.append(node)
                 value = node.value
                 if kind == _ANN_ASSIGN:
@@ -237,7 +237,7 @@ class _ScopeBuilder:
                         bind(current, target.id, _NONE)
                     else:
                         push(target)
-            elif kind == _FUNCTION or kind == _LAMBDA:
+            elif kind in (_FUNCTION, _LAMBDA):
                 inner = self._push(node, current)
                 args = node.args
                 for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
@@ -287,7 +287,7 @@ class _ScopeBuilder:
                 # A walrus inside a comprehension binds in the enclosing function: same scope here.
                 push(node.value)
                 bind(current, node.target.id)
-            elif kind == _GLOBAL or kind == _NONLOCAL:
+            elif kind in (_GLOBAL, _NONLOCAL):
                 # Only function scopes collect declarations; module and class bodies ignore them.
                 if current.parent is not None and not current.is_class:
                     names = current.global_names if kind == _GLOBAL else current.nonlocal_names
