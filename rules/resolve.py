@@ -280,7 +280,9 @@ class _ScopeBuilder:
                     if alias.name == "*":
                         continue
                     qual = (
-                        f"{module_name}.{alias.name}" if module_name and node.level == 0 else _OPAQUE
+                        f"{module_name}.{alias.name}"
+                        if module_name and node.level == 0
+                        else _OPAQUE
                     )
                     bind(current, alias.asname or alias.name, qual)
             elif kind == _NAMED:
