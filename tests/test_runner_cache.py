@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,34 @@ def test_special_files_are_errors_not_hangs(
         assert "not a regular file" in err.message
     assert {e.path for e in report.errors} <= {"fifo.py", "zero.py"}
     assert "fifo.py" in {e.path for e in report.errors}
+
+
+@pytest.mark.skipif(runner.MP_CONTEXT is None, reason="needs fork-started workers")
+def test_worker_dying_while_files_are_still_submitted(
+    project: Callable[..., Path], fake_engine: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files reach the pool while the parent is still reading the rest: a worker that dies in
+    the meantime makes the later submissions fail, and those files are retried too."""
+    fake = engine.analyse_source
+
+    def crashing(source: str | bytes, path: str, options: object = None) -> object:
+        if path == "m00.py":
+            os._exit(3)
+        return fake(source, path, options)
+
+    chunks = runner._chunks
+
+    def slow_chunks(tasks: Iterator[runner._Task], jobs: int) -> Iterator[list[runner._Task]]:
+        for i, chunk in enumerate(chunks(tasks, jobs)):
+            if i == 1:
+                time.sleep(1.0)  # the worker given m00.py has died by now
+            yield chunk
+
+    monkeypatch.setattr(engine, "analyse_source", crashing)
+    monkeypatch.setattr(runner, "_chunks", slow_chunks)
+    for i in range(8):
+        project(f"m{i:02}.py", ZEROS)
+    report = _scan(use_cache=False, jobs=2)
+    assert [f.path for f in report.findings] == [f"m{i:02}.py" for i in range(1, 8)]
+    (err,) = report.errors
+    assert err.path == "m00.py" and "crashed" in err.message

@@ -1,6 +1,6 @@
 """Analyse one file: decode, parse with the stdlib `ast`, find allocations, run the rules.
 
-The fast path matters (a large tree is mostly files without a candidate): a byte prefilter skips
+The fast path matters (a large tree is mostly files without a candidate): a text prefilter skips
 parsing, and only functions that hold an allocation get a CFG. Nothing raised while analysing one
 file escapes: it becomes a `FileError` for that file, and the scan goes on.
 """
@@ -13,9 +13,11 @@ import io
 import re
 import stat
 import tokenize
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import AnyStr
 
 from zeroopt.findings import (
     EMPTY_NAME,
@@ -41,11 +43,19 @@ from zeroopt.rules.torch_api import BUILTIN_CONTRACTS
 from zeroopt.rules.verdict import explain
 from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 
-# A file can only hold a candidate if it mentions zeros, calls something named empty*, or
-# imports `empty` (possibly under another name): everything else is skipped without parsing.
-_PREFILTER = re.compile(
-    rb"zeros|empty\s*\(|empty_like|new_empty|import[^\n]*\bempty\b|\bempty\s+as\b"
-)
+# What a file must contain to hold a candidate; everything else is skipped without parsing.
+# A candidate is a call of torch.zeros/zeros_like/empty/empty_like or of a `.new_zeros`/`.new_empty`
+# method. (1) It needs `torch` unless it is a method call: resolve.py gives a torch.* name only to
+# what an import of torch binds. (2) It names zeros or empty: `zeros`, or `empty_like`,
+# `new_empty`, `empty` before the `(` of its call (across spaces, comments, line continuations
+# and the `)` of `(torch.empty)(n)`), or an import that renames `empty`. Plain substring tests
+# first (fast); the regex, with possessive quantifiers that cannot backtrack, only for `empty`.
+_GAP = r"(?:\s|\\|\)|#[^\r\n]*+)"
+_EMPTY_FORMS = rf"empty(?:_like|{_GAP}*+\(|{_GAP}++as\b)|new_empty|import[^\n]*\bempty\b"
+_WORDS = ("torch", "new_zeros", "new_empty", "zeros", "empty")
+_WORDS_BYTES = tuple(w.encode() for w in _WORDS)
+_EMPTY_FORMS_RE = re.compile(_EMPTY_FORMS)
+_EMPTY_FORMS_BYTES = re.compile(_EMPTY_FORMS.encode())
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -59,16 +69,53 @@ def decode_source(data: bytes) -> str:
     return data.decode(encoding)
 
 
+def may_hold_candidate(source: str | bytes) -> bool:
+    """False only if `source` provably holds no allocation to analyse (see _EMPTY_FORMS)."""
+    decoded = _decoded(source)
+    return _may_hold_candidate(source if decoded is None else decoded)
+
+
+def _decoded(source: str | bytes) -> str | None:
+    """The text as the parser reads it, or None if it does not decode (parsing then reports why).
+    The words are looked for in this text, not in the bytes: a coding cookie can spell `torch` in
+    other bytes (`# coding: utf-7`)."""
+    if isinstance(source, str):
+        return source
+    try:
+        return decode_source(source)
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+        return None
+
+
+def _may_hold_candidate(text: str | bytes) -> bool:
+    if isinstance(text, bytes):
+        return _mentions(text, _WORDS_BYTES, _EMPTY_FORMS_BYTES)
+    if not text.isascii():
+        # Python reads identifiers NFKC-normalised: fullwidth letters spell `torch` too.
+        text = unicodedata.normalize("NFKC", text)
+    return _mentions(text, _WORDS, _EMPTY_FORMS_RE)
+
+
+def _mentions(text: AnyStr, words: Sequence[AnyStr], empty_forms: re.Pattern[AnyStr]) -> bool:
+    """Conditions (1) and (2) of the prefilter, with the words of `_WORDS`."""
+    torch, new_zeros, new_empty, zeros, empty = words
+    if torch not in text and new_zeros not in text and new_empty not in text:
+        return False
+    return zeros in text or (empty in text and empty_forms.search(text) is not None)
+
+
 def analyse_source(
     source: str | bytes, path: str, options: AnalysisOptions | None = None
 ) -> FileResult:
     # surrogatepass: a str may hold lone surrogates; hashing it must not raise.
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     result = FileResult(path=path, source_hash=source_hash(data))
-    if not _PREFILTER.search(data):
+    decoded = _decoded(source)
+    if not _may_hold_candidate(source if decoded is None else decoded):
         return result
     try:
-        text = decode_source(data) if isinstance(source, bytes) else source
+        # When decoding failed above, decode again here for the error to be reported below.
+        text = decode_source(data) if decoded is None else decoded
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
@@ -317,4 +364,11 @@ def _owner_name(owner: Owner) -> str:
     return getattr(owner, "name", "<module>")
 
 
-__all__ = ["Contract", "analyse_file", "analyse_source", "decode_source", "source_hash"]
+__all__ = [
+    "Contract",
+    "analyse_file",
+    "analyse_source",
+    "decode_source",
+    "may_hold_candidate",
+    "source_hash",
+]

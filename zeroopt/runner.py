@@ -1,7 +1,7 @@
 """Run the analysis over many files: prefilter, cache, worker processes, filtering.
 
-The pipeline, cheapest first: stat (cache hit without reading), read + byte prefilter (most
-files never mention zeros or empty, so they are never parsed), hash (cache hit after a touch),
+The pipeline, cheapest first: stat (cache hit without reading), read + prefilter (most
+files cannot hold an allocation, so they are never parsed), hash (cache hit after a touch),
 and only then analysis in worker processes. Workers receive paths, not file contents, and
 return small results, so memory is bounded by the worker count, not the tree size. Any
 failure analysing one file becomes an `errors` entry for that file; the scan goes on.
@@ -15,9 +15,11 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,6 @@ from zeroopt.suppressions import (
     parse_suppressions,
 )
 
-PREFILTER = (b"zeros", b"empty")
 GENERATED_MARKER = b"@generated"
 GENERATED_HEAD_LINES = 10
 MAX_FILE_BYTES = 32 * 1024 * 1024  # bigger "source" is data; parsing it could exhaust memory
@@ -130,73 +131,77 @@ def scan(
     )
     enforce_generated = config.force_exclude
     outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
-    pending: list[_Task] = []
 
-    for sf in found.files:
-        if sf.path == STDIN:
-            data = stdin if stdin is not None else sys.stdin.buffer.read()
-            report.stdin_source = data.decode("utf-8", errors="replace")
-            report._stdin_display = sf.display
-            report.files += 1
-            outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, config.analysis))
-            report.analysed += 1
-            continue
-        try:
-            st = os.stat(sf.path)
-        except OSError as exc:
-            report.errors.append(FileError(sf.display, _os_message(exc)))
-            continue
-        if cache is not None:
-            hit = cache.lookup_stat(sf.path, sf.display, st)
-            if hit is not None:
-                if hit.generated and (enforce_generated or not sf.explicit):
-                    report.generated += 1
-                    continue
+    def pending() -> Iterator[_Task]:
+        """The files to analyse, found while the workers already analyse the first ones: the
+        other files are settled here (errors, cache hits, prefiltered, @generated)."""
+        for sf in found.files:
+            if sf.path == STDIN:
+                data = stdin if stdin is not None else sys.stdin.buffer.read()
+                report.stdin_source = data.decode("utf-8", errors="replace")
+                report._stdin_display = sf.display
                 report.files += 1
-                report.cache_hits += 1
-                outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, hit.sha256, True))
+                outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, config.analysis))
+                report.analysed += 1
                 continue
-        if not stat.S_ISREG(st.st_mode):
-            # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
-            report.errors.append(FileError(sf.display, _NOT_REGULAR))
-            continue
-        if st.st_size > MAX_FILE_BYTES:
-            report.errors.append(FileError(sf.display, _too_large(st.st_size)))
-            continue
-        try:
-            data = _read(sf.path)
-        except OSError as exc:
-            report.errors.append(FileError(sf.display, _os_message(exc)))
-            continue
-        if len(data) > MAX_FILE_BYTES:  # grew since the stat
-            report.errors.append(FileError(sf.display, _too_large(len(data))))
-            continue
-        sha = hashlib.sha256(data).hexdigest()
-        generated = _is_generated(data)
-        if generated and (enforce_generated or not sf.explicit):
-            report.generated += 1  # not cached: the skip is decided from the first lines
-            continue
-        report.files += 1
-        if cache is not None:
-            hit = cache.lookup_hash(sf.path, sf.display, sha)
-            if hit is not None:
-                report.cache_hits += 1
-                cache.touch(sf.path, st, sha)
-                outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, sha, True))
+            try:
+                st = os.stat(sf.path)
+            except OSError as exc:
+                report.errors.append(FileError(sf.display, _os_message(exc)))
                 continue
-        if not any(word in data for word in PREFILTER):
-            sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
-            outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
-            outcomes[sf.path] = (sf, outcome)
-            _remember(cache, sf, st, outcome, generated)
-            continue
-        pending.append(_Task(sf, st, sha, generated))
+            if cache is not None:
+                hit = cache.lookup_stat(sf.path, sf.display, st)
+                if hit is not None:
+                    if hit.generated and (enforce_generated or not sf.explicit):
+                        report.generated += 1
+                        continue
+                    report.files += 1
+                    report.cache_hits += 1
+                    outcomes[sf.path] = (
+                        sf,
+                        _Outcome(hit.result, hit.suppressions, hit.sha256, True),
+                    )
+                    continue
+            if not stat.S_ISREG(st.st_mode):
+                # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
+                report.errors.append(FileError(sf.display, _NOT_REGULAR))
+                continue
+            if st.st_size > MAX_FILE_BYTES:
+                report.errors.append(FileError(sf.display, _too_large(st.st_size)))
+                continue
+            try:
+                data = _read(sf.path)
+            except OSError as exc:
+                report.errors.append(FileError(sf.display, _os_message(exc)))
+                continue
+            if len(data) > MAX_FILE_BYTES:  # grew since the stat
+                report.errors.append(FileError(sf.display, _too_large(len(data))))
+                continue
+            sha = hashlib.sha256(data).hexdigest()
+            generated = _is_generated(data)
+            if generated and (enforce_generated or not sf.explicit):
+                report.generated += 1  # not cached: the skip is decided from the first lines
+                continue
+            report.files += 1
+            if cache is not None:
+                hit = cache.lookup_hash(sf.path, sf.display, sha)
+                if hit is not None:
+                    report.cache_hits += 1
+                    cache.touch(sf.path, st, sha)
+                    outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, sha, True))
+                    continue
+            if not engine.may_hold_candidate(data):
+                sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
+                outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
+                outcomes[sf.path] = (sf, outcome)
+                _remember(cache, sf, st, outcome, generated)
+                continue
+            yield _Task(sf, st, sha, generated)
 
-    by_path = {t.file.path: t for t in pending}
-    for sf, outcome in _run_analysis(pending, config.analysis, jobs or config.jobs, progress):
+    for task, outcome in _run_analysis(pending(), config.analysis, jobs or config.jobs, progress):
+        sf = task.file
         outcomes[sf.path] = (sf, outcome)
         report.analysed += 1
-        task = by_path[sf.path]
         # Only remember the stat if the worker analysed the bytes we hashed.
         _remember(
             cache, sf, task.st if outcome.sha256 == task.sha256 else None, outcome, task.generated
@@ -238,50 +243,61 @@ def _collect(report: ScanReport, config: Config, sf: SourceFile, outcome: _Outco
 
 
 def _run_analysis(
-    tasks: list[_Task], options: AnalysisOptions, jobs: int | None, progress: bool
-) -> Iterator[tuple[SourceFile, _Outcome]]:
-    if not tasks:
-        return
+    tasks: Iterable[_Task], options: AnalysisOptions, jobs: int | None, progress: bool
+) -> Iterator[tuple[_Task, _Outcome]]:
+    """Analyse the tasks as they come: the workers start on the first files while the parent is
+    still reading and prefiltering the rest (only a progress bar, which needs the total, waits)."""
     jobs = max(1, jobs or _usable_cpus())
-    bar = _progress_bar(len(tasks)) if progress and len(tasks) >= PROGRESS_MIN_FILES else None
+    if progress:
+        tasks = list(tasks)
+    total = len(tasks) if isinstance(tasks, list) else 0
+    rest = iter(tasks)
+    head = list(islice(rest, 2 * jobs))
+    if not head:
+        return
+    bar = _progress_bar(total) if total >= PROGRESS_MIN_FILES else None
     advance: Callable[[int], None] = (lambda n: None) if bar is None else bar[1]
     try:
-        if jobs == 1 or len(tasks) < 2 * jobs:
-            for t in tasks:
-                yield t.file, _analyse_path(t.file.path, t.file.display, options)
+        if jobs == 1 or len(head) < 2 * jobs:
+            for t in chain(head, rest):
+                yield t, _analyse_path(t.file.path, t.file.display, options)
                 advance(1)
         else:
-            yield from _run_pool(tasks, options, jobs, advance)
+            yield from _run_pool(chain(head, rest), options, jobs, advance)
     finally:
         if bar is not None:
             bar[0].stop()
 
 
+def _chunks(tasks: Iterator[_Task], jobs: int) -> Iterator[list[_Task]]:
+    """One file per chunk at first, so that every worker starts at once; then bigger chunks (up
+    to 32 files) as more files are seen, to save round trips."""
+    seen = 0
+    while chunk := list(islice(tasks, max(1, min(32, seen // (jobs * 8))))):
+        seen += len(chunk)
+        yield chunk
+
+
 def _run_pool(
-    tasks: list[_Task], options: AnalysisOptions, jobs: int, advance: Callable[[int], None]
-) -> Iterator[tuple[SourceFile, _Outcome]]:
+    tasks: Iterator[_Task], options: AnalysisOptions, jobs: int, advance: Callable[[int], None]
+) -> Iterator[tuple[_Task, _Outcome]]:
     """Chunks across a process pool; chunks lost to a dying worker (a crash in the parser, the
     OOM killer) are retried file by file, and a file that kills a worker on its own becomes an
     error entry instead of taking the scan down."""
-    chunk = max(1, min(32, len(tasks) // (jobs * 8)))
-    batches = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
-    for attempt in range(3):
-        failed: list[_Task] = []
-        workers = jobs if attempt < 2 else 1
-        groups = batches if attempt < 2 else [[t] for b in batches for t in b]
-        if attempt == 2:
-            # Last round: every file alone in a fresh single-worker pool.
-            for group in groups:
-                yield from _pool_round([group], options, 1, advance, failed)
-        else:
-            yield from _pool_round(groups, options, workers, advance, failed)
-        if not failed:
-            return
-        batches = [[t] for t in failed]
+    failed: list[_Task] = []
+    yield from _pool_round(_chunks(tasks, jobs), options, jobs, advance, failed)
+    if failed:  # Second round: the files of the lost chunks, one by one.
+        retry, failed = failed, []
+        groups = [[t] for t in retry]
+        yield from _pool_round(groups, options, min(jobs, len(groups)), advance, failed)
+    if failed:  # Last round: every file alone in a fresh single-worker pool.
+        retry, failed = failed, []
+        for t in retry:
+            yield from _pool_round([[t]], options, 1, advance, failed)
     for t in failed:
         advance(1)
         yield (
-            t.file,
+            t,
             _Outcome(
                 FileResult(
                     t.file.display,
@@ -300,26 +316,31 @@ def _run_pool(
 
 
 def _pool_round(
-    groups: list[list[_Task]],
+    groups: Iterable[list[_Task]],
     options: AnalysisOptions,
     workers: int,
     advance: Callable[[int], None],
     failed: list[_Task],
-) -> Iterator[tuple[SourceFile, _Outcome]]:
-    with ProcessPoolExecutor(max_workers=min(workers, len(groups)), mp_context=MP_CONTEXT) as pool:
-        futures: list[tuple[list[_Task], Future[list[_Outcome]]]] = [
-            (g, pool.submit(_analyse_chunk, [(t.file.path, t.file.display) for t in g], options))
-            for g in groups
-        ]
+) -> Iterator[tuple[_Task, _Outcome]]:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=MP_CONTEXT) as pool:
+        futures: list[tuple[list[_Task], Future[list[_Outcome]] | None]] = []
+        for g in groups:  # `groups` may still be reading files: submit each as it comes
+            try:
+                items = [(t.file.path, t.file.display) for t in g]
+                futures.append((g, pool.submit(_analyse_chunk, items, options)))
+            except BrokenProcessPool:  # a worker died while files were still being submitted
+                futures.append((g, None))
         for group, fut in futures:
             try:
-                outcomes = fut.result()
+                outcomes = fut.result() if fut is not None else None
             except Exception:  # BrokenProcessPool (a dead worker), or an unpicklable result
+                outcomes = None
+            if outcomes is None:
                 failed.extend(group)
                 continue
             for t, o in zip(group, outcomes, strict=True):
                 advance(1)
-                yield t.file, o
+                yield t, o
 
 
 def _analyse_chunk(items: list[tuple[str, str]], options: AnalysisOptions) -> list[_Outcome]:
@@ -384,9 +405,16 @@ def _read(path: str) -> bytes:
     swapped in after the stat cannot block the open; it has no effect on regular files."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with open(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise _NotRegularFileError(_NOT_REGULAR)
-        return f.read(MAX_FILE_BYTES + 1)
+        # Sized by the stat: asking for MAX_FILE_BYTES + 1 at once allocates (and shrinks) a
+        # 32 MiB buffer per file, which costs more than the reading itself.
+        want = min(st.st_size, MAX_FILE_BYTES) + 1
+        data = f.read(want)
+        if len(data) == want < MAX_FILE_BYTES + 1:  # it grew since the stat: read on, as before
+            data += f.read(MAX_FILE_BYTES + 1 - want)
+        return data
 
 
 def _is_generated(data: bytes) -> bool:
