@@ -24,6 +24,7 @@ from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View
 
 UNSAFE = "unsafe"
 UNPROVEN = "unproven"
+VIEW_READ = "read (a view written in full)"  # phase event of a read covered by a fresh path
 _MAX_ITERATIONS = 200_000
 
 
@@ -410,11 +411,9 @@ class _Eval:
         st = self.st
         fresh = _fresh_path(node, st.fresh) if st.fresh else None
         if fresh is not None:
-            self._event("read (a view written in full)")
+            self._event(VIEW_READ)
             if self.rec is not None:
-                line = getattr(node, "lineno", self.line)
-                phase = f"[{self.node.phase}] " if self.node.phase else ""
-                self.rec.note(self.rec.outcome.view_reads, line, f"{phase}`{fresh}`: {how}")
+                self._note_view(self.rec.outcome.view_reads, node, f"`{fresh}`: {how}")
             return
         self._event("read" if definite else "possible read")
         if self.capture and not st.full:
@@ -448,9 +447,7 @@ class _Eval:
             if written is not None:
                 self.st = replace(self.st, fresh=self.st.fresh | {written})
                 if self.rec is not None:
-                    line = getattr(node, "lineno", self.line)
-                    phase = f"[{self.node.phase}] " if self.node.phase else ""
-                    self.rec.note(self.rec.outcome.view_writes, line, f"{phase}`{written}`: {how}")
+                    self._note_view(self.rec.outcome.view_writes, node, f"`{written}`: {how}")
         if ref.view is View.MAYBE:
             return
         if self.capture:
@@ -487,6 +484,11 @@ class _Eval:
                 f"slices together cover the buffer: {how}",
             )
         self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
+
+    def _note_view(self, bucket: list[tuple[int, str]], node: ast.AST, text: str) -> None:
+        assert self.rec is not None
+        phase = f"[{self.node.phase}] " if self.node.phase else ""
+        self.rec.note(bucket, getattr(node, "lineno", self.line), phase + text)
 
     def unknown_call(self, node: ast.AST, what: str) -> None:
         """Code we cannot see runs: it can read the buffer if the buffer is reachable from it."""

@@ -91,27 +91,18 @@ def walk_scope(body: Sequence[ast.AST]) -> Iterator[ast.AST]:
 
     Pre-order, the order of `ast.walk`-style recursion with `ast.iter_child_nodes`; the nested
     scope nodes themselves are yielded."""
-    stack: list[Any] = list(reversed(body))
-    pop, push, extend, children = stack.pop, stack.append, stack.extend, _SCOPE_CHILDREN
-    while stack:
-        node = pop()
-        fields = children[type(node)]
-        if fields is None:
-            continue
-        yield node
-        for f in fields:
-            v = getattr(node, f)
-            if type(v) is list:
-                extend(reversed(v))
-            elif v is not None:
-                push(v)
+    return _preorder(list(reversed(body)), _SCOPE_CHILDREN)
 
 
 def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """Every node of the trees under `roots`, roots included, like `ast.walk` but faster and in
     pre-order; context and operator leaves (Load, Add, ...) are left out."""
-    stack: list[Any] = list(roots)
-    pop, push, extend, children = stack.pop, stack.append, stack.extend, _SYNTAX_CHILDREN
+    return _preorder(list(roots), _SYNTAX_CHILDREN)
+
+
+def _preorder(stack: list[Any], children: _ChildFields) -> Iterator[ast.AST]:
+    """Pop a node, yield it, push its child fields (last first): the one walk both share."""
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
         node = pop()
         fields = children[type(node)]

@@ -31,7 +31,7 @@ from zeroopt.findings import (
     char_col,
 )
 from zeroopt.rules import ALL_RULES
-from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
+from zeroopt.rules.buffer_flow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.rules.cfg import CFG, Builder
 from zeroopt.rules.cost import constant_nbytes, is_hot
 from zeroopt.rules.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
@@ -262,9 +262,7 @@ def _lifecycle_pass(
                 line=f.line,
                 verdict=f.verdict,
                 written=_phases(lo.outcome, ("write", "partial write")),
-                read=_phases(
-                    lo.outcome, ("read", "possible read", "read (a view written in full)")
-                ),
+                read=_phases(lo.outcome, ("read", "possible read", VIEW_READ)),
                 coupled=tuple(text for _, text in (lo.outcome.coupled if lo.outcome else [])),
             )
             for lo, f in rows
