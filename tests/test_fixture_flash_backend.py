@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from zeroopt.fixtures.flash_scenario import EXPECTED, buffer_sites, scenario, site_args
+from zeroopt.fixtures.flash_scenario import (
+    BACKEND_PATH,
+    EXPECTED,
+    buffer_sites,
+    scenario,
+    site_args,
+)
 from zeroopt.fixtures.paged_reference import _int32_ceil_pages, paged_attention_reference
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.sites import parse_site
@@ -83,3 +89,20 @@ def test_checker_on_the_fixture_cpu_path() -> None:
     assert got == {name: EXPECTED[name][0] for name in names}
     assert report.deterministic
     assert report.together is not None and str(report.together.verdict) == "crashed"
+
+
+def test_what_the_analysis_proves_safe_runs_equivalent_poisoned_on_cpu() -> None:
+    """The fixture's static `safe` set (lifecycle pass and the repository's kernel contract
+    included), poisoned together with every default pattern, must not change any output."""
+    from zeroopt.config import load_config
+    from zeroopt.engine import analyse_file
+
+    config = load_config([str(BACKEND_PATH)])
+    result = analyse_file(BACKEND_PATH, str(BACKEND_PATH), config.analysis)
+    by_line = {line: name for name, (line, _) in buffer_sites().items()}
+    safe = [by_line[f.line] for f in result.findings if f.verdict.value == "safe"]
+    assert {"cache_seqlens", "cu_seqlens_q"} <= set(safe)  # cache_seqlens: across methods
+    checker = Checker("zeroopt.fixtures.flash_scenario:scenario", jobs=2)
+    report = checker.verify([parse_site(s) for s in site_args(safe)], alone=False)
+    assert report.together is not None
+    assert str(report.together.verdict) == "equivalent", report.together.to_json()
