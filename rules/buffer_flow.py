@@ -11,15 +11,16 @@ from __future__ import annotations
 import ast
 import heapq
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from zeroopt.rules import torch_api as api
 from zeroopt.rules.cfg import CFG, Kind, Node
 from zeroopt.rules.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.rules.options import Contract
 from zeroopt.rules.records import plain_dataclasses
-from zeroopt.rules.resolve import Resolver, Scope
+from zeroopt.rules.resolve import Resolver, Scope, walk
 from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
 
 UNSAFE = "unsafe"
@@ -83,7 +84,10 @@ class Context:
         scope = self.scope
         while scope.parent is not None:
             scope = scope.parent
-        return plain_dataclasses(scope.node) if isinstance(scope.node, ast.Module) else {}
+        if not isinstance(scope.node, ast.Module):
+            return {}
+        declared = (n for s in self.resolver.scopes.values() for n in s.global_names)
+        return plain_dataclasses(scope.node, declared)
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
@@ -241,6 +245,22 @@ def _under(place: str, owner: str) -> bool:
     return len(place) > len(owner) and place.startswith(owner) and place[len(owner)] in ".["
 
 
+def _affects(st: State, key: str) -> bool:
+    """Whether rebinding `key` changes `st`: it or a path through it is an alias or fresh, or
+    (a plain name) slice bounds or shape dims mention it."""
+    for keys in (st.may, st.fresh, (k for k, _ in st.must)):
+        for k in keys:
+            if k == key or _under(k, key):
+                return True
+    if "." in key or "[" in key:
+        return False
+    return (
+        any(key in r.names for r in st.regions)
+        or any(key in names for _, names in st.dims)
+        or any(ref.region is not None and key in ref.region.names for _, ref in st.must)
+    )
+
+
 def _covered(
     regions: Iterable[Region], dims: tuple[tuple[str | None, frozenset[str]], ...]
 ) -> bool:
@@ -347,6 +367,8 @@ class _Eval:
     def kill(self, key: str) -> None:
         """`key` is rebound: it and everything reached through it no longer name the buffer."""
         st = self.st
+        if not _affects(st, key):
+            return  # keep the very State object: the fixpoint compares states by identity first
         must = {k: v for k, v in st.must if k != key and not _under(k, key)}
         may = frozenset(k for k in st.may if k != key and not _under(k, key))
         st = replace(st, fresh=frozenset(k for k in st.fresh if k != key and not _under(k, key)))
@@ -363,6 +385,8 @@ class _Eval:
 
     def demote(self, key: str) -> None:
         """`key` may have been rebound: keep it as a may-alias so reads through it still count."""
+        if not _affects(self.st, key):
+            return
         must = {k: v for k, v in self.st.must if k != key and not _under(k, key)}
         fresh = frozenset(k for k in self.st.fresh if k != key and not _under(k, key))
         self.st = replace(self.st, fresh=fresh).with_must(must)
@@ -490,16 +514,18 @@ class _Eval:
         phase = f"[{self.node.phase}] " if self.node.phase else ""
         self.rec.note(bucket, getattr(node, "lineno", self.line), phase + text)
 
-    def unknown_call(self, node: ast.AST, what: str) -> None:
-        """Code we cannot see runs: it can read the buffer if the buffer is reachable from it."""
+    def unknown_call(self, node: ast.AST, what: str | Callable[[], str]) -> None:
+        """Code we cannot see runs: it can read the buffer if the buffer is reachable from it.
+        `what` may be a function: its text is made only if an issue is recorded."""
         st = self.st
-        if st.live and st.escaped and not st.full:
+        if st.live and st.escaped and not st.full and self.rec is not None:
             line, how = min(st.escapes)
             self._issue(
                 UNPROVEN,
                 node,
                 "unknown-call",
-                f"{what} may read it (reachable since line {line}: {how})",
+                f"{what if isinstance(what, str) else what()} may read it "
+                f"(reachable since line {line}: {how})",
             )
 
     # --- allocation ---------------------------------------------------------------------------
@@ -1364,7 +1390,7 @@ class _Eval:
         if kind in (Kind.ENTRY, Kind.RAISE, Kind.JOIN) or a is None:
             return self.st
         if kind is Kind.CALL:
-            self.unknown_call(a, f"`{self._src(a)[:60]}` (context manager)")
+            self.unknown_call(a, lambda: f"`{self._src(a)[:60]}` (context manager)")
             if node.label == "__exit__ (exception)" and self.st.live:
                 # The path where an unknown __exit__ swallows an exception is kept for `safe`,
                 # but it is too speculative to be evidence of an `unsafe` read.
@@ -1666,6 +1692,10 @@ class _Mentions:
     called_roots: frozenset[str]  # names used as `name.method(...)`
     runs_code: bool  # calls, awaits, yields, defs, returns: code we cannot see may run
 
+    @cached_property
+    def names(self) -> frozenset[str]:
+        return self.bare | self.attr_roots
+
 
 def _node_mentions(cfg: CFG) -> list[_Mentions]:
     cached = getattr(cfg, "_mentions", None)
@@ -1681,8 +1711,11 @@ def _node_mentions(cfg: CFG) -> list[_Mentions]:
         a = node.ast_node
         if a is not None and node.kind not in (Kind.JOIN, Kind.ENTRY, Kind.RAISE):
             under_attr: set[int] = set()
-            for sub in ast.walk(a):
-                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+            names: list[ast.Name] = []
+            for sub in walk([a]):
+                if isinstance(sub, ast.Name):
+                    names.append(sub)
+                elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
                     under_attr.add(id(sub.value))
                     dotted.add(f"{sub.value.id}.{sub.attr}")
                     attr_roots.add(sub.value.id)
@@ -1705,9 +1738,7 @@ def _node_mentions(cfg: CFG) -> list[_Mentions]:
                         value = getattr(sub, field_name, None)
                         if isinstance(value, str):
                             bare.add(value)
-            for sub in ast.walk(a):
-                if isinstance(sub, ast.Name) and id(sub) not in under_attr:
-                    bare.add(sub.id)
+            bare.update(n.id for n in names if id(n) not in under_attr)
             if isinstance(a, ast.stmt) and not isinstance(
                 a, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign
             ):
@@ -1731,25 +1762,12 @@ def _inert(m: _Mentions, state: State) -> bool:
     """True when evaluating the node provably leaves `state` unchanged and records nothing."""
     if _ANY in m.bare or (m.runs_code and state.escaped and not state.lost):
         return False
-    plain: set[str] = set()
-    for r in state.regions:
-        plain |= r.names
-    for _, dim_names in state.dims:
-        plain |= dim_names
-    for _, ref in state.must:
-        if ref.region is not None:
-            plain |= ref.region.names
-    for key in state.may | state.fresh:
-        root = _root(key)
-        rest = key[len(root) :]
-        if rest.startswith("."):
-            first = rest[1:].split(".", 1)[0].split("[", 1)[0]
-            # `self.meta[...]` is touched by `self.meta`, by bare `self`, by `self.method()`.
-            if f"{root}.{first}" in m.dotted or root in m.bare or root in m.called_roots:
-                return False
-        else:
-            plain.add(root)
-    return not (plain & (m.bare | m.attr_roots))
+    plain, paths = state.footprint
+    for root, dotted in paths:
+        # `self.meta[...]` is touched by `self.meta`, by bare `self`, by `self.method()`.
+        if dotted in m.dotted or root in m.bare or root in m.called_roots:
+            return False
+    return plain.isdisjoint(m.names)
 
 
 def _alloc_node(cfg: CFG, alloc: ast.Call) -> int | None:
@@ -1764,7 +1782,7 @@ def _alloc_node(cfg: CFG, alloc: ast.Call) -> int | None:
                 Kind.RAISE,
                 Kind.CALL,
             ):
-                for sub in ast.walk(node.ast_node):
+                for sub in walk([node.ast_node]):
                     if isinstance(sub, ast.Call):
                         index.setdefault(id(sub), node.index)
         cfg._call_nodes = index
@@ -1773,15 +1791,13 @@ def _alloc_node(cfg: CFG, alloc: ast.Call) -> int | None:
 
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     outcome = BufferOutcome()
-    preds = cfg.preds()
-    order = _reverse_postorder(cfg)
+    preds, order, position = _graph_orders(cfg)
     in_states: list[State | None] = [None] * len(cfg.nodes)
     out_states: list[State | None] = [None] * len(cfg.nodes)
     in_states[cfg.entry] = UNREACHED
     found = _alloc_node(cfg, ctx.alloc)
     alloc_nodes = {found} if found is not None else set()
     names = _node_mentions(cfg)
-    position = {n: i for i, n in enumerate(order)}
     heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
     pending = set(order)
     steps = 0
@@ -1798,7 +1814,10 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         if state is None:
             continue
         node = cfg.nodes[idx]
-        in_changed = state != in_states[idx]
+        # Identity first: along a chain of untouched nodes one State object is passed on, and
+        # the generated __eq__ would build and compare two tuples of every field each time.
+        previous = in_states[idx]
+        in_changed = state is not previous and state != previous
         in_states[idx] = state
         if not state.live and idx not in alloc_nodes:
             new_out = state
@@ -1807,7 +1826,8 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         else:
             new_out = _Eval(ctx, state, None, node).run()
         targets = list(node.exc_succ) if in_changed else []
-        if new_out != out_states[idx]:
+        previous = out_states[idx]
+        if new_out is not previous and new_out != previous:
             out_states[idx] = new_out
             targets += node.succ
         for t in targets:
@@ -1825,6 +1845,19 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         if idx in alloc_nodes or (state.live and not _inert(names[idx], state)):
             _Eval(ctx, state, rec, cfg.nodes[idx]).run()
     return outcome
+
+
+def _graph_orders(
+    cfg: CFG,
+) -> tuple[list[list[tuple[int, bool]]], list[int], dict[int, int]]:
+    """Predecessors, reverse postorder and each node's place in it: the same for every buffer
+    of one function, so computed once per CFG (a lifecycle program has thousands of nodes)."""
+    cached = getattr(cfg, "_orders", None)
+    if cached is None:
+        order = _reverse_postorder(cfg)
+        cached = (cfg.preds(), order, {n: i for i, n in enumerate(order)})
+        cfg._orders = cached
+    return cached
 
 
 def _reverse_postorder(cfg: CFG) -> list[int]:

@@ -9,29 +9,29 @@ builtin container, `InitVar`, `KW_ONLY`, a name bound twice) disqualifies the cl
 from __future__ import annotations
 
 import ast
+from collections import Counter
+from collections.abc import Iterable
 
 _DATACLASS = {"dataclass", "dataclasses.dataclass"}
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
 
 
-def plain_dataclasses(module: ast.Module) -> dict[str, tuple[str, ...]]:
-    """Class name -> its fields in `__init__` order."""
+def plain_dataclasses(
+    module: ast.Module, declared_global: Iterable[str] = ()
+) -> dict[str, tuple[str, ...]]:
+    """Class name -> its fields in `__init__` order. `declared_global`: the names some function
+    declares `global` (the resolver knows them): such a function may rebind the class."""
     cached: dict[str, tuple[str, ...]] | None = getattr(module, "_zeroopt_records", None)
     if cached is not None:
         return cached
-    bound: dict[str, int] = {}
-    for stmt in module.body:
-        for name in _bound_names(stmt):
-            bound[name] = bound.get(name, 0) + 1
-    declared_global = {
-        n for node in ast.walk(module) if isinstance(node, ast.Global) for n in node.names
-    }
+    bound = _module_bindings(module)
+    excluded = set(declared_global)
     records: dict[str, tuple[str, ...]] = {}
     for stmt in module.body:
-        if not isinstance(stmt, ast.ClassDef) or bound.get(stmt.name) != 1:
+        if not isinstance(stmt, ast.ClassDef) or bound[stmt.name] != 1:
             continue
-        if stmt.name in declared_global:
+        if stmt.name in excluded:
             continue
         fields = _fields(stmt)
         if fields is not None:
@@ -92,14 +92,38 @@ def _dotted(node: ast.expr) -> str:
     return ""
 
 
-def _bound_names(stmt: ast.stmt) -> list[str]:
-    """Names a module-level statement binds (nested blocks included: `if`/`try` at top level)."""
-    names: list[str] = []
-    for node in ast.walk(stmt):
-        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            names.append(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            names.append(node.id)
+def _module_bindings(module: ast.Module) -> Counter[str]:
+    """How often each name is bound in the module's own scope (nested `if`/`try` blocks
+    included). Function and class bodies bind their own names and are not walked, but what runs
+    in the module scope is: decorators, defaults, bases, and walruses anywhere in those (or in
+    comprehensions, whose targets are counted too: over-counting only disqualifies more)."""
+    counts: Counter[str] = Counter()
+    stack: list[ast.AST] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            counts[node.name] += 1
+            stack.extend(node.decorator_list)
+            if isinstance(node, ast.ClassDef):
+                stack.extend(node.bases)
+                stack.extend(k.value for k in node.keywords)
+            else:
+                stack.extend(_defaults(node.args))
+            continue
+        if isinstance(node, ast.Lambda):
+            stack.extend(_defaults(node.args))
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            counts[node.id] += 1
         elif isinstance(node, ast.alias):
-            names.append((node.asname or node.name).split(".")[0])
-    return names
+            counts[(node.asname or node.name).split(".")[0]] += 1
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            counts[node.name] += 1  # `except E as Meta`, `case ... as Meta`
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            counts[node.rest] += 1
+        stack.extend(ast.iter_child_nodes(node))
+    return counts
+
+
+def _defaults(args: ast.arguments) -> list[ast.expr]:
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]

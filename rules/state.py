@@ -7,8 +7,10 @@ what keeps a `safe` verdict true on every path.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cached_property
 
 
 class View(Enum):
@@ -62,6 +64,30 @@ class State:
     # the view is created in one method, written in a second and read in a third.
     fresh: frozenset[str] = frozenset()
 
+    @cached_property
+    def footprint(self) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+        """What a statement must mention to change this state: plain names (aliases, names in
+        region bounds and shape) and, for attribute paths, (root, `root.first_attribute`).
+        Asked once per node of the dataflow, so it is computed once per state."""
+        plain: set[str] = set()
+        for r in self.regions:
+            plain |= r.names
+        for _, dim_names in self.dims:
+            plain |= dim_names
+        for _, ref in self.must:
+            if ref.region is not None:
+                plain |= ref.region.names
+        paths: set[tuple[str, str]] = set()
+        for key in self.may | self.fresh:
+            root = _PATH_ROOT.match(key).group()  # type: ignore[union-attr]
+            rest = key[len(root) :]
+            if rest.startswith("."):
+                first = _PATH_ROOT.match(rest[1:]).group()  # type: ignore[union-attr]
+                paths.add((root, f"{root}.{first}"))
+            else:
+                plain.add(root)
+        return frozenset(plain), tuple(sorted(paths))
+
     @property
     def escaped(self) -> bool:
         return bool(self.escapes)
@@ -74,6 +100,7 @@ class State:
 
 
 UNREACHED = State()
+_PATH_ROOT = re.compile(r"[^.\[]*")  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
 
 
 def join(a: State | None, b: State | None) -> State | None:
