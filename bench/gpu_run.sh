@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine, from the repository root, after `source .gpu/b/install.sh`:
-#   bash bench/gpu_run.sh verify|rest|all|savings
+#   bash bench/gpu_run.sh verify|rest|all|savings|real
 # zeroopt is made importable without installing: the package-dir mapping needs a layout where
 # zeroopt/runtime_checks etc. exist, so symlinks are added inside this (disposable) checkout;
 # they resolve to the real files, so site paths still match by realpath. (A PYTHONPATH shim
@@ -40,5 +40,23 @@ case "$mode" in
     ;;
   savings)
     python3 bench/gpu_savings.py --out "$out" 2>&1 | tee "$out/gpu_savings.log"
+    ;;
+esac
+case "$mode" in
+  real|all)
+    # SGLang 0.5.23's released _init_full_cg_prefill_metadata (bench/real_sources/) under a full
+    # prefill CUDA graph with FlashAttention 4: the scan's one `safe` there, checked at run time.
+    t0=$(date +%s)
+    python3 - <<'PY' || exit 4
+import sys, time
+sys.path.insert(0, "bench")
+t = time.time()
+import sglang_full_cg_prefill as h
+print("flash_attn.cute used (CUDA graphs):", h.uses_flash_attn("cuda"))
+out = h.scenario("cuda")
+print("real-sglang scenario on cuda ok in %.1f s:" % (time.time() - t), {k: tuple(v.shape) for k, v in out.items()})
+PY
+    echo "real-sglang sanity run took $(( $(date +%s) - t0 )) s"
+    python3 bench/gpu_verify_real_sglang.py --device cuda --jobs "${JOBS:-4}" --out "$out" 2>&1 | tee "$out/verify_real_sglang.log"
     ;;
 esac
