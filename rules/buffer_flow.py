@@ -47,6 +47,11 @@ class BufferOutcome:
     contracts: list[tuple[int, str]] = field(default_factory=list)
     reads_after_write: int = 0
     coupled: list[tuple[int, str]] = field(default_factory=list)  # (line, description)
+    # Kernel calls that read the buffer, as (id of the call node, parameter): `(c, "seqused_k")`.
+    kernel_args: set[tuple[int, str]] = field(default_factory=set)
+    # Where rows of the buffer are read up to another argument's values: (id of the call node,
+    # that parameter). A buffer with that argument in its `kernel_args` is coupled to this one.
+    couplings: set[tuple[int, str]] = field(default_factory=set)
     # Reads through a view that was written in full through the same path: (line, text).
     view_reads: list[tuple[int, str]] = field(default_factory=list)
     view_writes: list[tuple[int, str]] = field(default_factory=list)
@@ -861,8 +866,12 @@ class _Eval:
             ref = self._eval_value(a)
             if ref is None:
                 continue
+            if self.rec is not None:
+                self.rec.outcome.kernel_args.add((id(e), p))
             if p in rows:
                 bound_by = rows[p]
+                if self.rec is not None:
+                    self.rec.outcome.couplings.add((id(e), bound_by))
                 by = self._src(bound[bound_by]) if bound_by in bound else "(not passed)"
                 coupled = f"`{p}` rows are read up to the values of `{bound_by}={by}`: coupled buffers, safe only together"
                 if self.rec is not None and not self.st.full:

@@ -207,5 +207,8 @@ def test_lifecycle_tables_in_json_and_text_survive_the_cache(project: Callable[.
     assert page_table["verdict"] == "unsafe"
     assert any("capture warm-up" in phase for phase in page_table["read"])
     assert page_table["coupled"]
+    group = [m["target"] for m in table["coupled_groups"][0]]
+    assert group == ['self.meta["cache_seqlens"]', 'self.meta["page_table"]']
     _, text, _ = _invoke("scan", "backend.py", "--no-cache")
     assert "class Backend (lifecycle sglang-attention-backend)" in text
+    assert 'coupled group: self.meta["cache_seqlens"] (line 22) + self.meta["page_table"]' in text

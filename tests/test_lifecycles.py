@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from zeroopt.engine import analyse_source
-from zeroopt.findings import Finding, Verdict
+from zeroopt.findings import Finding, LifecycleReport, Verdict
 from zeroopt.rules.lifecycles import lifecycles_from_config
 from zeroopt.rules.options import AnalysisOptions
 
@@ -486,3 +486,45 @@ def test_computed_key_store_may_replace_a_named_entry() -> None:
     replay = 'self.state["lens"].copy_(seq_lens)\nself.forward_metadata = Meta(lens=self.state["lens"], table=seq_lens[:, None])'
     f = only(with_record(backend(STATE, capture, replay, FORWARD_FA, eager=EAGER_FRESH)))
     assert f.verdict is not Verdict.SAFE, f.message
+
+
+def _report(source: str) -> LifecycleReport:
+    result = analyse_source(source, "backend.py")
+    assert not result.errors, result.errors
+    (report,) = result.lifecycles
+    return report
+
+
+def test_page_table_and_its_lengths_are_reported_as_one_coupled_group() -> None:
+    report = _report(
+        backend(
+            "self.pt = torch.zeros(max_bs, 16, dtype=torch.int32)\n"
+            "self.lens = torch.zeros(max_bs, dtype=torch.int32)",
+            "self.lens.copy_(seq_lens)",
+            "self.lens.copy_(seq_lens)",
+            "return flash_attn_varlen_func(q, k, v, seqused_k=self.lens, page_table=self.pt)",
+        )
+    )
+    assert report.coupled_groups == ((("self.pt", 7), ("self.lens", 8)),)
+    by_target = {b.target: b for b in report.buffers}
+    # The lengths are written in full by every setup: safe on their own. The table is read up
+    # to their values and never written: not safe, whatever the lengths hold.
+    assert by_target["self.lens"].verdict is Verdict.SAFE
+    assert by_target["self.pt"].verdict is Verdict.UNSAFE
+    assert LifecycleReport.from_json(report.to_json()) == report
+
+
+def test_buffers_passed_to_unrelated_calls_form_no_group() -> None:
+    report = _report(
+        backend(
+            "self.pt = torch.zeros(max_bs, 16, dtype=torch.int32)\n"
+            "self.lens = torch.zeros(max_bs, dtype=torch.int32)",
+            "self.lens.copy_(seq_lens)",
+            "self.lens.copy_(seq_lens)",
+            # The table's rows are bounded by another tensor; the lengths go to another call.
+            "o = flash_attn_varlen_func(q, k, v, seqused_k=self.other, page_table=self.pt)\n"
+            "return flash_attn_varlen_func(q, k, v, seqused_k=self.lens, page_table=self.pt2)",
+        )
+    )
+    assert report.coupled_groups == ()
+    assert {b.target for b in report.buffers} == {"self.pt", "self.lens"}

@@ -263,12 +263,42 @@ def _lifecycle_pass(
                 verdict=f.verdict,
                 written=_phases(lo.outcome, ("write", "partial write")),
                 read=_phases(lo.outcome, ("read", "possible read", VIEW_READ)),
-                coupled=tuple(text for _, text in (lo.outcome.coupled if lo.outcome else [])),
+                coupled=tuple(
+                    dict.fromkeys(text for _, text in (lo.outcome.coupled if lo.outcome else []))
+                ),
             )
             for lo, f in rows
         )
-        reports.append(LifecycleReport(path, cls.name, cls.lineno, model.name, buffers))
+        groups = _coupled_groups([(lo.outcome, (f.target, f.line)) for lo, f in rows])
+        reports.append(LifecycleReport(path, cls.name, cls.lineno, model.name, buffers, groups))
     return reports
+
+
+def _coupled_groups(
+    members: list[tuple[BufferOutcome | None, tuple[str, int]]],
+) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Buffers linked by a kernel call that reads one's rows up to the other's values, closed
+    transitively (`page_table` <- `cache_seqlens`, and a second table bounded by the same
+    lengths, form one group). All rows of one class share one program, so a call node's id
+    names the same call in every buffer's outcome."""
+    parent = list(range(len(members)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, (outcome, _) in enumerate(members):
+        for j, (other, _) in enumerate(members):
+            if outcome is None or other is None or i == j:
+                continue
+            if outcome.couplings & other.kernel_args:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[tuple[str, int]]] = {}
+    for i, (_, member) in enumerate(members):
+        groups.setdefault(find(i), []).append(member)
+    return tuple(tuple(sorted(g, key=lambda m: m[1])) for g in groups.values() if len(g) > 1)
 
 
 def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str, ...]:

@@ -164,6 +164,9 @@ class LifecycleReport:
     line: int
     model: str
     buffers: tuple[LifecycleBuffer, ...]
+    # Buffers whose reads depend on each other's values (a kernel reads `page_table` rows up to
+    # `cache_seqlens`): each group by its members' (target, line); safe only together.
+    coupled_groups: tuple[tuple[tuple[str, int], ...], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LifecycleReport:
@@ -178,7 +181,11 @@ class LifecycleReport:
             )
             for b in data["buffers"]
         )
-        return cls(data["path"], data["class"], int(data["line"]), data["model"], buffers)
+        groups = tuple(
+            tuple((m["target"], int(m["line"])) for m in group)
+            for group in data.get("coupled_groups", ())
+        )
+        return cls(data["path"], data["class"], int(data["line"]), data["model"], buffers, groups)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -187,4 +194,8 @@ class LifecycleReport:
             "line": self.line,
             "model": self.model,
             "buffers": [b.to_json() for b in self.buffers],
+            "coupled_groups": [
+                [{"target": target, "line": line} for target, line in group]
+                for group in self.coupled_groups
+            ],
         }

@@ -1,7 +1,7 @@
 """`--format json`: the machine-readable contract of PRODUCT.md (version 1).
 
 Keys beyond the contract are additive only (`unused_suppressions`, `lifecycles`: per-class tables
-of buffers judged across methods); the contract keys never
+of buffers judged across methods, with their `coupled_groups`); the contract keys never
 change shape, because tests and outside tools parse them.
 """
 

@@ -75,6 +75,16 @@ def _render_lifecycle(lc: LifecycleReport, console: Console) -> None:
             Text(str(b.verdict), style=VERDICT_STYLE.get(b.verdict, "")),
         )
     console.print(table)
+    for group in lc.coupled_groups:
+        members = " + ".join(f"{target} (line {line})" for target, line in group)
+        console.print(
+            Text(
+                f"coupled group: {members}: a kernel reads rows of one up to the values of"
+                " another. Each is judged as read in full; verify them poisoned together (one"
+                " alone can pass only because the other stays zero).",
+                style="yellow",
+            )
+        )
     console.print()
 
 
