@@ -353,10 +353,14 @@ class _Eval:
         return None
 
     def owns(self, key: str) -> list[str]:
-        owned = [p for p in self.st.may if _under(p, key)]
-        if "[" in key:
-            for v in _summary_variants(key):
-                owned += [p for p in self.st.may if _under(p, v)]
+        memo = self.st.owned_memo
+        owned = memo.get(key)
+        if owned is None:
+            owned = [p for p in self.st.may if _under(p, key)]
+            if "[" in key:
+                for v in _summary_variants(key):
+                    owned += [p for p in self.st.may if _under(p, v)]
+            memo[key] = owned
         return owned
 
     def forget_value(self, name: str) -> None:

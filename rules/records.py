@@ -109,6 +109,7 @@ def _module_bindings(module: ast.Module) -> Counter[str]:
                 stack.extend(k.value for k in node.keywords)
             else:
                 stack.extend(_defaults(node.args))
+                stack.extend(_annotations(node))  # evaluated at definition time
             continue
         if isinstance(node, ast.Lambda):
             stack.extend(_defaults(node.args))
@@ -127,3 +128,10 @@ def _module_bindings(module: ast.Module) -> Counter[str]:
 
 def _defaults(args: ast.arguments) -> list[ast.expr]:
     return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def _annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    args = fn.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    found = [a.annotation for a in every if a is not None and a.annotation is not None]
+    return found if fn.returns is None else [*found, fn.returns]

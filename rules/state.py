@@ -88,6 +88,12 @@ class State:
                 plain.add(root)
         return frozenset(plain), tuple(sorted(paths))
 
+    @cached_property
+    def owned_memo(self) -> dict[str, list[str]]:
+        """Paths through each key that hold the buffer, filled by buffer_flow's `owns` as it asks
+        (a State never changes, so neither do the answers; `self` is asked about constantly)."""
+        return {}
+
     @property
     def escaped(self) -> bool:
         return bool(self.escapes)

@@ -8,12 +8,14 @@ the result compared with the zeros run. A `safe` must run equivalent; each case 
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 
 from tests.soundness.oracle import check_program, engine_findings
 from zeroopt.findings import Verdict
+from zeroopt.rules.records import plain_dataclasses
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
 
@@ -194,3 +196,52 @@ def test_metadata_object_case(name: str) -> None:
     assert not first.unsound, f"{name}: safe, yet poisoning changed the result: {first.detail}"
     if expected is Verdict.UNSAFE:
         assert first.unsafe, f"{name}: said unsafe, but every poisoned run was equivalent"
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "try:\n    pass\nexcept ValueError as Meta:\n    pass\n",
+        "match 1:\n    case int() as Meta:\n        pass\n",
+        "def f(x: (Meta := int)) -> None:\n    pass\n",
+        "ok = [Meta := 1 for _ in range(1)]\n",
+    ],
+    ids=["except-as", "match-as", "walrus-in-annotation", "walrus-in-comprehension"],
+)
+def test_a_class_name_bound_again_in_module_scope_is_not_a_plain_record(rebinding: str) -> None:
+    """A second binding may replace the dataclass with anything, whose constructor could read."""
+    source = (
+        textwrap.dedent(
+            """
+        import dataclasses
+        import torch
+
+        @dataclasses.dataclass
+        class Meta:
+            lens: torch.Tensor
+        """
+        )
+        + rebinding
+    )
+    assert plain_dataclasses(ast.parse(source)) == {}
+    assert plain_dataclasses(
+        ast.parse(source.replace("Meta :=", "Other :=").replace("as Meta", "as Other"))
+    ) == {"Meta": ("lens",)}
+
+
+def test_locals_and_globals_of_functions() -> None:
+    source = textwrap.dedent(
+        """
+        import dataclasses
+
+        @dataclasses.dataclass
+        class Meta:
+            lens: int
+
+        def local():
+            Meta = 3  # a local of its own: the module's Meta stays a record
+        """
+    )
+    assert plain_dataclasses(ast.parse(source)) == {"Meta": ("lens",)}
+    declared = source + "\ndef rebinds():\n    global Meta\n    Meta = 3\n"
+    assert plain_dataclasses(ast.parse(declared), declared_global=["Meta"]) == {}

@@ -165,7 +165,7 @@ class LifecycleReport:
     model: str
     buffers: tuple[LifecycleBuffer, ...]
     # Buffers whose reads depend on each other's values (a kernel reads `page_table` rows up to
-    # `cache_seqlens`): each group by its members' (target, line); safe only together.
+    # `cache_seqlens`): each group by its members' (target, line); to be verified together.
     coupled_groups: tuple[tuple[tuple[str, int], ...], ...] = ()
 
     @classmethod
