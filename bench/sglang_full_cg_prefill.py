@@ -51,6 +51,7 @@ from typing import Any
 import torch
 
 from zeroopt.fixtures.flash_backend import _flash_attn_func
+from zeroopt.fixtures.flash_scenario import scenario_device
 from zeroopt.fixtures.paged_reference import _int32_ceil_pages
 
 VENDORED = (
@@ -605,15 +606,6 @@ def uses_flash_attn(device: str | torch.device) -> bool:
     return torch.device(device).type == "cuda" and _flash_attn_func() is not None
 
 
-def _device(device: str | None) -> str:
-    if device:
-        return device
-    env = os.environ.get("ZEROOPT_DEVICE")
-    if env:
-        return env
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def build(
     device: str | torch.device,
     *,
@@ -678,7 +670,7 @@ def build(
 def scenario(device: str | None = None) -> dict[str, torch.Tensor]:
     """Capture buckets 256 and 128, then the REPLAYS batches (re-capturing once on the way);
     the attention layer's outputs of each replay."""
-    setup = build(_device(device))
+    setup = build(scenario_device(device))
     outputs: dict[str, torch.Tensor] = {}
     for step, requests in enumerate(REPLAYS):
         if step == RECAPTURE_BEFORE:
