@@ -21,6 +21,7 @@ from zeroopt.rules.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.rules.options import Contract
 from zeroopt.rules.records import plain_dataclasses
 from zeroopt.rules.resolve import Resolver, Scope, walk
+from zeroopt.rules.sites import shape_args
 from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
 
 UNSAFE = "unsafe"
@@ -250,22 +251,6 @@ def _under(place: str, owner: str) -> bool:
     return len(place) > len(owner) and place.startswith(owner) and place[len(owner)] in ".["
 
 
-def _affects(st: State, key: str) -> bool:
-    """Whether rebinding `key` changes `st`: it or a path through it is an alias or fresh, or
-    (a plain name) slice bounds or shape dims mention it."""
-    for keys in (st.may, st.fresh, (k for k, _ in st.must)):
-        for k in keys:
-            if k == key or _under(k, key):
-                return True
-    if "." in key or "[" in key:
-        return False
-    return (
-        any(key in r.names for r in st.regions)
-        or any(key in names for _, names in st.dims)
-        or any(ref.region is not None and key in ref.region.names for _, ref in st.must)
-    )
-
-
 def _covered(
     regions: Iterable[Region], dims: tuple[tuple[str | None, frozenset[str]], ...]
 ) -> bool:
@@ -293,12 +278,7 @@ def _covered(
 def _alloc_dims(
     call: ast.Call, int_names: frozenset[str]
 ) -> tuple[tuple[str | None, frozenset[str]], ...]:
-    args = list(call.args)
-    for kw in call.keywords:
-        if kw.arg == "size":
-            args = [kw.value]
-    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
-        args = list(args[0].elts)
+    args = shape_args(call)
     dims = []
     for a in args:
         if isinstance(a, ast.Starred):
@@ -376,26 +356,26 @@ class _Eval:
     def kill(self, key: str) -> None:
         """`key` is rebound: it and everything reached through it no longer name the buffer."""
         st = self.st
-        if not _affects(st, key):
-            return  # keep the very State object: the fixpoint compares states by identity first
-        must = {k: v for k, v in st.must if k != key and not _under(k, key)}
-        may = frozenset(k for k in st.may if k != key and not _under(k, key))
-        st = replace(st, fresh=frozenset(k for k in st.fresh if k != key and not _under(k, key)))
+
+        def kept(k: str) -> bool:
+            return k != key and not _under(k, key)
+
+        must = {k: v for k, v in st.must if kept(k)}
+        may = frozenset(k for k in st.may if kept(k))
+        fresh = frozenset(k for k in st.fresh if kept(k))
+        regions, dims = st.regions, st.dims
         if "." not in key and "[" not in key:
             # Slice bounds and shape dims that mention the name now mean something else.
-            regions = frozenset(r for r in st.regions if key not in r.names)
+            regions = frozenset(r for r in regions if key not in r.names)
             must = {
                 k: (Ref(v.view, None) if v.region and key in v.region.names else v)
                 for k, v in must.items()
             }
-            dims = tuple(d if key not in d[1] else (None, frozenset()) for d in st.dims)
-            st = replace(st, regions=regions, dims=dims)
-        self.st = replace(st, may=may).with_must(must)
+            dims = tuple(d if key not in d[1] else (None, frozenset()) for d in dims)
+        self.st = replace(st, may=may, fresh=fresh, regions=regions, dims=dims).with_must(must)
 
     def demote(self, key: str) -> None:
         """`key` may have been rebound: keep it as a may-alias so reads through it still count."""
-        if not _affects(self.st, key):
-            return
         must = {k: v for k, v in self.st.must if k != key and not _under(k, key)}
         fresh = frozenset(k for k in self.st.fresh if k != key and not _under(k, key))
         self.st = replace(self.st, fresh=fresh).with_must(must)
@@ -1838,6 +1818,8 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             new_out = state  # the node cannot touch anything this state depends on
         else:
             new_out = _Eval(ctx, state, None, node).run()
+            if new_out is not state and new_out == state:
+                new_out = state  # pass the same object on: later comparisons are by identity
         targets = list(node.exc_succ) if in_changed else []
         previous = out_states[idx]
         if new_out is not previous and new_out != previous:

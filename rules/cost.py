@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import re
 
+from zeroopt.rules.sites import shape_args
+
 _HOT = re.compile(r"forward|step|decode|extend|replay|prefill|sample|generate|__call__|^run|_run\b")
 _DTYPE_BYTES = {
     "float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "float64": 8, "double": 8,
@@ -36,12 +38,7 @@ def constant_nbytes(call: ast.Call, name: str) -> int | None:
         size = _DTYPE_BYTES[dtype.attr]
     else:
         return None
-    args = list(call.args)
-    for kw in call.keywords:
-        if kw.arg == "size":
-            args = [kw.value]
-    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
-        args = list(args[0].elts)
+    args = shape_args(call)
     count = 1
     for a in args:
         value = _const(a)

@@ -21,6 +21,18 @@ _ATTRS = frozenset(q.rsplit(".", 1)[1] for q in [*ZEROS, *EMPTY]) | frozenset(ME
 Owner = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
 
 
+def shape_args(call: ast.Call) -> list[ast.expr]:
+    """The shape an allocation call was given, one expression per dimension: positional sizes,
+    `size=`, or one tuple/list of them (`torch.zeros((2, n))`)."""
+    args = list(call.args)
+    for kw in call.keywords:
+        if kw.arg == "size":
+            args = [kw.value]
+    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
+        args = list(args[0].elts)
+    return args
+
+
 @dataclass(frozen=True)
 class Site:
     call: ast.Call
