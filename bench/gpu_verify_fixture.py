@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
+from verify_run import progress_printer, timings, write_result  # bench/ is on sys.path
 
 from zeroopt.fixtures.flash_scenario import EXPECTED, EXPECTED_SAFE, buffer_sites, site_args
 from zeroopt.runtime_checks.checker import Checker
@@ -80,15 +79,7 @@ def main() -> int:
     checker = Checker(SCENARIO, device=args.device, jobs=args.jobs, timeout=args.timeout, **kwargs)
     env = environment(args.device)
     print(json.dumps(env), flush=True)
-    done = 0
-
-    def progress(label: str) -> None:
-        nonlocal done
-        done += 1
-        print(f"  [{done}] {label} ({time.perf_counter() - start:.0f} s)", flush=True)
-
-    start = time.perf_counter()
-    report = checker.verify(sites, progress=progress, alone=args.part == "all")
+    report = checker.verify(sites, progress=progress_printer(), alone=args.part == "all")
     by_pos = {pos: name for name, pos in buffer_sites().items()}
     rows = []
     mismatches = 0
@@ -114,9 +105,6 @@ def main() -> int:
     expected_together = "crashed" if args.part == "all" else "equivalent"
     if together is not None:
         mismatches += str(together.verdict) != expected_together
-    trial_seconds = [t.seconds for s in report.sites for t in s.trials] + [
-        t.seconds for t in (together.trials if together else [])
-    ]
     result = {
         "environment": env,
         "part": args.part,
@@ -125,16 +113,9 @@ def main() -> int:
         "together_expected": expected_together,
         "together_actual": str(together.verdict) if together else None,
         "together_details": [t.to_json() for t in together.trials] if together else [],
-        "runs": report.trials_run,
-        "seconds": round(report.seconds, 1),
-        "median_trial_seconds": round(statistics.median(trial_seconds), 1)
-        if trial_seconds
-        else None,
-        "jobs": args.jobs,
+        **timings(report, args.jobs),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    out_file = args.out / f"verify_fixture_{args.part}_{args.device.split(':')[0]}.json"
-    out_file.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out_file = write_result(args.out, f"verify_fixture_{args.part}", args.device, result)
 
     print(
         f"\nverify on {env.get('gpu', args.device)}: {report.trials_run} runs, "

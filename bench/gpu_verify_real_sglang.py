@@ -21,7 +21,6 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import sglang_full_cg_prefill as harness  # bench/ is on sys.path when run as a script
 import torch
+from verify_run import progress_printer, timings, write_result
 
 from zeroopt.config import load_config
 from zeroopt.engine import analyse_file
@@ -108,14 +108,7 @@ def main() -> int:
     if args.patterns:
         kwargs["patterns"] = tuple(args.patterns.split(","))
     checker = Checker(SCENARIO, device=args.device, jobs=args.jobs, timeout=args.timeout, **kwargs)
-    done = 0
-
-    def progress(label: str) -> None:
-        nonlocal done
-        done += 1
-        print(f"  [{done}] {label} ({time.perf_counter() - start:.0f} s)", flush=True)
-
-    report = checker.verify(sites, progress=progress)
+    report = checker.verify(sites, progress=progress_printer(start))
     rows = []
     contradicted = []
     for site in report.sites:
@@ -150,9 +143,6 @@ def main() -> int:
         )
     together = report.together
     failed_somewhere = any(r["runtime"] in ("diverged", "crashed") for r in rows)
-    trial_seconds = [t.seconds for s in report.sites for t in s.trials] + [
-        t.seconds for t in (together.trials if together else [])
-    ]
     result = {
         "environment": env,
         "scenario": SCENARIO,
@@ -165,16 +155,9 @@ def main() -> int:
         "together": str(together.verdict) if together else None,
         "static_safe_contradicted": contradicted,
         "harness_can_fail": failed_somewhere,
-        "runs": report.trials_run,
-        "seconds": round(report.seconds, 1),
-        "median_trial_seconds": round(statistics.median(trial_seconds), 1)
-        if trial_seconds
-        else None,
-        "jobs": args.jobs,
+        **timings(report, args.jobs),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    out_file = args.out / f"verify_real_sglang_{args.device.split(':')[0]}.json"
-    out_file.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out_file = write_result(args.out, "verify_real_sglang", args.device, result)
 
     print(
         f"\nverify on {env.get('gpu', args.device)} "
