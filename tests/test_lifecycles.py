@@ -270,30 +270,32 @@ def test_dict_entries_are_named_and_tracked() -> None:
     )  # .get on the dict reads the entry behind the analysis' back
 
 
-def test_user_declared_lifecycle() -> None:
-    src = HEADER + textwrap.dedent("""
-        class Runner:
-            def setup(self, n):
-                self.buf = torch.zeros(n)
+RUNNER = HEADER + textwrap.dedent("""
+    class Runner:
+        def setup(self, n):
+            self.buf = torch.zeros(n)
 
-            def prepare(self, x):
-                self.buf.copy_(x)
+        def prepare(self, x):
+            self.buf.copy_(x)
 
-            def step(self):
-                return self.buf.sum()
-        """)
-    assert only(src).verdict is Verdict.UNPROVEN
-    models = lifecycles_from_config(
-        {
-            "runner": {
-                "requires": ["prepare", "step"],
-                "init": ["setup"],
-                "cycles": [{"name": "run", "setup": ["prepare"]}],
-                "forward": ["step"],
-            }
+        def step(self):
+            return self.buf.sum()
+    """)
+RUNNER_MODEL = lifecycles_from_config(
+    {
+        "runner": {
+            "requires": ["prepare", "step"],
+            "init": ["setup"],
+            "cycles": [{"name": "run", "setup": ["prepare"]}],
+            "forward": ["step"],
         }
-    )
-    assert only(src, AnalysisOptions(lifecycles=models)).verdict is Verdict.SAFE
+    }
+)
+
+
+def test_user_declared_lifecycle() -> None:
+    assert only(RUNNER).verdict is Verdict.UNPROVEN
+    assert only(RUNNER, AnalysisOptions(lifecycles=RUNNER_MODEL)).verdict is Verdict.SAFE
 
 
 def test_lifecycle_table_lists_phases() -> None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import ast
 import math
 import sys
-import textwrap
 import types
 import warnings
 from collections.abc import Callable, Iterator
@@ -49,8 +48,9 @@ from tests.test_lifecycles import (
     CAPTURE_VIEWS,
     EAGER_FRESH,
     FORWARD_FA,
-    HEADER,
     REPLAY_VIEWS,
+    RUNNER,
+    RUNNER_MODEL,
     STATE,
     backend,
     with_record,
@@ -58,7 +58,7 @@ from tests.test_lifecycles import (
 from zeroopt.engine import analyse_source
 from zeroopt.findings import Finding, Verdict
 from zeroopt.rules.kernel_contracts import KERNEL_CONTRACTS, KernelContract
-from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle, lifecycles_from_config
+from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import AnalysisOptions
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
@@ -413,27 +413,6 @@ def idle_stats(self):
 CHILD = (
     "\n\nclass Child(Backend):\n"
     "    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens):\n        pass\n"
-)
-RUNNER = HEADER + textwrap.dedent("""
-    class Runner:
-        def setup(self, n):
-            self.buf = torch.zeros(n)
-
-        def prepare(self, x):
-            self.buf.copy_(x)
-
-        def step(self):
-            return self.buf.sum()
-    """)
-RUNNER_MODEL = lifecycles_from_config(
-    {
-        "runner": {
-            "requires": ["prepare", "step"],
-            "init": ["setup"],
-            "cycles": [{"name": "run", "setup": ["prepare"]}],
-            "forward": ["step"],
-        }
-    }
 )
 PAIR = "self.pt = torch.zeros(max_bs, 16, dtype=torch.int32)\nself.lens = torch.zeros(max_bs, dtype=torch.int32)"
 REQ_TO_TOKEN = "self.req_to_token = torch.arange(max_bs * 4, dtype=torch.int32).view(max_bs, 4)"
