@@ -83,6 +83,10 @@ class Context:
     int_names: frozenset[str] = frozenset()
     # Kernel contracts declared in the configuration, checked before the built-in ones.
     kernels: tuple[KernelContract, ...] = ()
+    # Source text of expressions, by node id: the same calls are unparsed for every buffer and
+    # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
+    # while the memo lives. Share one memo only among contexts over the same trees.
+    src_memo: dict[int, tuple[ast.AST, str]] = field(default_factory=dict)
 
     @property
     def records(self) -> dict[str, tuple[str, ...]]:
@@ -316,10 +320,16 @@ class _Eval:
             self.rec.outcome.phase_events.add((self.node.phase, kind))
 
     def _src(self, node: ast.AST) -> str:
+        memo = self.ctx.src_memo
+        hit = memo.get(id(node))
+        if hit is not None:
+            return hit[1]
         try:
-            return ast.unparse(node)[:100]
+            text = ast.unparse(node)[:100]
         except Exception:  # pragma: no cover - unparse of odd nodes
-            return type(node).__name__
+            text = type(node).__name__
+        memo[id(node)] = (node, text)
+        return text
 
     # --- state primitives -------------------------------------------------------------------
     def lookup(self, key: str) -> Ref | None:
@@ -1690,11 +1700,14 @@ class _Mentions:
         return self.bare | self.attr_roots
 
 
-def _node_mentions(cfg: CFG) -> list[_Mentions]:
-    cached = getattr(cfg, "_mentions", None)
+def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int]]:
+    """What each node mentions, and which node evaluates each call (by the call's id): one walk
+    of the function, the same for every buffer in it, so computed once per CFG."""
+    cached = getattr(cfg, "_index", None)
     if cached is not None:
         return cached
     out: list[_Mentions] = []
+    call_nodes: dict[int, int] = {}
     for node in cfg.nodes:
         bare: set[str] = set()
         dotted: set[str] = set()
@@ -1716,6 +1729,8 @@ def _node_mentions(cfg: CFG) -> list[_Mentions]:
                         bare.add(_ANY)
                 elif isinstance(sub, ast.Call):
                     runs_code = True
+                    if node.kind not in (Kind.EXIT, Kind.CALL):
+                        call_nodes.setdefault(id(sub), node.index)
                     f = sub.func
                     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
                         called.add(f.value.id)
@@ -1747,39 +1762,23 @@ def _node_mentions(cfg: CFG) -> list[_Mentions]:
                 runs_code,
             )
         )
-    cfg._mentions = out
-    return out
+    cfg._index = out, call_nodes
+    return out, call_nodes
 
 
-def _inert(m: _Mentions, state: State) -> bool:
-    """True when evaluating the node provably leaves `state` unchanged and records nothing."""
-    if _ANY in m.bare or (m.runs_code and state.escaped and not state.lost):
+def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
+    """True when evaluating the node provably leaves `state` unchanged and, when `recording`,
+    records nothing. Code that runs while the buffer is reachable from it records a possible
+    read, but the state after it is the same: in the fixpoint such a node is inert too."""
+    if _ANY in m.bare or (recording and m.runs_code and state.escaped and not state.lost):
         return False
-    plain, paths = state.footprint
-    for root, dotted in paths:
-        # `self.meta[...]` is touched by `self.meta`, by bare `self`, by `self.method()`.
-        if dotted in m.dotted or root in m.bare or root in m.called_roots:
-            return False
-    return plain.isdisjoint(m.names)
-
-
-def _alloc_node(cfg: CFG, alloc: ast.Call) -> int | None:
-    index = getattr(cfg, "_call_nodes", None)
-    if index is None:
-        index = {}
-        for node in cfg.nodes:
-            if node.ast_node is not None and node.kind not in (
-                Kind.JOIN,
-                Kind.ENTRY,
-                Kind.EXIT,
-                Kind.RAISE,
-                Kind.CALL,
-            ):
-                for sub in walk([node.ast_node]):
-                    if isinstance(sub, ast.Call):
-                        index.setdefault(id(sub), node.index)
-        cfg._call_nodes = index
-    return index.get(id(alloc))
+    plain, dotted, roots = state.footprint
+    return (
+        plain.isdisjoint(m.names)
+        and dotted.isdisjoint(m.dotted)
+        and roots.isdisjoint(m.bare)
+        and roots.isdisjoint(m.called_roots)
+    )
 
 
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
@@ -1788,9 +1787,9 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     in_states: list[State | None] = [None] * len(cfg.nodes)
     out_states: list[State | None] = [None] * len(cfg.nodes)
     in_states[cfg.entry] = UNREACHED
-    found = _alloc_node(cfg, ctx.alloc)
+    names, call_nodes = _node_index(cfg)
+    found = call_nodes.get(id(ctx.alloc))
     alloc_nodes = {found} if found is not None else set()
-    names = _node_mentions(cfg)
     heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
     pending = set(order)
     steps = 0
@@ -1812,9 +1811,11 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         previous = in_states[idx]
         in_changed = state is not previous and state != previous
         in_states[idx] = state
+        if not in_changed and out_states[idx] is not None:
+            continue  # evaluated before from this very state: the result cannot differ
         if not state.live and idx not in alloc_nodes:
             new_out = state
-        elif idx not in alloc_nodes and _inert(names[idx], state):
+        elif idx not in alloc_nodes and _inert(names[idx], state, recording=False):
             new_out = state  # the node cannot touch anything this state depends on
         else:
             new_out = _Eval(ctx, state, None, node).run()

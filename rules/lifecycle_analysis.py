@@ -16,7 +16,7 @@ from zeroopt.rules.kernel_contracts import KernelContract
 from zeroopt.rules.lifecycle_program import build_program, class_methods, decorator_name
 from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import Contract
-from zeroopt.rules.resolve import Resolver
+from zeroopt.rules.resolve import Resolver, walk
 from zeroopt.rules.scalars import int_names
 from zeroopt.rules.sites import Site
 
@@ -62,12 +62,13 @@ def analyse_lifecycles(
             continue
         program = build_program(cls, model, resolver)
         overridden = _overridden_in_subclass(cls, classes, set(program.methods))
-        outside = {
-            name: fn for name, fn in _all_methods(cls).items() if name not in set(program.methods)
-        }
+        used_outside = _used_outside(
+            {name: fn for name, fn in _all_methods(cls).items() if name not in program.methods}
+        )
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
         ints = int_names(program.body, [], set(program.escape_on_bind))
         stored = _stored_attributes(cls, set(methods))
+        src_memo: dict[int, tuple[ast.AST, str]] = {}  # one per program: its nodes are its own
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
             if overridden:
@@ -89,9 +90,7 @@ def analyse_lifecycles(
                 )
                 continue
             attr = _self_attribute(site)
-            reason = (
-                "the buffer is not stored on self" if attr is None else _used_outside(attr, outside)
-            )
+            reason = "the buffer is not stored on self" if attr is None else used_outside(attr)
             if reason:
                 reason = (
                     reason
@@ -114,6 +113,7 @@ def analyse_lifecycles(
                 self_callables=stored,
                 int_names=ints,
                 kernels=kernels,
+                src_memo=src_memo,
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results
@@ -134,9 +134,14 @@ def _self_attribute(site: Site) -> str | None:
     return None
 
 
-def _used_outside(attr: str, methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> str:
-    """A method outside the modelled order that touches `self.<attr>`, or hands `self` on whole:
-    outside code may call it at any time, so the order the model gives proves nothing."""
+def _used_outside(
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+) -> Callable[[str], str]:
+    """For an attribute, a method outside the modelled order that touches `self.<attr>`, or hands
+    `self` on whole: outside code may call it at any time, so the order the model gives proves
+    nothing. The methods are walked once per class, not once per buffer."""
+    # Per method, in order: the first line using each `self.<attr>`, and the first whole use.
+    uses: list[tuple[str, str, dict[str, int], int | None]] = []
     for name, fn in methods.items():
         args = [*fn.args.posonlyargs, *fn.args.args]
         if not args or any(
@@ -145,6 +150,7 @@ def _used_outside(attr: str, methods: dict[str, ast.FunctionDef | ast.AsyncFunct
             continue
         me = args[0].arg
         bases: set[int] = set()
+        attrs: dict[str, int] = {}
         for node in ast.walk(fn):
             if (
                 isinstance(node, ast.Attribute)
@@ -152,12 +158,26 @@ def _used_outside(attr: str, methods: dict[str, ast.FunctionDef | ast.AsyncFunct
                 and node.value.id == me
             ):
                 bases.add(id(node.value))
-                if node.attr == attr:
-                    return f"`{me}.{attr}` is used by method `{name}` (line {node.lineno})"
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and node.id == me and id(node) not in bases:
-                return f"`{me}` is used whole by method `{name}` (line {node.lineno})"
-    return ""
+                attrs.setdefault(node.attr, node.lineno)
+        whole = next(
+            (
+                node.lineno
+                for node in ast.walk(fn)
+                if isinstance(node, ast.Name) and node.id == me and id(node) not in bases
+            ),
+            None,
+        )
+        uses.append((name, me, attrs, whole))
+
+    def reason(attr: str) -> str:
+        for name, me, attrs, whole in uses:
+            if attr in attrs:
+                return f"`{me}.{attr}` is used by method `{name}` (line {attrs[attr]})"
+            if whole is not None:
+                return f"`{me}` is used whole by method `{name}` (line {whole})"
+        return ""
+
+    return reason
 
 
 def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:
@@ -166,11 +186,11 @@ def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:
     as are names that may be inherited methods (never assigned here)."""
     stored: set[str] = set()
     bound_self: set[str] = set()
-    for fn in ast.walk(cls):
+    for fn in walk([cls]):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or not fn.args.args:
             continue
         me = fn.args.args[0].arg
-        for node in ast.walk(fn):
+        for node in walk(fn.body):
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:

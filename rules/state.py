@@ -65,9 +65,10 @@ class State:
     fresh: frozenset[str] = frozenset()
 
     @cached_property
-    def footprint(self) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    def footprint(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         """What a statement must mention to change this state: plain names (aliases, names in
-        region bounds and shape) and, for attribute paths, (root, `root.first_attribute`).
+        region bounds and shape); for attribute paths, `root.first_attribute`; and their roots
+        (`self.meta[...]` is touched by `self.meta`, by bare `self`, by `self.method()`).
         Asked once per node of the dataflow, so it is computed once per state."""
         plain: set[str] = set()
         for r in self.regions:
@@ -77,16 +78,18 @@ class State:
         for _, ref in self.must:
             if ref.region is not None:
                 plain |= ref.region.names
-        paths: set[tuple[str, str]] = set()
+        dotted: set[str] = set()
+        roots: set[str] = set()
         for key in self.may | self.fresh:
             root = _PATH_ROOT.match(key).group()  # type: ignore[union-attr]
             rest = key[len(root) :]
             if rest.startswith("."):
                 first = _PATH_ROOT.match(rest[1:]).group()  # type: ignore[union-attr]
-                paths.add((root, f"{root}.{first}"))
+                dotted.add(f"{root}.{first}")
+                roots.add(root)
             else:
                 plain.add(root)
-        return frozenset(plain), tuple(sorted(paths))
+        return frozenset(plain), frozenset(dotted), frozenset(roots)
 
     @cached_property
     def owned_memo(self) -> dict[str, list[str]]:

@@ -171,6 +171,7 @@ def _analyse_tree(
     cfgs: dict[int, CFG] = {}
     ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
+    src_memo: dict[int, tuple[ast.AST, str]] = {}  # shared: every context reads this one tree
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
         if not rules or isinstance(site.owner, ast.Lambda):
@@ -192,6 +193,7 @@ def _analyse_tree(
             capture_nodes=frozenset(cfg.capture_nodes),
             int_names=ints[id(site.owner)],
             kernels=tuple(options.kernels),
+            src_memo=src_memo,
         )
         outcome = analyse_buffer(cfg, ctx)
         for rule in rules:
