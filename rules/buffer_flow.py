@@ -342,6 +342,11 @@ class _Eval:
             return MAYBE  # `d[3]` may be an entry stored as `d[bs] = ...`
         return None
 
+    def _roots(self) -> set[str]:
+        """Names through which the buffer may be reached: `h` for `h.buf`, `d` for `d["k"]`.
+        Code that runs later and uses one of them (a lambda, a generator) may read it."""
+        return {_root(k) for k in self.st.may}
+
     def owns(self, key: str) -> list[str]:
         memo = self.st.owned_memo
         owned = memo.get(key)
@@ -817,7 +822,9 @@ class _Eval:
                         how=f"passed to `{name}`, which is not known to only write it",
                     )
                     self.lost(a, f"passed to `{name}`")
-        if not (
+        if qual in api.CALLBACK_BUILTINS:
+            self.unknown_call(e, f"`{name}`, which may call a key function or an iterator,")
+        elif not (
             reader
             or torch_method
             or qual in api.METADATA_FUNCTIONS
@@ -1026,7 +1033,7 @@ class _Eval:
             first = self.eval(e.generators[0].iter)
             if first is not None:
                 self.read(first, e, definite=False, how="iterated by a generator expression")
-            if used & set(self.st.may):
+            if used & self._roots():
                 self.lost(e, "used inside a generator expression that runs later")
             return None
         saved = {k: self.lookup(k) for k in _comp_targets(e)}
@@ -1074,7 +1081,7 @@ class _Eval:
             if d is not None and self.eval(d) is not None:
                 self.lost(d, "captured as a lambda default")
         used = {n.id for n in ast.walk(e.body) if isinstance(n, ast.Name)}
-        if used & set(self.st.may):
+        if used & self._roots():
             self.lost(e, "captured by a lambda")
         return None
 

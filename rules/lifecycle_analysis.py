@@ -65,38 +65,31 @@ def analyse_lifecycles(
         used_outside = _used_outside(
             {name: fn for name, fn in _all_methods(cls).items() if name not in program.methods}
         )
+        # Why no buffer of the class can be judged, if so.
+        class_reason = (
+            f"subclass {overridden} overrides methods of the lifecycle"
+            if overridden
+            # `self` is private to the modelled order only if no closure holds it: a nested
+            # function or lambda may run at any time (stored, handed to `sorted`) and read.
+            else "a nested function or lambda in a modelled method captures `self`"
+            if "self" in program.escape_on_bind
+            else ""
+        )
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
         ints = int_names(program.body, [], set(program.escape_on_bind))
         stored = _stored_attributes(cls, set(methods))
         src_memo: dict[int, tuple[ast.AST, str]] = {}  # one per program: its nodes are its own
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
-            if overridden:
-                results.append(
-                    LifecycleOutcome(
-                        site,
-                        model,
-                        cls,
-                        None,
-                        f"subclass {overridden} overrides methods of the lifecycle",
-                    )
-                )
-                continue
-            if len(copies) != 1:
-                results.append(
-                    LifecycleOutcome(
-                        site, model, cls, None, "the allocation runs again later in the lifecycle"
-                    )
-                )
-                continue
             attr = _self_attribute(site)
-            reason = "the buffer is not stored on self" if attr is None else used_outside(attr)
+            outside = used_outside(attr) if attr is not None else ""
+            reason = (
+                class_reason
+                or ("the allocation runs again later in the lifecycle" if len(copies) != 1 else "")
+                or ("the buffer is not stored on self" if attr is None else "")
+                or (f"{outside}, which the lifecycle model does not order" if outside else "")
+            )
             if reason:
-                reason = (
-                    reason
-                    if attr is None
-                    else f"{reason}, which the lifecycle model does not order"
-                )
                 results.append(LifecycleOutcome(site, model, cls, None, reason))
                 continue
             ctx = Context(

@@ -163,6 +163,12 @@ READ_BUILTINS = frozenset(
         "abs", "round", "sorted", "any", "all", "format", "complex", "iter", "next",
     )
 )  # fmt: skip
+# Of those, the ones that also run code they are handed: a key function (`sorted(xs, key=f)`),
+# or the generator they consume (`sum(g)`). Code the analysis saw defined may reach the buffer.
+CALLBACK_BUILTINS = frozenset(
+    f"builtins.{name}"
+    for name in ("sorted", "max", "min", "sum", "list", "tuple", "any", "all", "iter", "next")
+)
 # Built-ins that neither read tensor arguments nor run user code a buffer could reach.
 PURE_BUILTINS = frozenset(
     f"builtins.{name}"

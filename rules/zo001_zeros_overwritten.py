@@ -43,7 +43,9 @@ memory poisoned; `apply --verified REPORT.json` then rewrites the sites that sta
 ## Assumptions
 Exceptions that leave the function abandon the object they were building; attribute loads of
 `self` are plain data (not properties); methods named like `torch.Tensor` methods are tensor
-methods; `__torch_function__` overrides do not read buffers behind the analysis' back.
+methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class) and
+`__torch_function__` overrides do not read buffers behind the analysis' back. Code the analysis
+sees defined (closures, lambdas, generators) is followed, including when a built-in runs it.
 """
 
 from __future__ import annotations
