@@ -532,6 +532,26 @@ class _Eval:
                 f"(reachable since line {line}: {how})",
             )
 
+    def held_code_runs(self, node: ast.AST, what: str) -> None:
+        """Code the analysis saw defined here (a closure, lambda or generator function) may run:
+        a built-in calls it, or a loop steps a generator. It reads the buffer if it holds it,
+        through a captured, global or nonlocal name. Code handed in from outside is assumed not
+        to (the rule's assumptions)."""
+        st = self.st
+        if (
+            self.rec is not None
+            and st.live
+            and not st.full
+            and not self._roots().isdisjoint(self.ctx.escape_on_bind)
+        ):
+            self._issue(UNPROVEN, node, "unknown-call", f"{what} may run code that holds it")
+
+    def _iterated(self, e: ast.expr, how: str) -> None:
+        if not api.iterates_without_code(
+            e, lambda f: self.ctx.resolver.qualified(self.ctx.scope, f)
+        ):
+            self.held_code_runs(e, f"{how} `{self._src(e)[:60]}`")
+
     # --- allocation ---------------------------------------------------------------------------
     def allocate(self, node: ast.Call) -> Ref:
         st = self.st
@@ -823,7 +843,7 @@ class _Eval:
                     )
                     self.lost(a, f"passed to `{name}`")
         if qual in api.CALLBACK_BUILTINS:
-            self.unknown_call(e, f"`{name}`, which may call a key function or an iterator,")
+            self.held_code_runs(e, f"`{name}`, which calls key functions and steps iterators,")
         elif not (
             reader
             or torch_method
@@ -969,6 +989,9 @@ class _Eval:
 
     def _e_Compare(self, e: ast.Compare) -> Ref | None:
         identity = all(isinstance(op, ast.Is | ast.IsNot) for op in e.ops)
+        for op, right in zip(e.ops, e.comparators, strict=True):
+            if isinstance(op, ast.In | ast.NotIn):
+                self._iterated(right, "searching")
         for side in (e.left, *e.comparators):
             # `meta is None` neither reads nor hands on the object that holds the buffer.
             ref = self.eval(side, as_base=identity)
@@ -1042,6 +1065,7 @@ class _Eval:
         for i, gen in enumerate(e.generators):
             if i:
                 self.conditional += 1
+            self._iterated(gen.iter, "iterating")
             ref = self.eval(gen.iter)
             if ref is not None:
                 self.read(ref, gen.iter, definite=False, how="iterated in a comprehension")
@@ -1086,6 +1110,7 @@ class _Eval:
         return None
 
     def _e_Starred(self, e: ast.Starred) -> Ref | None:
+        self._iterated(e.value, "unpacking")
         ref = self.eval(e.value)
         if ref is not None:
             self.read(ref, e, definite=False, how="unpacked with *")
@@ -1136,6 +1161,7 @@ class _Eval:
             self.assign(target.value, MAYBE if ref is not None else None, stmt)
             return
         if isinstance(target, ast.Tuple | ast.List):
+            self.held_code_runs(target, "unpacking into `" + self._src(target)[:60] + "`")
             if ref is not None:
                 self.read(ref, target, definite=False, how="unpacked into several names")
                 self.lost(target, "unpacked into views the analysis does not follow")
@@ -1407,6 +1433,8 @@ class _Eval:
                 self.st = replace(self.st, touched=True)
             return self.st
         if kind is Kind.BIND:
+            if node.iterates:
+                self.held_code_runs(a, "the `for` loop's next step")
             self._bind_target(a)
             return self.st
         if kind is Kind.EXPR:
@@ -1720,7 +1748,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int]]:
         dotted: set[str] = set()
         attr_roots: set[str] = set()
         called: set[str] = set()
-        runs_code = node.kind in (Kind.CALL, Kind.EXIT)
+        runs_code = node.kind in (Kind.CALL, Kind.EXIT) or node.iterates
         a = node.ast_node
         if a is not None and node.kind not in (Kind.JOIN, Kind.ENTRY, Kind.RAISE):
             under_attr: set[int] = set()
@@ -1741,8 +1769,20 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int]]:
                     f = sub.func
                     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
                         called.add(f.value.id)
-                elif isinstance(sub, ast.Await | ast.Yield | ast.YieldFrom):
-                    runs_code = True
+                elif (
+                    isinstance(
+                        sub, ast.Await | ast.Yield | ast.YieldFrom | ast.comprehension | ast.Starred
+                    )
+                    or (
+                        isinstance(sub, ast.Compare)
+                        and any(isinstance(op, ast.In | ast.NotIn) for op in sub.ops)
+                    )
+                    or (
+                        isinstance(sub, ast.Assign)
+                        and any(isinstance(t, ast.Tuple | ast.List) for t in sub.targets)
+                    )
+                ):
+                    runs_code = True  # iterating may step a generator: its code runs
                 elif isinstance(sub, ast.alias):
                     bare.add((sub.asname or sub.name).split(".")[0])
                 elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from zeroopt.rules.torch_api import iterates_without_code
+
 
 class Kind(Enum):
     ENTRY = "entry"
@@ -39,6 +41,9 @@ class Node:
     exc_succ: list[int] = field(default_factory=list)
     # The lifecycle phase and method this node runs in, for inlined lifecycle programs.
     phase: str = ""
+    # A `for` target that takes the next item of an iterable that may be a generator: the
+    # generator's code runs here, at every step.
+    iterates: bool = False
 
 
 # Context managers known not to suppress exceptions (their __exit__ returns a false value).
@@ -270,6 +275,7 @@ class Builder:
         # without any iteration exists only when the iterable may be empty.
         again = self.cfg.add(Kind.JOIN, None, "for-next")
         bind = self._node(Kind.BIND, stmt.target, [head, again], "for-target")
+        self.cfg.nodes[bind].iterates = not iterates_without_code(stmt.iter, self._qualify)
         after = self.cfg.add(Kind.JOIN, None, "after-for")
         loop = _Loop(again, after)
         self.loops.append(loop)

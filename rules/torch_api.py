@@ -7,6 +7,9 @@ checked against PyTorch's documented semantics.
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable
+
 from zeroopt.rules.options import Contract
 
 # Attributes and methods that look only at metadata, never at element values.
@@ -153,6 +156,10 @@ OPAQUE_NAMESPACES = (
     "torch.jit.",
     "torch.nn.Module",
     "torch.autograd.",
+    # Control flow that runs the functions it is handed (`torch.cond(p, f, g, ops)`).
+    "torch.cond",
+    "torch.while_loop",
+    "torch.vmap",
 )
 
 # Built-ins that certainly read the values of a tensor argument.
@@ -163,12 +170,13 @@ READ_BUILTINS = frozenset(
         "abs", "round", "sorted", "any", "all", "format", "complex", "iter", "next",
     )
 )  # fmt: skip
-# Of those, the ones that also run code they are handed: a key function (`sorted(xs, key=f)`),
-# or the generator they consume (`sum(g)`). Code the analysis saw defined may reach the buffer.
+# Built-ins (of these and of PURE_BUILTINS below) that run code they are handed: a key function
+# (`sorted(xs, key=f)`) or the generator they consume (`sum(g)`, `set(g)`).
 CALLBACK_BUILTINS = frozenset(
     f"builtins.{name}"
-    for name in ("sorted", "max", "min", "sum", "list", "tuple", "any", "all", "iter", "next")
-)
+    for name in ("sorted", "max", "min", "sum", "list", "tuple", "any", "all", "iter", "next",
+                 "set", "frozenset", "dict")
+)  # fmt: skip
 # Built-ins that neither read tensor arguments nor run user code a buffer could reach.
 PURE_BUILTINS = frozenset(
     f"builtins.{name}"
@@ -210,4 +218,27 @@ def is_known_reader(qualified: str) -> bool:
         if qualified.startswith(prefix):
             rest = qualified[len(prefix) :]
             return "." not in rest and rest[:1].islower()
+    return False
+
+
+def iterates_without_code(e: ast.expr, qualify: Callable[[ast.expr], str | None]) -> bool:
+    """Iterating `e` runs no code of the program: a literal display or string, the list a
+    comprehension built, `range(...)`, and `enumerate`/`zip` of those. Anything else may be a
+    generator, whose body runs at every step."""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, str | bytes)
+    if isinstance(e, ast.List | ast.Tuple | ast.Set):
+        return not any(isinstance(x, ast.Starred) for x in e.elts)
+    if isinstance(e, ast.Dict):
+        return None not in e.keys  # `{**m}` iterates `m`
+    if isinstance(e, ast.ListComp | ast.SetComp | ast.DictComp):
+        return True  # iterating the built container; its own loops are judged where it is built
+    if isinstance(e, ast.Call) and not e.keywords:
+        name = qualify(e.func)
+        if name == "builtins.range":
+            return not any(isinstance(a, ast.Starred) for a in e.args)
+        if name == "builtins.enumerate":  # the second argument is the start number
+            return bool(e.args) and iterates_without_code(e.args[0], qualify)
+        if name == "builtins.zip":
+            return all(iterates_without_code(a, qualify) for a in e.args)
     return False

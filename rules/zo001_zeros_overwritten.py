@@ -43,9 +43,11 @@ memory poisoned; `apply --verified REPORT.json` then rewrites the sites that sta
 ## Assumptions
 Exceptions that leave the function abandon the object they were building; attribute loads of
 `self` are plain data (not properties); methods named like `torch.Tensor` methods are tensor
-methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class) and
-`__torch_function__` overrides do not read buffers behind the analysis' back. Code the analysis
-sees defined (closures, lambdas, generators) is followed, including when a built-in runs it.
+methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class),
+`__torch_function__` overrides, and callables or iterators handed in by a caller do not read
+buffers behind the analysis' back. Closures, lambdas and generators defined in the analysed code
+are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
+stepped by a loop or an unpacking.
 """
 
 from __future__ import annotations
