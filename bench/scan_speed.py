@@ -6,6 +6,8 @@ and the median of `--repeat` runs is reported:
 
 - `zeroopt scan` on the whole tree, cold (`--no-cache`) and warm (a cache filled by one untimed run);
   the warm findings must equal the cold ones, or the cache is wrong and the run fails;
+- the floor of any scan built on the stdlib parser (bench/parse_floor.py): read every file, apply
+  zeroopt's prefilter, `ast.parse` what passes, with a scan's worker count, and analyse nothing;
 - `ruff check --select ALL --no-cache` on the whole tree: the speed ceiling a linter user expects;
 - TorchFix and Fixit, libcst-based peers that take about an hour on the whole tree here, on a fixed
   sample of the files that mention `zeros` (evenly spaced over the sorted list, so both wheels are
@@ -43,7 +45,7 @@ from rich.console import Console
 from rich.table import Table
 
 PEERS = {"torchfix": "torchfix==0.7.0", "fixit": "fixit==2.2.1"}  # pinned, like the corpus
-ALL_TOOLS = ("zeroopt-cold", "zeroopt-warm", "ruff", "torchfix", "fixit")
+ALL_TOOLS = ("zeroopt-cold", "zeroopt-warm", "parse-floor", "ruff", "torchfix", "fixit")
 
 
 @dataclass
@@ -210,6 +212,18 @@ def measure(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
                 [*scan, "--cache-dir", str(warm_cache), *roots],
             )
         )
+    if "parse-floor" in tools:
+        # What no analysis can skip: read, prefilter, ast.parse (bench/parse_floor.py).
+        floor = Path(__file__).with_name("parse_floor.py")
+        rows.append(
+            Row(
+                "read + prefilter + ast.parse only",
+                "tree",
+                tree_stats.files,
+                tree_stats.lines,
+                [sys.executable, str(floor), *jobs, *roots],
+            )
+        )
     if "ruff" in tools:
         ruff = args.ruff or default_ruff()
         notes.append(f"ruff: {version_of([ruff, '--version'])}")
@@ -275,7 +289,7 @@ def measure(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
             )
         )
 
-    ok = {"ruff": (0,), "torchfix": (0, 1), "fixit": (0, 1)}  # 1: violations found
+    ok = {"ruff": (0,), "read": (0,), "torchfix": (0, 1), "fixit": (0, 1)}  # 1: violations
     try:
         warm_reference: tuple[Any, ...] | None = None
         cold_reference: tuple[Any, ...] | None = None
@@ -393,7 +407,7 @@ def plain_report(
     console.print()
     console.print("commands (file lists shortened):")
     for r in rows:
-        shown = [a for a in r.command if not a.endswith(".py")]
+        shown = r.command[: -r.files] if r.scope == "sample" else r.command  # the files last
         console.print(
             f"  {' '.join(shown)}" + (f" <{r.files} files>" if r.scope == "sample" else "")
         )
