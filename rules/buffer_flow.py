@@ -164,7 +164,7 @@ def _bound(
 
 @dataclass(frozen=True)
 class _Index:
-    kind: str  # "all", "region", "basic", "maybe-advanced", "advanced"
+    kind: str  # "all", "all-reshaped", "region", "basic", "maybe-advanced", "advanced"
     region: Region | None = None
 
 
@@ -202,7 +202,9 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
     if kinds.count("ellipsis") > 1:
         return _Index("basic")
     if all(k in ("all", "ellipsis", "newaxis") for k in kinds):
-        return _Index("all")  # `x[:]`, `x[...]`, `x[None]`: every element
+        # `x[:]`, `x[...]`: every element, same layout; `x[None]`: every element, but its
+        # dimensions are not x's, so a slice of it is not the same slice of x.
+        return _Index("all-reshaped" if "newaxis" in kinds else "all")
     special = [i for i, k in enumerate(kinds) if k in ("slice", "int")]
     others_full = all(
         k in ("all", "ellipsis", "newaxis") for i, k in enumerate(kinds) if i not in special
@@ -621,6 +623,8 @@ class _Eval:
         return key, (self.lookup(key) if key is not None else None)
 
     def _e_Attribute(self, e: ast.Attribute, as_base: bool) -> Ref | None:
+        if e.attr in _FRAME_ATTRS and self.st.live:
+            self.lost(e, f"`{self._src(e)}` reaches a frame's local variables")
         key, ref = self._tracked(e)
         if ref is not None:
             return ref
@@ -630,8 +634,9 @@ class _Eval:
         base_key = place_key(e.value)
         if base_key is not None and self.owns(base_key):
             children = self.owns(base_key)
-            if any(p.startswith(base_key + "[") for p in children):
-                # Attributes of a dict that holds the buffer are its methods: .get, .items, ...
+            if e.attr in _REFLECTIVE_ATTRS or any(p.startswith(base_key + "[") for p in children):
+                # `obj.__dict__` reaches every attribute; the attributes of a dict that holds
+                # the buffer are its methods: .get, .items, ...
                 self._owner_used(e.value, base_key)
             elif key is not None and self.owns(key) and not as_base:
                 self._owner_used(e, key)
@@ -678,6 +683,8 @@ class _Eval:
         index = _classify_index(e.slice, self.ctx.int_names)
         if index.kind == "all":
             return base
+        if index.kind == "all-reshaped":
+            return self._derive(base, View.FULL)
         if index.kind == "region":
             if base.view is View.SELF:
                 return Ref(View.PART, index.region)
@@ -708,10 +715,13 @@ class _Eval:
             if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:
                 for _, a in self._args(e):
                     self._read_arg(a, f".{func.attr}", definite=True)
-                key = place_key(func.value)
-                if recv.view is View.SELF and key is not None and self.lookup(key) == recv:
-                    # Same storage, new layout: slices of it no longer name original regions.
-                    self.bind(key, Ref(View.FULL), e)
+                if recv.view is View.SELF:
+                    # Same storage, new layout: slices of it no longer name original regions,
+                    # through any name for it (`y = x; x.t_()` changes y too).
+                    for k, v in self.st.must:
+                        if v.view is View.SELF:
+                            self.demote(k)  # under a condition, only a may-alias remains
+                            self.bind(k, Ref(View.FULL), e)
                 return self._derive(recv, View.FULL)
             if recv is not None:
                 return self._buffer_method(recv, func.attr, e)
@@ -786,7 +796,16 @@ class _Eval:
             return None
         reader = bool(qual) and (api.is_known_reader(qual or "") or qual in api.READ_BUILTINS)
         result: Ref | None = None
-        for key, a in self._args(e):
+
+        def written(arg: tuple[int | str | None, ast.expr]) -> bool:
+            key = arg[0]
+            return key == "out" or (
+                contract is not None and key is not None and key in contract.writes
+            )
+
+        # The call reads its inputs before it writes its outputs, whatever order the source
+        # gives them (`torch.add(out=x, input=x, other=y)` reads x).
+        for key, a in sorted(self._args(e), key=written):
             if contract is not None and key is not None and key in contract.writes:
                 ref = self.eval(a)
                 if ref is not None:
@@ -810,22 +829,16 @@ class _Eval:
                     # out= is resized to the result's shape: every element reachable through
                     # *this* tensor object is written, but a view taken earlier may still see
                     # elements beyond a smaller result. So: one handle, never shared.
-                    if ref.view is View.SELF and len(self.st.may) <= 1 and not self.st.escaped:
-                        self.write(
-                            ref,
-                            a,
-                            full=True,
-                            region=None,
-                            how=f"{self._src(e)[:80]} (out= is resized to the result and written in full)",
-                        )
-                    else:
-                        self.write(
-                            ref,
-                            a,
-                            full=False,
-                            region=None,
-                            how=f"{self._src(e)[:80]} (out=, other views exist)",
-                        )
+                    # out= is resized to the result's shape: a smaller result leaves the rest
+                    # of the storage unwritten, and `as_strided`, `resize_` or a storage view can
+                    # reach it later. So it counts as written, never as written in full.
+                    self.write(
+                        ref,
+                        a,
+                        full=False,
+                        region=None,
+                        how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
+                    )
                 continue
             if qual in api.METADATA_FUNCTIONS:
                 self.eval(a)
@@ -1151,7 +1164,13 @@ class _Eval:
     # --- assignment targets -----------------------------------------------------------------
     def assign(self, target: ast.expr, ref: Ref | None, stmt: ast.AST) -> None:
         if isinstance(target, ast.Name):
-            self.kill(target.id)
+            if self.conditional:
+                # `c and (x := y)`: x may keep its old value, or not. Slice bounds that name it
+                # mean something else either way.
+                self.forget_value(target.id)
+                self.demote(target.id)
+            else:
+                self.kill(target.id)
             if ref is not None:
                 self.bind(target.id, ref, stmt)
                 if target.id in self.ctx.escape_on_bind:
@@ -1398,7 +1417,7 @@ class _Eval:
         how = self._src(stmt)[:100] if isinstance(stmt, ast.stmt) else self._src(target)
         if isinstance(stmt, ast.AugAssign):
             return
-        if index.kind == "all":
+        if index.kind in ("all", "all-reshaped"):
             self.write(base, target, full=True, region=None, how=how)
         elif index.kind == "region" and base.view is View.SELF:
             self.write(base, target, full=False, region=index.region, how=how)
@@ -1567,11 +1586,12 @@ class _Eval:
         ):
             key = place_key(s.targets[0])
             assert key is not None
-            entries = [
+            values = [
                 (k.value, self._eval_value(v))
                 for k, v in zip(value.keys, value.values, strict=True)
                 if isinstance(k, ast.Constant)
             ]
+            entries = dict(values).items()  # `{"a": x, "a": y}`: the last value wins
             self.assign(s.targets[0], None, s)
             for k, ref in entries:
                 if ref is not None:
@@ -1603,10 +1623,22 @@ class _Eval:
             for b in [*s.bases, *(k.value for k in s.keywords)]:
                 if self.eval(b) is not None:
                     self.lost(b, "used as a class base")
+            # The class body runs here, once: what it names, it may read or keep.
+            used = {n.id for n in walk(s.body) if isinstance(n, ast.Name)}
+            if used & self._roots():
+                self.lost(s, f"used by the body of class `{s.name}`, which runs here")
+            elif any(isinstance(n, ast.Call) for n in walk(s.body)):
+                self.unknown_call(s, f"the body of class `{s.name}`")
         else:
             for d in [*s.args.defaults, *s.args.kw_defaults]:
                 if d is not None and self.eval(d) is not None:
                     self.lost(d, f"bound as a default argument of `{s.name}`")
+            args = s.args
+            params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            annotations = [p.annotation for p in params if p is not None and p.annotation]
+            for ann in [*annotations, *([s.returns] if s.returns else [])]:
+                # Evaluated here, unless `from __future__ import annotations`: assume they are.
+                self._read_value(ann, f"evaluated as an annotation of `{s.name}`")
         if s.decorator_list:
             self.unknown_call(s, f"decorators of `{s.name}`")
         self.kill(s.name)
@@ -1716,7 +1748,17 @@ def _is_tensor_method(name: str) -> bool:
 # --- the fixpoint --------------------------------------------------------------------------------
 
 
-_FRAME_NAMES = frozenset({"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe"})
+# Frames and their attributes reach every local variable.
+_FRAME_ATTRS = frozenset(
+    {"f_locals", "f_globals", "tb_frame", "f_back", "gi_frame", "cr_frame", "ag_frame"}
+)
+_FRAME_NAMES = frozenset(
+    {"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe", *_FRAME_ATTRS}
+)
+# Attributes that reach every attribute of an object: using one uses the object whole.
+_REFLECTIVE_ATTRS = frozenset(
+    {"__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__"}
+)
 _ANY = "*"  # a node that can reach every variable (frame introspection): never skipped
 
 
@@ -1735,14 +1777,21 @@ class _Mentions:
         return self.bare | self.attr_roots
 
 
-def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int]]:
-    """What each node mentions, and which node evaluates each call (by the call's id): one walk
-    of the function, the same for every buffer in it, so computed once per CFG."""
+# Methods that open or close a CUDA-graph capture by hand: between them, tensor operations are
+# recorded, not run, and no order of this function's statements says which writes happened.
+_MANUAL_CAPTURE = frozenset({"capture_begin", "capture_end"})
+
+
+def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
+    """What each node mentions, which node evaluates each call (by the call's id), and why the
+    function cannot be analysed at all (or ""): one walk of the function, the same for every
+    buffer in it, so computed once per CFG."""
     cached = getattr(cfg, "_index", None)
     if cached is not None:
         return cached
     out: list[_Mentions] = []
     call_nodes: dict[int, int] = {}
+    unmodelled = ""
     for node in cfg.nodes:
         bare: set[str] = set()
         dotted: set[str] = set()
@@ -1756,17 +1805,24 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int]]:
             for sub in walk([a]):
                 if isinstance(sub, ast.Name):
                     names.append(sub)
-                elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
-                    under_attr.add(id(sub.value))
-                    dotted.add(f"{sub.value.id}.{sub.attr}")
-                    attr_roots.add(sub.value.id)
+                elif isinstance(sub, ast.Attribute):
                     if sub.attr in _FRAME_NAMES:
                         bare.add(_ANY)
+                    if isinstance(sub.value, ast.Name):
+                        under_attr.add(id(sub.value))
+                        dotted.add(f"{sub.value.id}.{sub.attr}")
+                        attr_roots.add(sub.value.id)
+                        if sub.attr in _REFLECTIVE_ATTRS:
+                            bare.add(sub.value.id)  # the object is used whole
                 elif isinstance(sub, ast.Call):
                     runs_code = True
                     if node.kind not in (Kind.EXIT, Kind.CALL):
                         call_nodes.setdefault(id(sub), node.index)
                     f = sub.func
+                    if isinstance(f, ast.Attribute) and f.attr in _MANUAL_CAPTURE:
+                        unmodelled = (
+                            f"a CUDA graph is captured by hand (`{f.attr}`, line {node.line})"
+                        )
                     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
                         called.add(f.value.id)
                 elif (
@@ -1809,8 +1865,8 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int]]:
                 runs_code,
             )
         )
-    cfg._index = out, call_nodes
-    return out, call_nodes
+    cfg._index = out, call_nodes, unmodelled
+    return out, call_nodes, unmodelled
 
 
 def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
@@ -1833,8 +1889,15 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     preds, order, position = _graph_orders(cfg)
     in_states: list[State | None] = [None] * len(cfg.nodes)
     out_states: list[State | None] = [None] * len(cfg.nodes)
+    # What an exception raised inside a node hands its handlers: any prefix of the node may have
+    # run (`(k := 3) + a[100]` rebinds k, then raises). Its input joined with the node run as
+    # code that may not run: writes there prove nothing, rebindings may have happened.
+    exc_states: list[State | None] = [None] * len(cfg.nodes)
     in_states[cfg.entry] = UNREACHED
-    names, call_nodes = _node_index(cfg)
+    names, call_nodes, unmodelled = _node_index(cfg)
+    if unmodelled:
+        outcome.gave_up = unmodelled
+        return outcome
     found = call_nodes.get(id(ctx.alloc))
     alloc_nodes = {found} if found is not None else set()
     heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
@@ -1849,7 +1912,7 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         pending.discard(idx)
         state: State | None = UNREACHED if idx == cfg.entry else None
         for p, exceptional in preds[idx]:
-            state = join(state, in_states[p] if exceptional else out_states[p])
+            state = join(state, exc_states[p] if exceptional else out_states[p])
         if state is None:
             continue
         node = cfg.nodes[idx]
@@ -1868,7 +1931,18 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             new_out = _Eval(ctx, state, None, node).run()
             if new_out is not state and new_out == state:
                 new_out = state  # pass the same object on: later comparisons are by identity
-        targets = list(node.exc_succ) if in_changed else []
+        targets: list[int] = []
+        if node.exc_succ and in_changed:
+            exc = state
+            if idx in alloc_nodes or (
+                state.live and not _inert(names[idx], state, recording=False)
+            ):
+                partial = _Eval(ctx, state, None, node)
+                partial.conditional = 1
+                exc = join(state, partial.run()) or state
+            if exc is not exc_states[idx] and exc != exc_states[idx]:
+                exc_states[idx] = exc
+                targets += node.exc_succ
         previous = out_states[idx]
         if new_out is not previous and new_out != previous:
             out_states[idx] = new_out

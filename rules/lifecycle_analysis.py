@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
 from zeroopt.rules.cfg import Builder
 from zeroopt.rules.kernel_contracts import KernelContract
-from zeroopt.rules.lifecycle_program import build_program, class_methods, decorator_name
+from zeroopt.rules.lifecycle_program import (
+    build_program,
+    class_methods,
+    decorator_name,
+    runs_body_when_called,
+)
 from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import Contract
 from zeroopt.rules.resolve import Resolver, walk
@@ -61,22 +66,23 @@ def analyse_lifecycles(
         if not cls_sites:
             continue
         program = build_program(cls, model, resolver)
-        overridden = _overridden_in_subclass(cls, classes, set(program.methods))
         used_outside = _used_outside(
             {name: fn for name, fn in _all_methods(cls).items() if name not in program.methods}
         )
-        # Why no buffer of the class can be judged, if so.
-        class_reason = (
-            f"subclass {overridden} overrides methods of the lifecycle"
-            if overridden
-            # `self` is private to the modelled order only if no closure holds it: a nested
-            # function or lambda may run at any time (stored, handed to `sorted`) and read.
-            else "a nested function or lambda in a modelled method captures `self`"
+        # Why no buffer of the class can be judged, if so. `self` is private to the modelled
+        # order only if no closure holds it: a nested function or lambda may run at any time.
+        class_reason = _class_reason(cls, classes, model, set(methods), resolver) or (
+            "a nested function or lambda in a modelled method captures `self`"
             if "self" in program.escape_on_bind
             else ""
         )
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
-        ints = int_names(program.body, [], set(program.escape_on_bind))
+        ints = int_names(
+            program.body,
+            [],
+            set(program.escape_on_bind),
+            lambda e: resolver.qualified(module_scope, e),
+        )
         stored = _stored_attributes(cls, set(methods))
         src_memo: dict[int, tuple[ast.AST, str]] = {}  # one per program: its nodes are its own
         for site in cls_sites:
@@ -200,9 +206,118 @@ def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:
     return frozenset(stored - bound_self - methods)
 
 
-def _overridden_in_subclass(cls: ast.ClassDef, classes: list[ast.ClassDef], used: set[str]) -> str:
-    for other in classes:
-        subclass = any(isinstance(b, ast.Name) and b.id == cls.name for b in other.bases)
-        if subclass and set(class_methods(other)) & used:
-            return other.name
+# Decorators that only change how a def is bound: on a method the model does not run, harmless
+# (the outside-method check reads properties too; static and class methods get no instance).
+_BINDING_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "property", "cached_property", "setter", "getter", "deleter",
+     "abstractmethod"}
+)  # fmt: skip
+# Decorators known to call the method as it is, whatever it is (by qualified name).
+_TRANSPARENT_DECORATORS = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "typing.override", "typing_extensions.override",
+     "abc.abstractmethod"}
+)  # fmt: skip
+
+
+def _class_reason(
+    cls: ast.ClassDef,
+    classes: Sequence[ast.ClassDef],
+    model: Lifecycle,
+    methods: set[str],
+    resolver: Resolver,
+) -> str:
+    """Why the methods the model runs cannot be read off the class's own `def`s, or "": the
+    class body binds names otherwise, a decorator wraps a method, a method does not run when
+    called, a base may supply a method, or a subclass here may override or add one."""
+    names = model.method_names()
+    scope = resolver.scope_of(cls)
+    outer = scope.parent or scope  # bases run in the enclosing scope
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            for d in stmt.decorator_list:
+                func = d.func if isinstance(d, ast.Call) else d
+                if resolver.qualified(scope, func) in _TRANSPARENT_DECORATORS:
+                    continue
+                if (
+                    not isinstance(d, ast.Call)
+                    and decorator_name(d) in _BINDING_DECORATORS
+                    and stmt.name not in names
+                ):
+                    continue
+                return (
+                    f"a decorator of `{stmt.name}` (line {d.lineno}) may run other code around "
+                    "it, or in its place"
+                )
+            if stmt.name in names and not runs_body_when_called(stmt):
+                return (
+                    f"`{stmt.name}` (line {stmt.lineno}) is a generator or coroutine function: "
+                    "calling it does not run its body"
+                )
+        elif not _data_statement(stmt):
+            return (
+                f"the class body binds names other than by `def` (line {stmt.lineno}): "
+                "a method may be one of them"
+            )
+    if cls.keywords:
+        return "a metaclass or class keyword may change what its methods are"
+    local = {c.name for c in classes}
+    inherited = sorted(names - methods)
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in local:
+            return f"its base `{base.id}` is a class of this module, which the model does not run"
+        if inherited and resolver.qualified(outer, base) not in model.default_bases:
+            return (
+                f"it may inherit `{inherited[0]}` from `{ast.unparse(base)}`, whose version the "
+                "model does not know"
+            )
+    sub = _subclass(cls, classes)
+    if sub is not None:
+        return f"subclass `{sub.name}` (line {sub.lineno}) may override or add methods"
     return ""
+
+
+def _data_statement(stmt: ast.stmt) -> bool:
+    """A docstring, `pass`, an annotation, or a name bound to a literal: binds no method."""
+    if isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+    ):
+        return True
+    if isinstance(stmt, ast.AnnAssign):
+        return isinstance(stmt.target, ast.Name) and (stmt.value is None or _literal(stmt.value))
+    if isinstance(stmt, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in stmt.targets) and _literal(stmt.value)
+    return False
+
+
+def _literal(e: ast.expr) -> bool:
+    if isinstance(e, ast.Constant):
+        return True
+    if isinstance(e, ast.UnaryOp):
+        return isinstance(e.operand, ast.Constant)
+    if isinstance(e, ast.Tuple | ast.List | ast.Set):
+        return all(_literal(x) for x in e.elts)
+    if isinstance(e, ast.Dict):
+        return all(k is not None and _literal(k) for k in e.keys) and all(
+            _literal(v) for v in e.values
+        )
+    return False
+
+
+def _subclass(cls: ast.ClassDef, classes: Sequence[ast.ClassDef]) -> ast.ClassDef | None:
+    """A class of this module derived from `cls`, directly or not (bases matched by name)."""
+    names = {cls.name}
+    found: ast.ClassDef | None = None
+    changed = True
+    while changed:
+        changed = False
+        for other in classes:
+            if other.name in names or other is cls:
+                continue
+            for b in other.bases:
+                base = b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None)
+                if base in names:
+                    names.add(other.name)
+                    found = found or other
+                    changed = True
+                    break
+    return found

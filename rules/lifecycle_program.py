@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from zeroopt.rules.cfg import InlineBlock, InlineReturn
 from zeroopt.rules.lifecycles import Cycle, Lifecycle
-from zeroopt.rules.resolve import _NONE, _OPAQUE, Resolver
+from zeroopt.rules.resolve import _NONE, _OPAQUE, Resolver, walk_scope
 
 _MAX_DEPTH = 4
 RENAME_MARK = "\u00b7"  # middle dot: legal in identifiers, never in real code
@@ -56,6 +56,14 @@ def class_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFun
             if stmt.args.posonlyargs or stmt.args.args:
                 out[stmt.name] = stmt
     return out
+
+
+def runs_body_when_called(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """False for a coroutine or generator function: calling it only makes an object, and its
+    body runs later, if ever."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    return not any(isinstance(n, ast.Yield | ast.YieldFrom) for n in walk_scope(fn.body))
 
 
 def decorator_name(d: ast.expr) -> str:
@@ -232,6 +240,8 @@ class _Inliner:
         ):
             return None
         fn = self.methods[call.func.attr]
+        if not runs_body_when_called(fn):
+            return None  # left a call: it hands `self` to code that runs later
         if fn.args.vararg or fn.args.kwarg or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         if any(k.arg is None for k in call.keywords):

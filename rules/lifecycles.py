@@ -7,7 +7,11 @@ methods followed by one of the forward methods. Methods a class does not define 
 (the base class default is a no-op in the engines modelled here).
 
 The analysis assumes what a model declares: these methods, and the `self` methods they call, are
-the only code that reads the object's buffers, apart from callees explicitly handed a buffer.
+the only code that reads the object's buffers, apart from callees explicitly handed a buffer. It
+checks what it can see in the module: a class is judged only if the methods the model runs are
+its own plain `def`s (no class-body rebinding, no decorator but known transparent ones, no
+generator or coroutine), its bases are none or the model's `default_bases`, and no class of the
+module derives from it. Subclasses in other modules are assumed not to change those methods.
 """
 
 from __future__ import annotations
@@ -34,6 +38,14 @@ class Lifecycle:
     # Methods the class may inherit instead of defining, whose inherited default is known to touch
     # no buffer (a no-op, a NotImplementedError, or a dispatch to methods the model runs itself).
     optional: tuple[str, ...] = ()
+    # The base classes those defaults come from (qualified names). A class that leaves an optional
+    # method undefined must derive from these only, or from nothing: another base may define it.
+    default_bases: tuple[str, ...] = ()
+
+    def method_names(self) -> frozenset[str]:
+        """Every method the model may call on the object."""
+        cycles = {m for c in self.cycles for m in c.setup}
+        return frozenset({*self.init, *cycles, *self.forward, *self.optional, *self.requires})
 
     def matches(self, methods: set[str]) -> bool:
         """Every method the model runs must be defined by the class (or be a declared harmless
@@ -52,6 +64,7 @@ _SGLANG_FORWARD = ("forward_decode", "forward_extend", "forward_mixed", "forward
 # forward_decode/forward_extend/forward_mixed (which the model runs itself when defined; the base
 # versions raise NotImplementedError), init_forward_metadata_in_graph is documented "Default: no-op".
 _SGLANG_DEFAULTS = ("forward", "forward_mixed", "forward_extend", "init_forward_metadata_in_graph")
+_SGLANG_BASE = ("sglang.srt.layers.attention.base_attn_backend.AttentionBackend",)
 
 BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
     Lifecycle(
@@ -68,6 +81,7 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         forward=_SGLANG_FORWARD,
         source="sglang AttentionBackend + CudaGraphRunner (capture_one_batch_size, replay)",
         optional=_SGLANG_DEFAULTS,
+        default_bases=_SGLANG_BASE,
     ),
     Lifecycle(
         name="sglang-attention-backend-graph-hooks",
@@ -83,6 +97,7 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         forward=_SGLANG_FORWARD,
         source="sglang 0.5.x AttentionBackend (init_forward_metadata_out_graph / _in_graph)",
         optional=_SGLANG_DEFAULTS,
+        default_bases=_SGLANG_BASE,
     ),
     Lifecycle(
         name="sglang-cuda-graph-runner",

@@ -12,7 +12,6 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
-_DATACLASS = {"dataclass", "dataclasses.dataclass"}
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
 
@@ -27,28 +26,67 @@ def plain_dataclasses(
         return cached
     bound = _module_bindings(module)
     excluded = set(declared_global)
+    names = _Dataclasses.of(module, bound, excluded)
     records: dict[str, tuple[str, ...]] = {}
     for stmt in module.body:
         if not isinstance(stmt, ast.ClassDef) or bound[stmt.name] != 1:
             continue
         if stmt.name in excluded:
             continue
-        fields = _fields(stmt)
+        fields = _fields(stmt, names)
         if fields is not None:
             records[stmt.name] = fields
     module._zeroopt_records = records  # type: ignore[attr-defined]
     return records
 
 
-def _fields(cls: ast.ClassDef) -> tuple[str, ...] | None:
+class _Dataclasses:
+    """The names that certainly are `dataclasses.dataclass` and `dataclasses.field` here: bound
+    once, at module level, by an import from the stdlib module (a module's own `dataclass`
+    decorator may do anything)."""
+
+    def __init__(self, modules: set[str], names: dict[str, str]) -> None:
+        self.modules = modules  # `import dataclasses [as dc]`
+        self.names = names  # local name -> "dataclass" / "field"
+
+    @classmethod
+    def of(cls, module: ast.Module, bound: Counter[str], excluded: set[str]) -> _Dataclasses:
+        modules: set[str] = set()
+        names: dict[str, str] = {}
+        for stmt in module.body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.name == "dataclasses":
+                        modules.add(alias.asname or alias.name)
+            elif (
+                isinstance(stmt, ast.ImportFrom) and stmt.module == "dataclasses" and not stmt.level
+            ):
+                for alias in stmt.names:
+                    if alias.name in ("dataclass", "field"):
+                        names[alias.asname or alias.name] = alias.name
+        stable = {n for n in bound if bound[n] == 1 and n not in excluded}
+        return cls(modules & stable, {k: v for k, v in names.items() if k in stable})
+
+    def means(self, node: ast.expr, what: str) -> bool:
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id) == what
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == what
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.modules
+        )
+
+
+def _fields(cls: ast.ClassDef, dataclasses: _Dataclasses) -> tuple[str, ...] | None:
     if cls.bases or cls.keywords or len(cls.decorator_list) != 1:
         return None
     dec = cls.decorator_list[0]
     if isinstance(dec, ast.Call):
-        if dec.args or any(k.arg in ("init", "slots") for k in dec.keywords):
+        if dec.args or any(k.arg in ("init", "slots", "kw_only") for k in dec.keywords):
             return None
         dec = dec.func
-    if _dotted(dec) not in _DATACLASS:
+    if not dataclasses.means(dec, "dataclass"):
         return None
     fields: list[str] = []
     for stmt in cls.body:
@@ -63,19 +101,19 @@ def _fields(cls: ast.ClassDef) -> tuple[str, ...] | None:
             continue
         if "InitVar" in annotation or "KW_ONLY" in annotation:
             return None
-        if stmt.value is not None and not _plain_default(stmt.value):
+        if stmt.value is not None and not _plain_default(stmt.value, dataclasses):
             return None
         fields.append(stmt.target.id)
     return tuple(fields)
 
 
-def _plain_default(value: ast.expr) -> bool:
+def _plain_default(value: ast.expr, dataclasses: _Dataclasses) -> bool:
     if isinstance(value, ast.Constant):
         return True
-    if isinstance(value, ast.Call) and _dotted(value.func) in ("field", "dataclasses.field"):
+    if isinstance(value, ast.Call) and dataclasses.means(value.func, "field"):
         for k in value.keywords:
-            if k.arg == "init" or k.arg is None:
-                return False
+            if k.arg in ("init", "kw_only") or k.arg is None:
+                return False  # kw_only: positional arguments skip the field
             if k.arg == "default_factory" and _dotted(k.value) not in _SAFE_FACTORIES:
                 return False
             if k.arg == "default" and not isinstance(k.value, ast.Constant):

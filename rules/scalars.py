@@ -8,7 +8,7 @@ it in place) and for names another function can rebind (`global`, `nonlocal`, cl
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from zeroopt.rules.resolve import walk, walk_scope
 
@@ -38,7 +38,13 @@ class _Binds(dict[type, bool]):
 _BINDS = _Binds()
 
 
-def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -> frozenset[str]:
+def int_names(
+    body: list[ast.stmt],
+    params: list[ast.arg],
+    unstable: set[str],
+    qualify: Callable[[ast.expr], str | None],
+) -> frozenset[str]:
+    """`qualify` resolves a callee as the function's scope sees it: `range` may be rebound."""
     bindings: dict[str, list[ast.expr | None]] = {}
 
     def add(name: str, value: ast.expr | None) -> None:
@@ -70,8 +76,7 @@ def int_names(body: list[ast.stmt], params: list[ast.arg], unstable: set[str]) -
             counted = (
                 isinstance(node.target, ast.Name)
                 and isinstance(node.iter, ast.Call)
-                and isinstance(node.iter.func, ast.Name)
-                and node.iter.func.id == "range"
+                and qualify(node.iter.func) == "builtins.range"
             )
             for n in _names(node.target):
                 add(n, ast.Constant(0) if counted else _NOT_INT)

@@ -118,8 +118,9 @@ READ_MODIFY_WRITE_METHODS = frozenset(
     }
 )  # fmt: skip
 
-# torch functions whose `out=` tensor is written in full (PyTorch resizes `out` to the result
-# shape, so every element reachable through `out` afterwards was written by the call).
+# torch functions whose `out=` tensor is written in full at the result's shape. PyTorch resizes
+# `out` to that shape: a smaller result leaves the storage past it unwritten, so the analysis
+# takes this as a write, never as a full one (regression 022).
 OUT_FULL_FUNCTIONS = frozenset(
     f"torch.{name}"
     for name in (

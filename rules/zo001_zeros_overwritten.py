@@ -5,9 +5,10 @@ Finds every `torch.zeros`, `torch.zeros_like` and `Tensor.new_zeros` allocation 
 whether the zero fill is ever observed:
 
 - `safe`: on every path through the function, every element is written (`copy_`, `fill_`,
-  `zero_`, `x[:] = ...`, complementary slices such as `x[:k] = a; x[k:] = b`, `out=` of a torch
-  function, or a declared kernel contract) before anything reads any element, and the buffer
-  does not reach code the analysis cannot see before that.
+  `zero_`, `x[:] = ...`, complementary slices such as `x[:k] = a; x[k:] = b` with `k` an int, or
+  a declared kernel contract) before anything reads any element, and the buffer does not reach
+  code the analysis cannot see before that. `out=` of a torch function counts as a write, not a
+  full one: it may shrink the tensor, and the storage past the result keeps its zeros.
 - `unsafe`: some path reads the buffer with nothing written yet (a reduction, an operator,
   `+=`, a gather `x[idx]`, a torch function taking it as input).
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
@@ -69,9 +70,9 @@ class ZerosOverwrittenBeforeRead(Rule):
     fixable = True
     examples = (
         Example(_HEADER + "def f(x):\n    out = torch.zeros(4)\n    out.copy_(x)\n    return out\n", Verdict.SAFE),
-        Example(_HEADER + "def f(x, k):\n    out = torch.zeros(8)\n    out[:k] = x[:k]\n    out[k:] = 1\n    return out.sum()\n", Verdict.SAFE, "complementary slices"),
+        Example(_HEADER + "def f(x, k: int):\n    out = torch.zeros(8)\n    out[:k] = x[:k]\n    out[k:] = 1\n    return out.sum()\n", Verdict.SAFE, "complementary slices with an int bound"),
         Example(_HEADER + "def f(x):\n    out = x.new_zeros(3, 4)\n    out.t().copy_(x)\n    return out\n", Verdict.SAFE, "write through a full view"),
-        Example(_HEADER + "def f(a, b):\n    out = torch.zeros(4)\n    torch.add(a, b, out=out)\n    return out\n", Verdict.SAFE, "out= of a torch function"),
+        Example(_HEADER + "def f(a, b):\n    out = torch.zeros(4)\n    torch.add(a, b, out=out)\n    return out\n", Verdict.UNPROVEN, "out= may shrink it: the storage past the result keeps its zeros"),
         Example(_HEADER + "def f(x):\n    acc = torch.zeros(4)\n    acc += x\n    return acc\n", Verdict.UNSAFE, "accumulator"),
         Example(_HEADER + "def f(x, idx):\n    buf = torch.zeros(8)\n    row = buf[[0, 2]]\n    row.fill_(1)\n    return buf\n", Verdict.UNSAFE, "a gather copies: the fill never reaches buf"),
         Example(_HEADER + "def f(x, n):\n    out = torch.zeros(n)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.UNSAFE, "the loop may run zero times and writes rows only"),

@@ -112,7 +112,14 @@ def test_scope_pass_survives_expressions_deeper_than_the_recursion_limit() -> No
 
 def test_int_names_distrusts_a_walrus_in_a_nested_scope_only() -> None:
     body = ast.parse("n = 4\nm = 2\nk = 3\n[(m := t) for t in xs]\nif (k := 5):\n    pass\n").body
-    assert int_names(body, [], set()) == frozenset({"n", "k"})
+    assert int_names(body, [], set(), lambda e: None) == frozenset({"n", "k"})
+
+
+def test_int_names_trusts_a_range_loop_only_when_range_is_the_builtin() -> None:
+    body = ast.parse("for k in range(3):\n    pass\n").body
+    builtin = int_names(body, [], set(), lambda e: "builtins.range")
+    rebound = int_names(body, [], set(), lambda e: None)
+    assert (builtin, rebound) == (frozenset({"k"}), frozenset())
 
 
 def _fullwidth(word: str) -> str:

@@ -243,7 +243,7 @@ def test_subclass_overriding_lifecycle_methods_is_unproven() -> None:
     )
     src += "\n\nclass Child(Backend):\n    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens):\n        pass\n"
     f = only(src)
-    assert f.verdict is Verdict.UNPROVEN and "subclass Child" in f.message
+    assert f.verdict is Verdict.UNPROVEN and "subclass `Child` (line 22)" in f.message
 
 
 def test_dict_entries_are_named_and_tracked() -> None:

@@ -181,7 +181,7 @@ def _analyse_tree(
             scope = site.scope
             cfg = Builder(lambda e, s=scope: resolver.qualified(s, e)).build(site.owner.body)
             cfgs[id(site.owner)] = cfg
-            ints[id(site.owner)] = _int_names(site)
+            ints[id(site.owner)] = _int_names(site, resolver)
         ctx = Context(
             alloc=site.call,
             resolver=resolver,
@@ -207,7 +207,7 @@ def _analyse_tree(
     return findings, reports
 
 
-def _int_names(site: Site) -> frozenset[str]:
+def _int_names(site: Site, resolver: Resolver) -> frozenset[str]:
     owner = site.owner
     if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
         return frozenset()  # module and class names are globals: anything may rebind them
@@ -215,7 +215,7 @@ def _int_names(site: Site) -> frozenset[str]:
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
     scope = site.scope
     unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
-    return int_names(owner.body, params, unstable)
+    return int_names(owner.body, params, unstable, lambda e: resolver.qualified(scope, e))
 
 
 def _lifecycle_pass(
