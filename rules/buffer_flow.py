@@ -83,6 +83,9 @@ class Context:
     int_names: frozenset[str] = frozenset()
     # Kernel contracts declared in the configuration, checked before the built-in ones.
     kernels: tuple[KernelContract, ...] = ()
+    # Code of this module reads call frames (`sys._getframe(1).f_locals`): any callee may read
+    # the caller's locals, so a buffer is reachable from the start.
+    frames_read: bool = False
     # Source text of expressions, by node id: the same calls are unparsed for every buffer and
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.
@@ -574,6 +577,8 @@ class _Eval:
                 self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
             )
         self.st = replace(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
+        if self.ctx.frames_read:
+            self.escape(node, "this module reads call frames: a callee may read any local")
         return SELF
 
     # --- expressions ------------------------------------------------------------------------
@@ -776,6 +781,7 @@ class _Eval:
             kernel is not None
             and not any(isinstance(a, ast.Starred) for a in e.args)
             and all(k.arg is not None for k in e.keywords)
+            and (kernel.positional is None or len(e.args) <= kernel.positional)
         ):
             self._kernel_call(e, kernel, name)
             return None
@@ -784,6 +790,7 @@ class _Eval:
         )
         if (
             qual
+            and qual.count(".") == 1  # `torch.narrow`, not `torch.nn.functional.unfold` (a copy)
             and qual.startswith("torch.")
             and qual.rsplit(".", 1)[-1] in _FUNCTIONAL_VIEWS
             and e.args
@@ -840,8 +847,8 @@ class _Eval:
                         how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
                     )
                 continue
-            if qual in api.METADATA_FUNCTIONS:
-                self.eval(a)
+            if qual in api.METADATA_FUNCTIONS and key in (0, "input", "obj"):
+                self.eval(a)  # only the shape, dtype, ... of the first argument are looked at
                 continue
             if reader or torch_method or contract is not None:
                 self._read_arg(a, name, definite=True)
@@ -879,7 +886,8 @@ class _Eval:
         }
         unless = dict(kernel.unread_unless)
         rows = dict(kernel.row_reads)
-        for p, a in bound.items():
+        # The kernel reads its inputs before it writes its outputs, whatever the source order.
+        for p, a in sorted(bound.items(), key=lambda pa: pa[0] in kernel.writes):
             if p in kernel.ignored:
                 self.eval(a)
                 continue
@@ -939,7 +947,8 @@ class _Eval:
             for _, a in self._args(e):
                 self._read_arg(a, f".{m}", definite=True)
         if m in api.METADATA_METHODS:
-            return None
+            # `x.requires_grad_()` hands back x itself: the result is another name for it.
+            return recv if m in api.RETURNS_SELF_METHODS else None
         if m in api.FULL_WRITE_METHODS:
             self.write(recv, e, full=True, region=None, how=how)
             return recv
@@ -1219,6 +1228,8 @@ class _Eval:
                         base, target, definite=False, how=f"attribute `.{target.attr}` assigned"
                     )
                     self.lost(target, f"attribute `.{target.attr}` assigned")
+                elif ref is not None:  # `x.grad = x.view(4)`: read back through `.grad`
+                    self.lost(target, f"stored in `{self._src(target)}`")
                 return
         key = place_key(target)
         if key is not None:

@@ -311,7 +311,11 @@ class Builder:
     def _with(self, stmt: ast.With | ast.AsyncWith, preds: list[int]) -> list[int]:
         suppressing = False
         capturing = False
-        for item in stmt.items:
+        # Once the first item is entered, an exception anywhere after it (a later item, a target
+        # binding, the body) runs the __exit__ of the items entered so far, which may swallow it.
+        handler = self.cfg.add(Kind.JOIN, stmt, "__exit__ (exception)")
+        self.cfg.nodes[handler].succ.append(self._raise_target())
+        for i, item in enumerate(stmt.items):
             preds = [self._node(Kind.EXPR, item.context_expr, preds, "with")]
             ctx = item.context_expr
             func = ctx.func if isinstance(ctx, ast.Call) else ctx
@@ -324,13 +328,12 @@ class Builder:
             if not known:
                 preds = [self._node(Kind.CALL, item.context_expr, preds, "__enter__")]
                 suppressing = True
+            if i == 0:
+                self.exc_targets.append(handler)
             if item.optional_vars is not None:
                 preds = [self._node(Kind.BIND, item.optional_vars, preds, "with-target")]
-        handler = self.cfg.add(
-            Kind.CALL if suppressing else Kind.JOIN, stmt, "__exit__ (exception)"
-        )
-        self.cfg.nodes[handler].succ.append(self._raise_target())
-        self.exc_targets.append(handler)
+        if suppressing:
+            self.cfg.nodes[handler].kind = Kind.CALL
         self._capture_depth += capturing
         ends = self._block(stmt.body, preds)
         self._capture_depth -= capturing

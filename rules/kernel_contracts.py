@@ -20,6 +20,10 @@ class KernelContract:
     writes: tuple[str, ...] = ()  # written in full without being read
     ignored: tuple[str, ...] = ()  # scalars and flags: not tensors
     source: str = ""
+    # How many leading parameters are certain by position; None: all of `params`. A built-in
+    # contract matches several implementations (FA2, FA3, FA4, vllm's copy) whose parameter
+    # orders differ after q, k, v: a call passing more by position is an unknown call.
+    positional: int | None = None
 
     def matches(self, qualified: str) -> bool:
         head, _, last = qualified.rpartition(".")
@@ -44,6 +48,7 @@ KERNEL_CONTRACTS: tuple[KernelContract, ...] = (
         row_reads=(("page_table", "cache_seqlens"),),
         unread_unless=(("cu_seqlens_k_new", ("k", "v")),),
         writes=("out",),
+        positional=3,
         ignored=("max_seqlen_q", "softmax_scale", "causal", "window_size", "attention_chunk",
                  "softcap", "rotary_interleaved", "num_splits", "pack_gqa", "only_qv",
                  "sm_margin", "return_softmax_lse"),
@@ -61,6 +66,7 @@ KERNEL_CONTRACTS: tuple[KernelContract, ...] = (
         ),
         row_reads=(("page_table", "seqused_k"),),
         writes=("out",),
+        positional=3,
         ignored=("max_seqlen_q", "max_seqlen_k", "softmax_scale", "causal", "window_size",
                  "attention_chunk", "softcap", "num_splits", "pack_gqa", "sm_margin",
                  "return_softmax_lse"),

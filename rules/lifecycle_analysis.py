@@ -44,6 +44,7 @@ def analyse_lifecycles(
     source_lines: list[str],
     extra_models: Sequence[Lifecycle] = (),
     kernels: tuple[KernelContract, ...] = (),
+    frames_read: bool = False,
 ) -> list[LifecycleOutcome]:
     if not any(wanted(s) for s in sites):
         return []  # the usual case: nothing is left unproven that a lifecycle could decide
@@ -113,6 +114,7 @@ def analyse_lifecycles(
                 int_names=ints,
                 kernels=kernels,
                 src_memo=src_memo,
+                frames_read=frames_read,
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results

@@ -102,19 +102,26 @@ def int_names(
     for sub in walk(child for n in nested for child in ast.iter_child_nodes(n)):
         if isinstance(sub, ast.NamedExpr) and id(sub) not in seen_walrus:
             add(sub.target.id, _NOT_INT)
-    shadowed = _INT_BUILTINS & set(bindings)
     candidates = set(bindings) - unstable
+    if candidates:
+        # `k.add_(1)`: whatever an annotation says, a name used as an object is no int to trust.
+        candidates -= {
+            n.value.id
+            for n in walk(body)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        }
     changed = True
     while changed:
         changed = False
         for name in list(candidates):
-            if not all(v is not None and _is_int(v, candidates, shadowed) for v in bindings[name]):
+            if not all(v is not None and _is_int(v, candidates, qualify) for v in bindings[name]):
                 candidates.discard(name)
                 changed = True
     return frozenset(candidates)
 
 
-def _is_int(e: ast.expr, names: set[str], shadowed: frozenset[str] | set[str]) -> bool:
+def _is_int(e: ast.expr, names: set[str], qualify: Callable[[ast.expr], str | None]) -> bool:
+    """Calls count by what they resolve to: a module may define its own `int` or `math`."""
     if isinstance(e, ast.Constant):
         return type(e.value) is int
     if isinstance(e, ast.Name):
@@ -122,15 +129,15 @@ def _is_int(e: ast.expr, names: set[str], shadowed: frozenset[str] | set[str]) -
     if isinstance(e, ast.BinOp):
         return (
             isinstance(e.op, _INT_OPS)
-            and _is_int(e.left, names, shadowed)
-            and _is_int(e.right, names, shadowed)
+            and _is_int(e.left, names, qualify)
+            and _is_int(e.right, names, qualify)
         )
     if isinstance(e, ast.UnaryOp):
         return isinstance(e.op, ast.USub | ast.UAdd | ast.Invert) and _is_int(
-            e.operand, names, shadowed
+            e.operand, names, qualify
         )
     if isinstance(e, ast.IfExp):
-        return _is_int(e.body, names, shadowed) and _is_int(e.orelse, names, shadowed)
+        return _is_int(e.body, names, qualify) and _is_int(e.orelse, names, qualify)
     if isinstance(e, ast.Subscript):
         # `t.shape[0]`: torch.Size holds Python ints.
         return (
@@ -140,20 +147,16 @@ def _is_int(e: ast.expr, names: set[str], shadowed: frozenset[str] | set[str]) -
         )
     if isinstance(e, ast.Call):
         f = e.func
-        if isinstance(f, ast.Name) and f.id in _INT_BUILTINS and f.id not in shadowed:
+        if isinstance(f, ast.Name) and f.id in _INT_BUILTINS and qualify(f) == f"builtins.{f.id}":
             if f.id in ("len", "int"):
                 return True
-            return bool(e.args) and all(_is_int(a, names, shadowed) for a in e.args)
+            return bool(e.args) and all(_is_int(a, names, qualify) for a in e.args)
         if isinstance(f, ast.Attribute):
             if f.attr in _INT_METHODS:
                 return True
             if f.attr == "size" and len(e.args) == 1:
                 return True  # t.size(d) is an int; t.size() is a torch.Size
-            if (
-                isinstance(f.value, ast.Name)
-                and f.value.id == "math"
-                and f.attr in ("ceil", "floor", "prod", "lcm", "gcd")
-            ):
+            if f.attr in ("ceil", "floor", "prod", "lcm", "gcd") and qualify(f) == f"math.{f.attr}":
                 return True
     return False
 

@@ -93,8 +93,9 @@ def _allocation_name(
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr not in _ATTRS:
         return None  # cheap first: most calls are of other methods
-    if any(k.arg == "out" for k in call.keywords):
-        return None  # `torch.zeros(..., out=x)` fills x; it allocates nothing
+    if any(k.arg in ("out", None) for k in call.keywords):
+        # `torch.zeros(..., out=x)` fills x; it allocates nothing. `**kw` may hold `out`.
+        return None
     if isinstance(func, ast.Attribute) and func.attr in METHODS:
         if func.attr in shadowed:
             return None

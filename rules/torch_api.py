@@ -28,6 +28,8 @@ METADATA_METHODS = frozenset(
         "is_shared", "is_inference",
     }
 )  # fmt: skip
+# Of those, the ones that return their receiver: the result is another name for the buffer.
+RETURNS_SELF_METHODS = frozenset({"requires_grad_"})
 METADATA_FUNCTIONS = frozenset(
     {
         "builtins.len", "builtins.isinstance", "builtins.id", "builtins.type", "builtins.hasattr",

@@ -45,8 +45,9 @@ memory poisoned; `apply --verified REPORT.json` then rewrites the sites that sta
 Exceptions that leave the function abandon the object they were building; attribute loads of
 `self` are plain data (not properties); methods named like `torch.Tensor` methods are tensor
 methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class),
-`__torch_function__` overrides, and callables or iterators handed in by a caller do not read
-buffers behind the analysis' back. Closures, lambdas and generators defined in the analysed code
+`__torch_function__` overrides, callables or iterators handed in by a caller, and functions of
+other modules reading their caller's frame do not read buffers behind the analysis' back; a
+parameter annotated `int` holds a Python int (unless the function uses it as an object). Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
 stepped by a loop or an unpacking.
 """

@@ -19,7 +19,7 @@ CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 
 def test_there_are_cases() -> None:
-    assert len(CASES) >= 43
+    assert len(CASES) >= 55
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)

@@ -57,6 +57,10 @@ _WORDS_BYTES = tuple(w.encode() for w in _WORDS)
 _EMPTY_FORMS_RE = re.compile(_EMPTY_FORMS)
 _EMPTY_FORMS_BYTES = re.compile(_EMPTY_FORMS.encode())
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+# Frame introspection anywhere in the module: a function may read its caller's locals.
+_FRAMES = re.compile(
+    r"_getframe|currentframe|\bf_back\b|\bf_locals\b|getouterframes|inspect\.stack|inspect\.trace"
+)
 
 
 def source_hash(data: bytes) -> str:
@@ -172,6 +176,7 @@ def _analyse_tree(
     ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
     src_memo: dict[int, tuple[ast.AST, str]] = {}  # shared: every context reads this one tree
+    frames_read = _FRAMES.search(text) is not None
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
         if not rules or isinstance(site.owner, ast.Lambda):
@@ -194,6 +199,7 @@ def _analyse_tree(
             int_names=ints[id(site.owner)],
             kernels=tuple(options.kernels),
             src_memo=src_memo,
+            frames_read=frames_read,
         )
         outcome = analyse_buffer(cfg, ctx)
         for rule in rules:
@@ -202,7 +208,9 @@ def _analyse_tree(
                 by_site[id(site.call)] = _finding(
                     site, rule.code, rule.fixable, verdict, outcome, lines, path
                 )
-    reports = _lifecycle_pass(tree, resolver, sites, by_site, contracts, lines, path, options)
+    reports = _lifecycle_pass(
+        tree, resolver, sites, by_site, contracts, lines, path, options, frames_read
+    )
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
 
@@ -227,6 +235,7 @@ def _lifecycle_pass(
     lines: list[str],
     path: str,
     options: AnalysisOptions,
+    frames_read: bool,
 ) -> list[LifecycleReport]:
     """Re-judge `unproven` zeros stored on `self` where a lifecycle model orders the methods."""
 
@@ -243,6 +252,7 @@ def _lifecycle_pass(
         lines,
         tuple(options.lifecycles),
         tuple(options.kernels),
+        frames_read,
     )
     grouped: dict[int, list[tuple[LifecycleOutcome, Finding]]] = {}
     for lo in outcomes:
