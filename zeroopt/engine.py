@@ -57,7 +57,9 @@ _WORDS_BYTES = tuple(w.encode() for w in _WORDS)
 _EMPTY_FORMS_RE = re.compile(_EMPTY_FORMS)
 _EMPTY_FORMS_BYTES = re.compile(_EMPTY_FORMS.encode())
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-# Frame introspection anywhere in the module: a function may read its caller's locals.
+# Frame introspection anywhere in the module: a function may read its caller's locals. The
+# substrings first: a regex alternation over every file's text cost a tenth of a cold scan.
+_FRAME_WORDS = ("_getframe", "currentframe", "f_back", "f_locals", "getouterframes", "inspect.")
 _FRAMES = re.compile(
     r"_getframe|currentframe|\bf_back\b|\bf_locals\b|getouterframes|inspect\.stack|inspect\.trace"
 )
@@ -176,7 +178,7 @@ def _analyse_tree(
     ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
     src_memo: dict[int, tuple[ast.AST, str]] = {}  # shared: every context reads this one tree
-    frames_read = _FRAMES.search(text) is not None
+    frames_read = any(w in text for w in _FRAME_WORDS) and _FRAMES.search(text) is not None
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
         if not rules or isinstance(site.owner, ast.Lambda):
