@@ -267,7 +267,8 @@ def _class_reason(
     for base in cls.bases:
         if isinstance(base, ast.Name) and base.id in local:
             return f"its base `{base.id}` is a class of this module, which the model does not run"
-        if inherited and resolver.qualified(outer, base) not in model.default_bases:
+        qual = resolver.qualified(outer, base)
+        if inherited and qual != "builtins.object" and qual not in model.default_bases:
             return (
                 f"it may inherit `{inherited[0]}` from `{ast.unparse(base)}`, whose version the "
                 "model does not know"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from zeroopt.engine import analyse_source
 from zeroopt.findings import Finding, LifecycleReport, Verdict
 from zeroopt.rules.lifecycles import lifecycles_from_config
@@ -530,3 +532,33 @@ def test_buffers_passed_to_unrelated_calls_form_no_group() -> None:
     )
     assert report.coupled_groups == ()
     assert {b.target for b in report.buffers} == {"self.pt", "self.lens"}
+
+
+_SAFE_PARTS = (
+    "self.lens = torch.zeros(max_bs)",
+    "self.lens.fill_(1)",
+    "self.lens.copy_(seq_lens)",
+    "return q * self.lens.sum()",
+)
+
+
+@pytest.mark.parametrize(
+    ("header", "judged"),
+    [
+        ("class Backend(object):", True),
+        (
+            "from sglang.srt.layers.attention.base_attn_backend import AttentionBackend\n\n\n"
+            "class Backend(AttentionBackend):",
+            True,  # the model's default base: its forward_extend & co. are the harmless defaults
+        ),
+        ("from elsewhere import SomeBackend\n\n\nclass Backend(SomeBackend):", False),
+        ("class Mixin:\n    pass\n\n\nclass Backend(Mixin):", False),
+    ],
+)
+def test_a_class_is_judged_only_if_its_bases_cannot_supply_modelled_methods(
+    header: str, judged: bool
+) -> None:
+    f = only(backend(*_SAFE_PARTS).replace("class Backend:", header))
+    assert (f.verdict is Verdict.SAFE) is judged, f.message
+    if not judged:
+        assert "base" in f.message or "inherit" in f.message
