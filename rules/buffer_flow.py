@@ -761,7 +761,9 @@ class _Eval:
             if self.st.live:
                 self.lost(e, f"`{name}` can reach every local variable")
             return None
-        contract = self.ctx.contracts.get(qual or "") or self.ctx.contracts.get(self._src(e.func))
+        # By the resolved name; by the source text only for a callee that resolves to nothing
+        # (`import other as my_kernels` must not borrow my_kernels' contract).
+        contract = self.ctx.contracts.get(qual) if qual else self.ctx.contracts.get(name)
         if contract is not None and any(
             k.arg == "async_op"
             and not (isinstance(k.value, ast.Constant) and k.value.value is False)

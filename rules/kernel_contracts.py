@@ -25,9 +25,17 @@ class KernelContract:
     # orders differ after q, k, v: a call passing more by position is an unknown call.
     positional: int | None = None
 
+    # Declared by a user for one module: the module must be exactly that one, not a name that
+    # contains it (`kern` is not `kern_ref`).
+    exact_module: bool = False
+
     def matches(self, qualified: str) -> bool:
         head, _, last = qualified.rpartition(".")
-        return last == self.name and any(h in head for h in self.module_hints)
+        if last != self.name:
+            return False
+        if self.exact_module:
+            return head in self.module_hints
+        return any(h in head for h in self.module_hints)
 
 
 _FA_HINTS = ("flash_attn", "flash_attention", "sgl_kernel")
@@ -113,6 +121,7 @@ def kernel_from_config(function: str, spec: dict[str, object], where: str) -> Ke
         writes=names("writes"),
         ignored=names("ignored"),
         source=str(source),
+        exact_module=True,
     )
 
 

@@ -21,7 +21,7 @@ from zeroopt.rules.lifecycle_program import (
 )
 from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.rules.options import Contract
-from zeroopt.rules.resolve import Resolver, walk
+from zeroopt.rules.resolve import Resolver, walk, walk_scope
 from zeroopt.rules.scalars import int_names
 from zeroopt.rules.sites import Site
 
@@ -67,8 +67,9 @@ def analyse_lifecycles(
         if not cls_sites:
             continue
         program = build_program(cls, model, resolver)
+        every = _all_methods(cls)
         used_outside = _used_outside(
-            {name: fn for name, fn in _all_methods(cls).items() if name not in program.methods}
+            {name: fn for name, fn in every.items() if name not in program.methods}, every
         )
         # Why no buffer of the class can be judged, if so. `self` is private to the modelled
         # order only if no closure holds it: a nested function or lambda may run at any time.
@@ -94,7 +95,7 @@ def analyse_lifecycles(
                 class_reason
                 or ("the allocation runs again later in the lifecycle" if len(copies) != 1 else "")
                 or ("the buffer is not stored on self" if attr is None else "")
-                or (f"{outside}, which the lifecycle model does not order" if outside else "")
+                or outside
             )
             if reason:
                 results.append(LifecycleOutcome(site, model, cls, None, reason))
@@ -126,56 +127,73 @@ def _all_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunc
 
 
 def _self_attribute(site: Site) -> str | None:
-    """`buf` for `self.buf = ...` and for `self.buf = {"k": ...}` / `self.buf["k"] = ...`."""
+    """`buf` for `self.buf = ...` and for `self.buf = {"k": ...}` / `self.buf["k"] = ...`, where
+    `self` is the method's own first parameter (not a class or a module namespace)."""
     node = site.target
     while isinstance(node, ast.Subscript):
         node = node.value
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+    owner = site.owner
+    if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    params = [*owner.args.posonlyargs, *owner.args.args]
+    if (
+        params
+        and isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == params[0].arg
+    ):
         return node.attr
     return None
 
 
 def _used_outside(
-    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    outside: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    every: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
 ) -> Callable[[str], str]:
-    """For an attribute, a method outside the modelled order that touches `self.<attr>`, or hands
-    `self` on whole: outside code may call it at any time, so the order the model gives proves
-    nothing. The methods are walked once per class, not once per buffer."""
-    # Per method, in order: the first line using each `self.<attr>`, and the first whole use.
-    uses: list[tuple[str, str, dict[str, int], int | None]] = []
-    for name, fn in methods.items():
+    """For an attribute, why code the model does not order may reach `self.<attr>`, or "":
+    a method outside the modelled order touches it, calls a method of the class (which may
+    touch it), or hands `self` on whole; or any method reads `<other>.<attr>`, which may be
+    another object's buffer. The methods are walked once per class, not once per buffer."""
+    # Per outside method, in order: the first line using each `self.<attr>`, and the first line
+    # using `self` whole or calling one of the class's methods.
+    uses: list[tuple[str, str, dict[str, int], tuple[int, str] | None]] = []
+    foreign: dict[str, tuple[str, str, int]] = {}  # attr -> (method, `other.attr`, line)
+    for name, fn in every.items():
         args = [*fn.args.posonlyargs, *fn.args.args]
-        if not args or any(
+        static = any(
             decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
-        ):
-            continue
-        me = args[0].arg
+        )
+        me = args[0].arg if args and not static else None
         bases: set[int] = set()
         attrs: dict[str, int] = {}
+        whole: tuple[int, str] | None = None
         for node in ast.walk(fn):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == me
-            ):
-                bases.add(id(node.value))
-                attrs.setdefault(node.attr, node.lineno)
-        whole = next(
-            (
-                node.lineno
-                for node in ast.walk(fn)
-                if isinstance(node, ast.Name) and node.id == me and id(node) not in bases
-            ),
-            None,
-        )
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.value.id == me:
+                    bases.add(id(node.value))
+                    attrs.setdefault(node.attr, node.lineno)
+                    if whole is None and node.attr in every:
+                        whole = (node.lineno, f"`{me}.{node.attr}` is called by method `{name}`")
+                else:
+                    foreign.setdefault(node.attr, (name, ast.unparse(node), node.lineno))
+        if me is None or name not in outside:
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id == me and id(node) not in bases:
+                if whole is None or node.lineno < whole[0]:
+                    whole = (node.lineno, f"`{me}` is used whole by method `{name}`")
+                break
         uses.append((name, me, attrs, whole))
 
     def reason(attr: str) -> str:
         for name, me, attrs, whole in uses:
             if attr in attrs:
-                return f"`{me}.{attr}` is used by method `{name}` (line {attrs[attr]})"
+                return f"`{me}.{attr}` is used by method `{name}` (line {attrs[attr]}), which the lifecycle model does not order"
             if whole is not None:
-                return f"`{me}` is used whole by method `{name}` (line {whole})"
+                return f"{whole[1]} (line {whole[0]}), which the lifecycle model does not order"
+        if attr in foreign:
+            method, text, line = foreign[attr]
+            return f"`{text}` in method `{method}` (line {line}) may be another object's buffer"
         return ""
 
     return reason
@@ -250,6 +268,12 @@ def _class_reason(
                     f"a decorator of `{stmt.name}` (line {d.lineno}) may run other code around "
                     "it, or in its place"
                 )
+            rebinds = _rebinds_self(stmt)
+            if rebinds:
+                return (
+                    f"`{stmt.name}` rebinds its `self` parameter (line {rebinds}): the program "
+                    "names every method's object `self`"
+                )
             if stmt.name in names and not runs_body_when_called(stmt):
                 return (
                     f"`{stmt.name}` (line {stmt.lineno}) is a generator or coroutine function: "
@@ -277,6 +301,23 @@ def _class_reason(
     if sub is not None:
         return f"subclass `{sub.name}` (line {sub.lineno}) may override or add methods"
     return ""
+
+
+def _rebinds_self(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The line where a method binds or deletes its first parameter (`self = self.inner`), or 0."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params:
+        return 0
+    me = params[0].arg
+    for node in walk_scope(fn.body):
+        if isinstance(node, ast.Name) and node.id == me and not isinstance(node.ctx, ast.Load):
+            return node.lineno
+        bound = getattr(node, "name", None) if not isinstance(node, ast.alias) else None
+        if isinstance(node, ast.alias):
+            bound = (node.asname or node.name).split(".")[0]
+        if bound == me and not isinstance(node, ast.Lambda):
+            return getattr(node, "lineno", fn.lineno)
+    return 0
 
 
 def _data_statement(stmt: ast.stmt) -> bool:

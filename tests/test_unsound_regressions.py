@@ -14,12 +14,14 @@ import pytest
 
 from zeroopt.engine import analyse_source
 from zeroopt.findings import Verdict
+from zeroopt.rules.kernel_contracts import kernel_from_config
+from zeroopt.rules.options import AnalysisOptions, Contract
 
 CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 
 def test_there_are_cases() -> None:
-    assert len(CASES) >= 55
+    assert len(CASES) >= 60
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
@@ -30,3 +32,19 @@ def test_no_safe_at_the_recorded_site(case: Path) -> None:
     assert not result.errors
     at_site = [f for f in result.findings if f.line == line]
     assert all(f.verdict is not Verdict.SAFE for f in at_site), at_site
+
+
+def test_user_contracts_apply_to_their_own_function_only() -> None:
+    """Regression 058 needs its configuration: a contract for `my_kernels.fill_metadata` must
+    not reach `ref_kernels.fill_metadata` imported as `my_kernels`, and a kernel declared for
+    module `kern` must not match `kern_ref`."""
+    case = Path(__file__).parent / "regressions" / "058.py"
+    options = AnalysisOptions(
+        contracts=(Contract("my_kernels.fill_metadata", (0,), "pyproject.toml"),),
+        kernels=(
+            kernel_from_config("kern.attn", {"params": ["q", "out"], "writes": ["out"]}, "t"),
+        ),
+    )
+    result = analyse_source(case.read_text(), case.name, options)
+    by_line = {f.line: f.verdict for f in result.findings}
+    assert by_line[48] is not Verdict.SAFE and by_line[54] is not Verdict.SAFE, by_line
