@@ -21,6 +21,7 @@ import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     Assignment,
+    ClassScope,
     CodeRange,
     ImportAssignment,
     MetadataWrapper,
@@ -103,6 +104,18 @@ class _Collector(cst.CSTVisitor):
         self.calls: dict[tuple[int, int], list[tuple[cst.Call, CodeRange]]] = {}
         self.names: set[str] = set()
         self.star_import = False
+        # Imports that are statements of the module itself: they run, unconditionally, before
+        # anything in the module can be called (one under `if` or `try` may not have run).
+        self.top_imports: set[int] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                self.top_imports.update(
+                    id(small)
+                    for small in stmt.body
+                    if isinstance(small, cst.Import | cst.ImportFrom)
+                )
 
     def visit_Call(self, node: cst.Call) -> None:
         rng = self.get_metadata(PositionProvider, node)
@@ -250,6 +263,7 @@ class _Planner:
             if assignments and all(
                 isinstance(a, ImportAssignment)
                 and _binds(a.node, name, qualname)
+                and id(a.node) in self.collector.top_imports
                 and self._start_line(a.node) < before_line
                 for a in assignments
             ):
@@ -275,6 +289,8 @@ class _Planner:
         statement = next(iter(statements.values()))
         if not isinstance(statement, cst.ImportFrom):
             return None
+        if isinstance(self.scopes.get(statement), ClassScope):
+            return None  # a name added there is a class attribute: it may hide an inherited one
         imported = _EMPTY_ATTR[site.call]
         key = (statement, imported)
         if key in self.added:

@@ -1016,11 +1016,14 @@ class _Eval:
         for op, right in zip(e.ops, e.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
                 self._iterated(right, "searching")
-        for side in (e.left, *e.comparators):
+        for i, side in enumerate((e.left, *e.comparators)):
+            # `a < b < c` stops after `a < b` when that is false: c may never be evaluated.
+            self.conditional += i >= 2
             # `meta is None` neither reads nor hands on the object that holds the buffer.
             ref = self.eval(side, as_base=identity)
             if ref is not None and not identity:
                 self.read(ref, side, definite=True, how=f"compared in `{self._src(e)}`")
+            self.conditional -= i >= 2
         return None
 
     def _e_BoolOp(self, e: ast.BoolOp) -> Ref | None:

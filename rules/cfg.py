@@ -360,15 +360,28 @@ class Builder:
         ends = self._block(stmt.orelse, ends)
         if dispatch is not None:
             catch_all = False
+            # `except*`: every handler matching part of the group runs, one after another, even
+            # after an earlier one raised; what no handler took is raised after them all.
+            star = isinstance(stmt, ast.TryStar)
+            ran: list[int] = []  # the ends (normal or by exception) of the handlers before
             for handler in stmt.handlers:
-                start = [dispatch]
+                start = [dispatch, *ran]
                 if handler.type is not None:
                     start = [self._node(Kind.EXPR, handler.type, start, "except-type")]
                 else:
                     catch_all = True
                 if handler.name:
                     start = [self._node(Kind.BIND, handler, start, "except-name")]
-                ends += self._block(handler.body, start)
+                if star:
+                    raised = self.cfg.add(Kind.JOIN, None, "except* raised")
+                    self.exc_targets.append(raised)
+                handler_ends = self._block(handler.body, start)
+                ends += handler_ends
+                if star:
+                    self.exc_targets.pop()
+                    ran += [*handler_ends, raised]
+            for e in ran:
+                self.cfg.edge(e, self._raise_target())
             if not catch_all:
                 self.cfg.edge(dispatch, self._raise_target())
         if fin is None:

@@ -171,8 +171,12 @@ class _ScopeBuilder:
             (self.root if name in scope.global_names else scope).bind(name, what)
 
     def _bind(self, scope: Scope, name: str, what: str = _OPAQUE) -> None:
-        if scope.parent is None or scope.is_class:
-            scope.bind(name, what)  # module and class scopes never collect `global`s
+        if scope.parent is None:
+            scope.bind(name, what)
+        elif scope.is_class:
+            # A class body runs once, in order: its `global` (and `nonlocal`, which marks the
+            # enclosing function's name captured) is declared before any binding of the name.
+            (self.root if name in scope.global_names else scope).bind(name, what)
         else:
             self._deferred.append((scope, name, what))
 
@@ -281,8 +285,8 @@ class _ScopeBuilder:
                 push(node.value)
                 bind(current, node.target.id)
             elif kind in (_GLOBAL, _NONLOCAL):
-                # Only function scopes collect declarations; module and class bodies ignore them.
-                if current.parent is not None and not current.is_class:
+                # Function and class scopes collect declarations; the module ignores them.
+                if current.parent is not None:
                     names = current.global_names if kind == _GLOBAL else current.nonlocal_names
                     names.update(node.names)
             else:  # an ExceptHandler, MatchAs, MatchStar or MatchMapping may bind a name
