@@ -306,8 +306,10 @@ def _class_reason(
 def _rebinds_self(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """The line where a method binds or deletes its first parameter (`self = self.inner`), or 0."""
     params = [*fn.args.posonlyargs, *fn.args.args]
-    if not params:
-        return 0
+    if not params or any(
+        decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
+    ):
+        return 0  # its first parameter is no instance
     me = params[0].arg
     for node in walk_scope(fn.body):
         if isinstance(node, ast.Name) and node.id == me and not isinstance(node.ctx, ast.Load):
