@@ -314,11 +314,17 @@ def _rebinds_self(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     for node in walk_scope(fn.body):
         if isinstance(node, ast.Name) and node.id == me and not isinstance(node.ctx, ast.Load):
             return node.lineno
-        bound = getattr(node, "name", None) if not isinstance(node, ast.alias) else None
+        bound: str | None
         if isinstance(node, ast.alias):
             bound = (node.asname or node.name).split(".")[0]
-        if bound == me and not isinstance(node, ast.Lambda):
+        else:  # a def, class, `except ... as`, or `case ... as` of that name
+            bound = getattr(node, "name", None)
+        if bound == me:
             return getattr(node, "lineno", fn.lineno)
+    # A walrus in a comprehension binds in the function too, and walk_scope skips comprehensions.
+    for node in walk(fn.body):
+        if isinstance(node, ast.NamedExpr) and node.target.id == me:
+            return node.lineno
     return 0
 
 
