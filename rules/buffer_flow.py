@@ -1271,6 +1271,10 @@ class _Eval:
             sub = target.slice
             if isinstance(sub, ast.Constant) and type(sub.value) in (str, int):
                 self.rebind_elsewhere(f"[{sub.value!r}]", key or "")
+            if isinstance(target.value, ast.Attribute) and target.value.attr == "__dict__":
+                # `m2.__dict__["a"] = v` re-points `m.a` of every object m2 may be.
+                name = sub.value if isinstance(sub, ast.Constant) else None
+                self.rebind_elsewhere(f".{name}" if isinstance(name, str) else ".", "")
             self.rebind_elsewhere("[*]", key or "")
             if key is None:
                 self.rebind_elsewhere("[", "")

@@ -158,6 +158,9 @@ def _used_outside(
     # using `self` whole or calling one of the class's methods.
     uses: list[tuple[str, str, dict[str, int], tuple[int, str] | None]] = []
     foreign: dict[str, tuple[str, str, int]] = {}  # attr -> (method, `other.attr`, line)
+    # Per method: the `self` attributes it names, and those it assigns. An attribute assigned in
+    # a method that names the buffer's may hold a view of it (`self.head = self.buf[:1]`).
+    names_assigns: list[tuple[set[str], set[str]]] = []
     for name, fn in every.items():
         args = [*fn.args.posonlyargs, *fn.args.args]
         static = any(
@@ -176,6 +179,17 @@ def _used_outside(
                         whole = (node.lineno, f"`{me}.{node.attr}` is called by method `{name}`")
                 else:
                     foreign.setdefault(node.attr, (name, ast.unparse(node), node.lineno))
+        if me is not None:
+            assigned = {
+                t.attr
+                for node in ast.walk(fn)
+                if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == me
+            }
+            names_assigns.append((set(attrs), assigned))
         if me is None or name not in outside:
             continue
         for node in ast.walk(fn):
@@ -185,10 +199,23 @@ def _used_outside(
                 break
         uses.append((name, me, attrs, whole))
 
+    def holders(attr: str) -> set[str]:
+        held = {attr}
+        changed = True
+        while changed:
+            changed = False
+            for named, assigned in names_assigns:
+                if named & held and not assigned <= held:
+                    held |= assigned
+                    changed = True
+        return held
+
     def reason(attr: str) -> str:
+        held = holders(attr)
         for name, me, attrs, whole in uses:
-            if attr in attrs:
-                return f"`{me}.{attr}` is used by method `{name}` (line {attrs[attr]}), which the lifecycle model does not order"
+            for a in sorted(held & set(attrs), key=lambda a: (a != attr, a)):
+                via = "" if a == attr else f" (it may hold `{me}.{attr}`)"
+                return f"`{me}.{a}`{via} is used by method `{name}` (line {attrs[a]}), which the lifecycle model does not order"
             if whole is not None:
                 return f"{whole[1]} (line {whole[0]}), which the lifecycle model does not order"
         if attr in foreign:

@@ -103,7 +103,10 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         name="sglang-cuda-graph-runner",
         requires=("capture_one_batch_size", "replay_prepare", "capture", "replay"),
         init=("__init__",),
-        cycles=(Cycle("capture", ("capture",), runs_forward=False), Cycle("replay", ("replay",), runs_forward=False)),
+        # sglang's speculative workers also call replay_prepare on its own (then replay with
+        # skip_attn_backend_init), so it is a cycle of its own too.
+        cycles=(Cycle("capture", ("capture",), runs_forward=False), Cycle("replay", ("replay",), runs_forward=False),
+                Cycle("replay prepare", ("replay_prepare",), runs_forward=False)),
         forward=(),
         source="sglang CudaGraphRunner",
     ),

@@ -25,9 +25,12 @@ def plain_dataclasses(
     if cached is not None:
         return cached
     bound = _module_bindings(module)
-    excluded = set(declared_global)
+    excluded = set(declared_global) | _touched_classes(module)
     names = _Dataclasses.of(module, bound, excluded)
     records: dict[str, tuple[str, ...]] = {}
+    if names.unsure:
+        module._zeroopt_records = records  # type: ignore[attr-defined]
+        return records
     for stmt in module.body:
         if not isinstance(stmt, ast.ClassDef) or bound[stmt.name] != 1:
             continue
@@ -45,14 +48,22 @@ class _Dataclasses:
     once, at module level, by an import from the stdlib module (a module's own `dataclass`
     decorator may do anything)."""
 
-    def __init__(self, modules: set[str], names: dict[str, str]) -> None:
+    def __init__(self, modules: set[str], names: dict[str, str], unsure: bool = False) -> None:
         self.modules = modules  # `import dataclasses [as dc]`
         self.names = names  # local name -> "dataclass" / "field"
+        # `ClassVar as CV` and the like: a field list read off annotations could be wrong.
+        self.unsure = unsure
 
     @classmethod
     def of(cls, module: ast.Module, bound: Counter[str], excluded: set[str]) -> _Dataclasses:
         modules: set[str] = set()
         names: dict[str, str] = {}
+        unsure = False
+        for stmt in ast.walk(module):
+            if isinstance(stmt, ast.ImportFrom):
+                unsure = unsure or any(
+                    a.asname and a.name in ("ClassVar", "InitVar", "KW_ONLY") for a in stmt.names
+                )
         for stmt in module.body:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
@@ -65,7 +76,7 @@ class _Dataclasses:
                     if alias.name in ("dataclass", "field"):
                         names[alias.asname or alias.name] = alias.name
         stable = {n for n in bound if bound[n] == 1 and n not in excluded}
-        return cls(modules & stable, {k: v for k, v in names.items() if k in stable})
+        return cls(modules & stable, {k: v for k, v in names.items() if k in stable}, unsure)
 
     def means(self, node: ast.expr, what: str) -> bool:
         if isinstance(node, ast.Name):
@@ -90,10 +101,18 @@ def _fields(cls: ast.ClassDef, dataclasses: _Dataclasses) -> tuple[str, ...] | N
         return None
     fields: list[str] = []
     for stmt in cls.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in _CODE_METHODS:
-            return None
-        if not isinstance(stmt, ast.AnnAssign):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            # Special methods run code of their own (`__getattribute__`, `__init__`, ...);
+            # a decorated def may be a property whose setter the generated __init__ calls.
+            if stmt.name.startswith("__") or stmt.decorator_list:
+                return None
             continue
+        if isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        if not isinstance(stmt, ast.AnnAssign):
+            return None  # `__post_init__ = f`, a field under `if`: the fields are not these
         if not isinstance(stmt.target, ast.Name):
             return None
         annotation = ast.unparse(stmt.annotation)
@@ -120,6 +139,27 @@ def _plain_default(value: ast.expr, dataclasses: _Dataclasses) -> bool:
                 return False
         return not value.args
     return False
+
+
+def _touched_classes(module: ast.Module) -> set[str]:
+    """Classes of the module that code changes after the fact (`Q.__init__ = f`,
+    `setattr(Q, ...)`): their generated methods may not be the ones that run. `globals()`
+    anywhere may rebind any of them."""
+    touched: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            if isinstance(node.value, ast.Name):
+                touched.add(node.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("setattr", "delattr") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Name):
+                    touched.add(first.id)
+            elif node.func.id in ("globals", "vars"):
+                touched.add("*")
+    if "*" in touched:
+        touched |= {c.name for c in module.body if isinstance(c, ast.ClassDef)}
+    return touched
 
 
 def _dotted(node: ast.expr) -> str:

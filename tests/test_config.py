@@ -29,7 +29,7 @@ force-exclude = true
 "my_kernels.fill_meta" = { writes = [0, "out"] }
 
 [tool.zeroopt.lifecycles]
-"Backend" = { init = ["init_cuda_graph_state"] }
+"Backend" = { requires = ["step"], init = ["init_cuda_graph_state"], forward = ["step"], cycles = [{ name = "run", setup = [] }] }
 """
 
 
@@ -51,7 +51,10 @@ def test_reads_every_key(project: Callable[..., Path]) -> None:
     assert isinstance(contract, Contract)
     assert contract.function == "my_kernels.fill_meta" and contract.writes == (0, "out")
     assert "pyproject.toml" in contract.source
-    assert cfg.lifecycles == {"Backend": {"init": ["init_cuda_graph_state"]}}
+    assert cfg.lifecycles["Backend"]["init"] == ["init_cuda_graph_state"]
+    # The table reaches the analysis as a model (it was parsed but unused before 2026-11-22).
+    (model,) = cfg.analysis.lifecycles
+    assert (model.name, model.requires, model.forward) == ("Backend", ("step",), ("step",))
     # Rule selection and per-file-ignores act together.
     assert cfg.is_enabled("ZO001", str(root / "src" / "a.py"))
     assert not cfg.is_enabled("ZO001", str(root / "tests" / "unit" / "a.py"))

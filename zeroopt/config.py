@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroopt.rules.kernel_contracts import KernelContract, kernel_from_config
+from zeroopt.rules.lifecycles import lifecycles_from_config
 from zeroopt.rules.options import AnalysisOptions, Contract
 
 # Same defaults as ruff: tool caches, virtual environments and build outputs are never user code.
@@ -351,6 +352,10 @@ def load_config(
     lifecycles = raw.get("lifecycles", {})
     if not isinstance(lifecycles, dict):
         raise ConfigError(f"{where}: [tool.zeroopt] lifecycles must be a table")
+    try:
+        models = lifecycles_from_config(lifecycles)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: [tool.zeroopt] {exc}") from exc
 
     cfg_cache = raw.get("cache-dir", DEFAULT_CACHE_DIR)
     if not isinstance(cfg_cache, str):
@@ -383,7 +388,7 @@ def load_config(
         extend_exclude=strings("extend-exclude", ()),
         per_file_ignores=tuple(pfi),
         force_exclude=cfg_force if force_exclude is None else force_exclude,
-        analysis=AnalysisOptions(contracts=contracts, kernels=kernels),
+        analysis=AnalysisOptions(contracts=contracts, kernels=kernels, lifecycles=models),
         cache_dir=Path(os.path.abspath(resolved_cache)),
         jobs=jobs if jobs is not None else cfg_jobs,
         lifecycles=lifecycles,
