@@ -126,21 +126,30 @@ def _all_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunc
     return {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
+def _self_param(fn: ast.AST) -> str | None:
+    """The name a method calls its own object by; None for a static or class method."""
+    if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params or any(
+        decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
+    ):
+        return None
+    return params[0].arg
+
+
 def _self_attribute(site: Site) -> str | None:
     """`buf` for `self.buf = ...` and for `self.buf = {"k": ...}` / `self.buf["k"] = ...`, where
     `self` is the method's own first parameter (not a class or a module namespace)."""
     node = site.target
     while isinstance(node, ast.Subscript):
         node = node.value
-    owner = site.owner
-    if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
-        return None
-    params = [*owner.args.posonlyargs, *owner.args.args]
+    me = _self_param(site.owner)
     if (
-        params
+        me is not None
         and isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
-        and node.value.id == params[0].arg
+        and node.value.id == me
     ):
         return node.attr
     return None
@@ -162,41 +171,33 @@ def _used_outside(
     # a method that names the buffer's may hold a view of it (`self.head = self.buf[:1]`).
     names_assigns: list[tuple[set[str], set[str]]] = []
     for name, fn in every.items():
-        args = [*fn.args.posonlyargs, *fn.args.args]
-        static = any(
-            decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
-        )
-        me = args[0].arg if args and not static else None
+        me = _self_param(fn)
         bases: set[int] = set()
         attrs: dict[str, int] = {}
+        assigned: set[str] = set()
+        bare: list[ast.Name] = []
         whole: tuple[int, str] | None = None
         for node in ast.walk(fn):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 if node.value.id == me:
                     bases.add(id(node.value))
                     attrs.setdefault(node.attr, node.lineno)
+                    if not isinstance(node.ctx, ast.Load):
+                        assigned.add(node.attr)  # also `self.a, x = ...` and `for self.a in`
                     if whole is None and node.attr in every:
                         whole = (node.lineno, f"`{me}.{node.attr}` is called by method `{name}`")
                 else:
                     foreign.setdefault(node.attr, (name, ast.unparse(node), node.lineno))
-        if me is not None:
-            assigned = {
-                t.attr
-                for node in ast.walk(fn)
-                if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                if isinstance(t, ast.Attribute)
-                and isinstance(t.value, ast.Name)
-                and t.value.id == me
-            }
-            names_assigns.append((set(attrs), assigned))
-        if me is None or name not in outside:
+            elif isinstance(node, ast.Name) and node.id == me:
+                bare.append(node)
+        if me is None:
             continue
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and node.id == me and id(node) not in bases:
-                if whole is None or node.lineno < whole[0]:
-                    whole = (node.lineno, f"`{me}` is used whole by method `{name}`")
-                break
+        names_assigns.append((set(attrs), assigned))
+        if name not in outside:
+            continue
+        first = next((n for n in bare if id(n) not in bases), None)  # walk order, as before
+        if first is not None and (whole is None or first.lineno < whole[0]):
+            whole = (first.lineno, f"`{me}` is used whole by method `{name}`")
         uses.append((name, me, attrs, whole))
 
     def holders(attr: str) -> set[str]:
@@ -332,12 +333,9 @@ def _class_reason(
 
 def _rebinds_self(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """The line where a method binds or deletes its first parameter (`self = self.inner`), or 0."""
-    params = [*fn.args.posonlyargs, *fn.args.args]
-    if not params or any(
-        decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorator_list
-    ):
-        return 0  # its first parameter is no instance
-    me = params[0].arg
+    me = _self_param(fn)
+    if me is None:
+        return 0  # a static or class method: its first parameter is no instance
     for node in walk_scope(fn.body):
         if isinstance(node, ast.Name) and node.id == me and not isinstance(node.ctx, ast.Load):
             return node.lineno

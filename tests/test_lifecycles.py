@@ -562,3 +562,18 @@ def test_a_class_is_judged_only_if_its_bases_cannot_supply_modelled_methods(
     assert (f.verdict is Verdict.SAFE) is judged, f.message
     if not judged:
         assert "base" in f.message or "inherit" in f.message
+
+
+@pytest.mark.parametrize(
+    "store", ["self.head = self.lens[:1]", "self.head, self.n = self.lens[:1], 0"]
+)
+def test_an_outside_method_reading_a_second_name_of_the_buffer_is_unproven(store: str) -> None:
+    src = backend(
+        f"self.lens = torch.zeros(max_bs)\n{store}",
+        "self.lens.fill_(1)",
+        "self.lens.copy_(seq_lens)",
+        "return q * self.lens.sum()",
+        extra="    def can_run(self):\n        return self.head.item() == 0\n",
+    )
+    f = only(src)
+    assert f.verdict is Verdict.UNPROVEN and "`self.head` (it may hold `self.lens`)" in f.message
