@@ -832,12 +832,9 @@ class _Eval:
                         how=f"{self._src(e)[:80]} (contract: {contract.source})",
                     )
                 continue
-            if key == "out" and qual in api.OUT_FULL_FUNCTIONS:
+            if key == "out" and qual in api.OUT_FUNCTIONS:
                 ref = self.eval(a)
                 if ref is not None:
-                    # out= is resized to the result's shape: every element reachable through
-                    # *this* tensor object is written, but a view taken earlier may still see
-                    # elements beyond a smaller result. So: one handle, never shared.
                     # out= is resized to the result's shape: a smaller result leaves the rest
                     # of the storage unwritten, and `as_strided`, `resize_` or a storage view can
                     # reach it later. So it counts as written, never as written in full.

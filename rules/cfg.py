@@ -362,7 +362,7 @@ class Builder:
             catch_all = False
             # `except*`: every handler matching part of the group runs, one after another, even
             # after an earlier one raised; what no handler took is raised after them all.
-            star = isinstance(stmt, ast.TryStar)
+            star = _is_trystar(stmt)
             ran: list[int] = []  # the ends (normal or by exception) of the handlers before
             for handler in stmt.handlers:
                 start = [dispatch, *ran]

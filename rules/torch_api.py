@@ -120,10 +120,10 @@ READ_MODIFY_WRITE_METHODS = frozenset(
     }
 )  # fmt: skip
 
-# torch functions whose `out=` tensor is written in full at the result's shape. PyTorch resizes
-# `out` to that shape: a smaller result leaves the storage past it unwritten, so the analysis
-# takes this as a write, never as a full one (regression 022).
-OUT_FULL_FUNCTIONS = frozenset(
+# torch functions whose `out=` tensor they write (every element of the result's shape). PyTorch
+# resizes `out` to that shape: a smaller result leaves the storage past it unwritten, so the
+# analysis takes this as a write, never as a full one (regression 022).
+OUT_FUNCTIONS = frozenset(
     f"torch.{name}"
     for name in (
         "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow",
