@@ -30,9 +30,9 @@ import sglang_full_cg_prefill as harness  # bench/ is on sys.path when run as a 
 import torch
 from verify_run import progress_printer, timings, write_result
 
-from zeroopt.config import load_config
-from zeroopt.engine import analyse_file
-from zeroopt.findings import ZEROS_CALLS, Finding
+from zeroopt.scan.config import load_config
+from zeroopt.scan.engine import analyse_file
+from zeroopt.scan.findings import ZEROS_CALLS, Finding
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.sites import Site
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from zeroopt.engine import decode_source, may_hold_candidate
+from zeroopt.scan.engine import decode_source, may_hold_candidate
 
 
 def parse_if_candidate(path: str) -> int:

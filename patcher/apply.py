@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeroopt.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
+from zeroopt.scan.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
 from zeroopt.patcher.codemod import Failure, Site, SiteResult, Skip, Success, rewrite_source
 from zeroopt.patcher.diff import FileChange, make_patch
 from zeroopt.patcher.writer import WriteError, atomic_write, check_unchanged

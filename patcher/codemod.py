@@ -31,7 +31,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from zeroopt.findings import EMPTY_NAME, ZEROS_CALLS
+from zeroopt.scan.findings import EMPTY_NAME, ZEROS_CALLS
 
 # Attribute spelled in source -> the call it is, for attribute calls (`th.zeros`, `x.new_zeros`).
 _ATTR_CALL = {

@@ -1,4 +1,4 @@
-"""Detection and dataflow analysis; one module per rule, each with its documentation page."""
+"""The rules: a code, a name, a page and examples each; verdicts come from the analysis."""
 
 from __future__ import annotations
 

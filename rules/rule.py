@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zeroopt.findings import Verdict
-from zeroopt.rules.buffer_flow import BufferOutcome
+from zeroopt.scan.findings import Verdict
+from zeroopt.analysis.buffer_flow import BufferOutcome
 
 
 @dataclass(frozen=True)

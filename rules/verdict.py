@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from zeroopt.findings import Evidence, Verdict
-from zeroopt.rules.buffer_flow import UNSAFE, BufferOutcome
+from zeroopt.scan.findings import Evidence, Verdict
+from zeroopt.analysis.buffer_flow import UNSAFE, BufferOutcome
 
 _MAX_EVIDENCE = 6
 

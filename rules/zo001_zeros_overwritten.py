@@ -54,8 +54,8 @@ stepped by a loop or an unpacking.
 
 from __future__ import annotations
 
-from zeroopt.findings import ZEROS_CALLS, Verdict
-from zeroopt.rules.buffer_flow import BufferOutcome
+from zeroopt.scan.findings import ZEROS_CALLS, Verdict
+from zeroopt.analysis.buffer_flow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
 

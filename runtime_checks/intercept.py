@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from zeroopt.findings import char_col as contract_char_col
+from zeroopt.scan.findings import char_col as contract_char_col
 from zeroopt.runtime_checks.patterns import dtype_name, poison_
 from zeroopt.runtime_checks.sites import Site
 

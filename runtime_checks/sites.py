@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zeroopt.findings import ZEROS_CALLS
+from zeroopt.scan.findings import ZEROS_CALLS
 
 
 @dataclass(frozen=True)

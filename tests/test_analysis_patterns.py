@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from zeroopt.engine import analyse_source
-from zeroopt.findings import Verdict
+from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.findings import Verdict
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
 

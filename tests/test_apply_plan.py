@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.findings import Evidence, FileResult, Finding, Fix, Verdict
+from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 from zeroopt.patcher.apply import load_verified, plan, repository_root, write
 
 _CALLS = {

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 import zeroopt
-import zeroopt.runner
-from zeroopt.cli import app
+import zeroopt.scan.runner
+from zeroopt.cli.app import app
 
 ZEROS = "import torch\nx = torch.zeros(4)\n"
 runner = CliRunner()
@@ -75,7 +75,7 @@ def test_internal_error_exits_2_without_traceback(
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("kaboom")
 
-    monkeypatch.setattr(zeroopt.runner, "scan", broken)
+    monkeypatch.setattr(zeroopt.scan.runner, "scan", broken)
     code, out, err = _invoke("scan", ".")
     assert code == 2 and "internal error: ValueError: kaboom" in err
     assert "Traceback" not in out + err

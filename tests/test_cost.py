@@ -6,9 +6,9 @@ import ast
 
 from rich.console import Console
 
-from zeroopt.engine import analyse_source
-from zeroopt.rules.cost import constant_nbytes, is_hot
-from zeroopt.runner import ScanReport
+from zeroopt.scan.engine import analyse_source
+from zeroopt.analysis.cost import constant_nbytes, is_hot
+from zeroopt.scan.runner import ScanReport
 
 
 def nbytes(src: str, name: str = "torch.zeros") -> int | None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.config import load_config
-from zeroopt.discovery import discover
-from zeroopt.runner import scan
+from zeroopt.scan.config import load_config
+from zeroopt.scan.discovery import discover
+from zeroopt.scan.runner import scan
 
 
 def _displays(paths: list[str], **kw: object) -> list[str]:
@@ -130,7 +130,7 @@ def test_read_errors_become_entries_even_as_root(
     project: Callable[..., Path], fake_engine: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same plumbing as the chmod test, by injection, so it also runs under root."""
-    import zeroopt.runner as runner
+    import zeroopt.scan.runner as runner
 
     root = Path.cwd()
     project("ok.py", "import torch\nx = torch.zeros(3)\n")

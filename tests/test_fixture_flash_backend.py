@@ -94,8 +94,8 @@ def test_checker_on_the_fixture_cpu_path() -> None:
 def test_what_the_analysis_proves_safe_runs_equivalent_poisoned_on_cpu() -> None:
     """The fixture's static `safe` set (lifecycle pass and the repository's kernel contract
     included), poisoned together with every default pattern, must not change any output."""
-    from zeroopt.config import load_config
-    from zeroopt.engine import analyse_file
+    from zeroopt.scan.config import load_config
+    from zeroopt.scan.engine import analyse_file
 
     config = load_config([str(BACKEND_PATH)])
     result = analyse_file(BACKEND_PATH, str(BACKEND_PATH), config.analysis)

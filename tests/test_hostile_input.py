@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zeroopt.engine import analyse_file, analyse_source
-from zeroopt.findings import FileResult
+from zeroopt.scan.engine import analyse_file, analyse_source
+from zeroopt.scan.findings import FileResult
 
 CORPUS = Path(__file__).parent / "corpus"
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -248,7 +248,7 @@ def test_fuzz_random_valid_python_never_crashes_the_analysis(code: str, seed: in
 
 def _cli_available(command: str) -> bool:
     try:
-        from zeroopt.cli import app
+        from zeroopt.cli.app import app
     except Exception:
         return False
     names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}

@@ -2,7 +2,7 @@
 
 The static tests check what the analysis says about synthetic attention backends judged across
 methods under a lifecycle model. Here the same classes run on CPU in the order the model
-prescribes (`rules/lifecycles.py`, built into one program by `rules/lifecycle_program.py`):
+prescribes (`analysis/lifecycles.py`, built into one program by `analysis/lifecycle_program.py`):
 
     init methods; then, with CUDA graphs disabled, only eager steps; with them enabled, a capture
     first, then replays, eager steps and re-captures in any order.
@@ -21,7 +21,7 @@ must run equivalent on every pattern and schedule; an `unsafe` whose read the dr
 must differ at least once (the harness can fail); `unproven` cases only have to run.
 
 The `flash_attn` kernels are CPU stand-ins built from their contracts in
-`rules/kernel_contracts.py`: every tensor argument the contract does not exempt is read in full,
+`analysis/kernel_contracts.py`: every tensor argument the contract does not exempt is read in full,
 `page_table` row b is read up to ceil(lengths[b] / page_size) entries (in flat order: a length past
 its row reads on into the next row, past the table is an emulated illegal memory access), and an
 argument listed as unread unless others are passed is read only then. Every value read is summed
@@ -55,11 +55,11 @@ from tests.test_lifecycles import (
     backend,
     with_record,
 )
-from zeroopt.engine import analyse_source
-from zeroopt.findings import Finding, Verdict
-from zeroopt.rules.kernel_contracts import KERNEL_CONTRACTS, KernelContract
-from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
-from zeroopt.rules.options import AnalysisOptions
+from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.findings import Finding, Verdict
+from zeroopt.analysis.kernel_contracts import KERNEL_CONTRACTS, KernelContract
+from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
+from zeroopt.analysis.options import AnalysisOptions
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
 

@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 from tests.soundness.oracle import check_program, engine_findings
-from zeroopt.findings import Verdict
-from zeroopt.rules.records import plain_dataclasses
+from zeroopt.scan.findings import Verdict
+from zeroopt.analysis.records import plain_dataclasses
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
 

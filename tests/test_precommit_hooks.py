@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt import engine
+from zeroopt.scan import engine
 
 yaml = pytest.importorskip("yaml", reason="PyYAML (installed with pre-commit) is missing")
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import torch
 
-from zeroopt.config import load_config
-from zeroopt.engine import analyse_file
-from zeroopt.findings import ZEROS_CALLS, FileResult
+from zeroopt.scan.config import load_config
+from zeroopt.scan.engine import analyse_file
+from zeroopt.scan.findings import ZEROS_CALLS, FileResult
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS, patterns_for
 from zeroopt.runtime_checks.sites import Site

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from zeroopt.findings import FileError, Finding, Fix, Verdict
+from zeroopt.scan.findings import FileError, Finding, Fix, Verdict
 from zeroopt.report.github import render
-from zeroopt.runner import ScanReport
+from zeroopt.scan.runner import ScanReport
 
 
 def test_workflow_commands_and_escaping() -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from zeroopt.cli import app
-from zeroopt.findings import Evidence, FileError, Finding, Fix, Verdict
+from zeroopt.cli.app import app
+from zeroopt.scan.findings import Evidence, FileError, Finding, Fix, Verdict
 from zeroopt.report.json import render
-from zeroopt.runner import ScanReport
+from zeroopt.scan.runner import ScanReport
 
 
 def test_shape_of_a_built_report(check_scan_json: Callable[[object], None]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from zeroopt.cli import app
+from zeroopt.cli.app import app
 from zeroopt.report import rule_catalog
 
 

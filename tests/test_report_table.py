@@ -5,7 +5,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from zeroopt.cli import app
+from zeroopt.cli.app import app
 
 
 def test_text_output(project: Callable[..., Path], fake_engine: list[str]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zeroopt.engine import analyse_source
+from zeroopt.scan.engine import analyse_source
 from zeroopt.rules import ALL_RULES
 from zeroopt.rules.rule import Example, Rule
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import zeroopt.runner as runner
-from zeroopt import engine
-from zeroopt.config import load_config
-from zeroopt.findings import Verdict
-from zeroopt.runner import scan
+import zeroopt.scan.runner as runner
+from zeroopt.scan import engine
+from zeroopt.scan.config import load_config
+from zeroopt.scan.findings import Verdict
+from zeroopt.scan.runner import scan
 
 ZEROS = "import torch\nx = torch.zeros(4)\n"
 

@@ -125,7 +125,7 @@ def test_failing_baseline_raises() -> None:
 
 def test_verify_command_on_coupled_buffers_json_and_exit_codes() -> None:
     """Each buffer alone is harmless; together they diverge: the command's exit status is 1."""
-    from zeroopt.cli import app
+    from zeroopt.cli.app import app
 
     path = EXAMPLES / "coupled.py"
     args = [f"--site={s.path}:{s.line}:{s.col}" for s in marked_sites(path, "equivalent alone")]

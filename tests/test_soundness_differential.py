@@ -30,7 +30,7 @@ from tests.soundness.oracle import (
     poison_value,
     poisoned_variant,
 )
-from zeroopt.findings import Verdict
+from zeroopt.scan.findings import Verdict
 
 CI_PROGRAMS = 300
 CI_SEED = 20261121

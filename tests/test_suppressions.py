@@ -6,9 +6,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from zeroopt.cli import app
-from zeroopt.findings import Finding, Verdict
-from zeroopt.suppressions import apply_suppressions, parse_suppressions
+from zeroopt.cli.app import app
+from zeroopt.scan.findings import Finding, Verdict
+from zeroopt.scan.suppressions import apply_suppressions, parse_suppressions
 
 SOURCE = """\
 a = 1  # noqa: ZO001
@@ -99,7 +99,7 @@ def test_end_to_end_json(project: Callable[..., Path], fake_engine: list[str]) -
 
 
 def test_needs_suppressions_is_cheap_but_never_wrong() -> None:
-    from zeroopt.suppressions import needs_suppressions
+    from zeroopt.scan.suppressions import needs_suppressions
 
     other = b"import os  # noqa: F401\nx = torch.zeros(4)\n"
     assert not needs_suppressions(other, [])

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.engine import analyse_source
-from zeroopt.findings import Verdict
+from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.findings import Verdict
 from zeroopt.patcher.codemod import Site as PatchSite
 from zeroopt.patcher.codemod import rewrite_source
-from zeroopt.rules.kernel_contracts import kernel_from_config
-from zeroopt.rules.options import AnalysisOptions, Contract
+from zeroopt.analysis.kernel_contracts import kernel_from_config
+from zeroopt.analysis.options import AnalysisOptions, Contract
 
 CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 

@@ -3,7 +3,7 @@
 # Why: torch.add(<2 elements>, 1, out=x) resizes x to 2 elements and writes those; the storage keeps
 # its 8 elements, and torch.as_strided(x, (8,), (1,)) reads 6 never-written ones. After a full write
 # every read is trusted, but out= is "full" only for the elements x has now (cf. 010/011: resize_,
-# earlier views). Responsible: rules/buffer_flow.py _call, `key == "out"` branch; as_strided (and
+# earlier views). Responsible: analysis/buffer_flow.py _call, `key == "out"` branch; as_strided (and
 # x.untyped_storage(), set_ onto its storage) after a shrinking out= is not considered.
 # Run `python 022.py`: the two printed results differ.
 

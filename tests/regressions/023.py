@@ -2,7 +2,7 @@
 # zeroopt says `safe` for the torch.zeros at line 13: "written in full (line 14)".
 # Why: out= shrinks x to 2 elements; torch.Tensor.resize_(x, 8) grows it back over the same storage,
 # whose elements 2..7 were never written. The unbound call is an unknown call, and `lost()` does
-# nothing once the state is `full`, so nothing clears `full`. Responsible: rules/buffer_flow.py
+# nothing once the state is `full`, so nothing clears `full`. Responsible: analysis/buffer_flow.py
 # _call (RESIZE_METHODS are only recognised as bound methods in _buffer_method) and lost().
 # Run `python 023.py`: the two printed results differ.
 

@@ -3,7 +3,7 @@
 # Why: the arguments of a call are processed in source order, out= first counts as a full write,
 # and the later `input=x` is then a read after a full write. But the call reads its inputs before it
 # writes out=: torch.add(out=x, input=x, other=inp) computes zeros+inp. Responsible:
-# rules/buffer_flow.py _call: the loop over self._args(e) writes out= (and contract outputs) in the
+# analysis/buffer_flow.py _call: the loop over self._args(e) writes out= (and contract outputs) in the
 # middle of the argument reads; outputs should be written after all inputs are read.
 # Run `python 024.py`: the two printed results differ.
 

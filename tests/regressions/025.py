@@ -2,7 +2,7 @@
 # zeroopt says `safe` for the torch.zeros at line 12: "written in full (line 17)".
 # Why: `class C: s = x.sum()` evaluates x.sum() at definition time, before x.fill_(1). The analysis
 # evaluates only a class's decorators, bases and keywords, never its body. Responsible:
-# rules/buffer_flow.py _Eval._definition (ClassDef).
+# analysis/buffer_flow.py _Eval._definition (ClassDef).
 # Run `python 025.py`: the two printed results differ.
 
 import torch

@@ -2,7 +2,7 @@
 # no `from __future__ import annotations`), and this one reads the buffer.
 # zeroopt says `safe` for the torch.zeros at line 13: "written in full (line 18)".
 # Why: `def g(a: x.sum() = 0)` runs x.sum() when the def statement runs, before x.fill_(1); the value
-# is kept in g.__annotations__. Responsible: rules/buffer_flow.py _Eval._definition evaluates
+# is kept in g.__annotations__. Responsible: analysis/buffer_flow.py _Eval._definition evaluates
 # decorators and defaults but not annotations (args' and the return annotation).
 # Run `python 026.py`: the two printed results differ.
 

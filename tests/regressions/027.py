@@ -4,7 +4,7 @@
 # kill(x) runs even when self.conditional > 0 (only bind() checks it), so x.sum() is not seen as a
 # read. Same with `(x := inp) if c else None` and `[(x := inp) for _ in range(n)]` with n == 0
 # (both checked); `assert (x := inp) is not None` under python -O likely too (untested).
-# Responsible: rules/buffer_flow.py _Eval.assign/kill under `conditional` (a conditional
+# Responsible: analysis/buffer_flow.py _Eval.assign/kill under `conditional` (a conditional
 # rebinding should demote, not kill).
 # Run `python 027.py`: the two printed results differ.
 

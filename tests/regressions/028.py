@@ -5,7 +5,7 @@
 # the handler's x[3:] leaves x[0:3] unwritten. cfg.py gives exceptional successors the node's IN
 # state: sound for writes (not done yet) but not for kills/rebindings that happened before the raise
 # (also `k = x[9] = 3`, checked; untested: `k, x[9] = 3, 1`, an alias rebound before the raise).
-# Responsible: rules/cfg.py Node.exc_succ / buffer_flow.analyse_buffer (exc edges use in_states).
+# Responsible: analysis/cfg.py Node.exc_succ / buffer_flow.analyse_buffer (exc edges use in_states).
 # Run `python 028.py`: the two printed results differ.
 
 import torch

@@ -3,7 +3,7 @@
 # Why: M's __init__ is (self, b=None, *, a=None), so M(x, a=other) stores x in m.b, not m.a;
 # m.a.fill_(1) writes `other` and m.b.sum() reads the zeros. records.py lists fields in declaration
 # order and accepts any field() keyword but init/default/default_factory; _record then zips
-# positional args with that order. Responsible: rules/records.py _plain_default (kw_only) and
+# positional args with that order. Responsible: analysis/records.py _plain_default (kw_only) and
 # buffer_flow._record.
 # Run `python 030.py`: the two printed results differ.
 

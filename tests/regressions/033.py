@@ -3,7 +3,7 @@
 # zeroopt says `safe` for the torch.zeros at line 14: "slices together cover the buffer (line 18): x[k:] = 2".
 # Why: k is a 0-dim tensor; k.add_(1) moves it from 0 to 1 without rebinding, so x[:k] then x[k:]
 # leave x[0] unwritten (cf. 005). cfg._surely_nonempty resolves `range` through the resolver;
-# scalars.int_names checks only `node.iter.func.id == "range"`. Responsible: rules/scalars.py.
+# scalars.int_names checks only `node.iter.func.id == "range"`. Responsible: analysis/scalars.py.
 # Run `python 033.py`: the two printed results differ.
 
 import torch

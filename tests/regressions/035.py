@@ -1,7 +1,7 @@
 # UNSOUND (cross-method lifecycle) (engine at 689dd3b): zeroopt says `safe` for `self.buf = torch.zeros(n)` at line 29,
 # col 19 ("`self.buf` is never read"). `Backend` inherits `forward_extend` from `ExtendMixin`,
 # defined in this same module, whose body reads `self.buf`. The sglang model lists
-# `forward_extend` in `optional` (rules/lifecycles.py _SGLANG_DEFAULTS: "the base versions raise
+# `forward_extend` in `optional` (analysis/lifecycles.py _SGLANG_DEFAULTS: "the base versions raise
 # NotImplementedError"), so a method the class does not define itself is assumed to be that
 # harmless default: the bases are never looked at (lifecycle_analysis builds the program from
 # the class's own `def`s only). Here the base is visible and its forward_extend reads the buffer.

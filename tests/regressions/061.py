@@ -1,6 +1,6 @@
 # UNSOUND (engine at 9d0f8b9): zeroopt says `safe` for the torch.zeros at line 17 ("written in full (line 24) before any read").
 # Why: with `except*`, every handler whose type matches part of the ExceptionGroup runs, one after the other (PEP 654):
-# here both do. rules/cfg.py Builder._try treats TryStar exactly like Try: the handlers hang side by side off one
+# here both do. analysis/cfg.py Builder._try treats TryStar exactly like Try: the handlers hang side by side off one
 # `dispatch` node, as if exactly one of them ran, so no path has handler 1 followed by handler 2. Handler 1 makes `y`
 # another name for the buffer; handler 2 then reads `y` (the zeros), which the analysis only ever sees as `other`.
 # A fix: for TryStar, chain the handlers (each one's end, and its skip, flow into the next handler's type test),

@@ -1,7 +1,7 @@
 # UNSOUND (engine at 9d0f8b9, site + fix): zeroopt says `safe` for the torch.zeros at line 29 ("written in full (line 30)"),
 # and `zeroopt apply` rewrites it to `torch.empty(n)`. But `torch` is not the torch module there.
 # Why: a class body may declare `global torch` and rebind the module's `torch` (here to a wrapper without `empty`).
-# rules/resolve.py _ScopeBuilder ignores `global`/`nonlocal` in class bodies ("module and class bodies ignore them")
+# analysis/resolve.py _ScopeBuilder ignores `global`/`nonlocal` in class bodies ("module and class bodies ignore them")
 # and binds `torch` in the class scope, so the module's `torch` still resolves to `import torch` alone. (libcst's
 # QualifiedNameProvider, used by patcher/codemod.py, is fooled the same way, so the rewrite goes through.)
 # A class body's `global` does rebind module names; it must send the binding to the module scope (and `nonlocal`

@@ -3,7 +3,7 @@
 # Why: the model runs `replay_prepare` only where `replay` calls it (inlined after replay's own writes), but the
 # real sglang driver calls `graph_runner.replay_prepare(batch)` by itself (speculative verify: eagle/ngram workers do
 # `if graph_runner.can_run(b): graph_runner.replay_prepare(b)` and later `replay(b, skip_attn_backend_init=True)`).
-# rules/lifecycles.py gives sglang-cuda-graph-runner only the cycles (capture) and (replay); replay_prepare is a
+# analysis/lifecycles.py gives sglang-cuda-graph-runner only the cycles (capture) and (replay); replay_prepare is a
 # required method the program never runs as a driver entry (rules/lifecycle_program.build_program runs only
 # cycle.setup). Here replay_prepare reads self.seq_lens, which only replay writes, so the direct call reads the zeros.
 # Run `python 067.py`: prints (prepared max_len, replay result) with real torch.zeros, then with torch.zeros

@@ -1,7 +1,7 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 19 ("written in full (line 21)").
 # records._fields skips a field only if its annotation text contains "ClassVar"; `CV[int]` (ClassVar imported as CV) is a
 # ClassVar to dataclasses (excluded from __init__), so the analysis maps Meta(x, y) to n=x, a=y while really a=x, b=y:
-# `m.a.fill_` writes only buf[:2], not all of buf. Responsible: rules/records.py _fields (textual ClassVar test). `python 069.py`
+# `m.a.fill_` writes only buf[:2], not all of buf. Responsible: analysis/records.py _fields (textual ClassVar test). `python 069.py`
 from dataclasses import dataclass
 from typing import ClassVar as CV
 

@@ -1,7 +1,7 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 25 ("written in full (line 27)").
 # A field shadowed by a property: the generated __init__ runs the setter (which stores a copy) and `m.a` runs the getter;
 # records._fields only rejects functions named __init__/__post_init__/__setattr__/..., not descriptors on field names,
-# so Meta counts as a plain record and `m.a.fill_` is taken as a full write of buf. Responsible: rules/records.py
+# so Meta counts as a plain record and `m.a.fill_` is taken as a full write of buf. Responsible: analysis/records.py
 # _fields / _CODE_METHODS. `python 070.py`
 from dataclasses import dataclass
 

@@ -1,7 +1,7 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 21 ("written in full (line 23)").
 # `__post_init__ = _post` binds the hook by an assignment in the class body; records._fields only rejects a *def* named
 # __post_init__ (the same holds for __init__/__setattr__ = ...), so P counts as a plain record although its __init__
-# replaces m.a by a copy. Responsible: rules/records.py _fields (only FunctionDef checked). `python 071.py`
+# replaces m.a by a copy. Responsible: analysis/records.py _fields (only FunctionDef checked). `python 071.py`
 from dataclasses import dataclass
 
 import torch

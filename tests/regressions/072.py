@@ -1,6 +1,6 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 18 ("written in full (line 20)").
 # A dataclass defining __getattribute__ (not in records._CODE_METHODS) counts as a plain record, but every `m.a` runs it
-# (here: returns a copy), so `m.a.fill_` does not write buf. Responsible: rules/records.py _CODE_METHODS. `python 072.py`
+# (here: returns a copy), so `m.a.fill_` does not write buf. Responsible: analysis/records.py _CODE_METHODS. `python 072.py`
 from dataclasses import dataclass
 
 import torch

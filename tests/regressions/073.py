@@ -1,7 +1,7 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 17 ("written in full (line 24)").
 # `m.a` is fresh (buf[:2], written in full through m.a). `m2.__dict__["a"] = buf` through an alias m2 of m re-points m.a
 # to all of buf, but rebind_elsewhere only drops paths ending in the component `['a']`, not `.a`, and the store is not
-# `lost`, so `m.a.sum()` (reading buf[2:]) still counts as a read of a fresh path. Responsible: rules/buffer_flow.py
+# `lost`, so `m.a.sum()` (reading buf[2:]) still counts as a read of a fresh path. Responsible: analysis/buffer_flow.py
 # assign/_store_through/rebind_elsewhere (a store into `X.__dict__[k]`). `python 073.py`
 from dataclasses import dataclass
 

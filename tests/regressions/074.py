@@ -1,7 +1,7 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 19 ("written in full (line 22)").
 # A field annotated inside an `if` of the class body is a dataclass field, but records._fields only walks the body's
 # top-level statements: it sees fields (b,), maps R(buf) to m.b (really m.a), and then `m.a.sum()` on a record that
-# "holds only m.b" is no read at all. Responsible: rules/records.py _fields (nested annotations) and buffer_flow
+# "holds only m.b" is no read at all. Responsible: analysis/records.py _fields (nested annotations) and buffer_flow
 # _e_Attribute trusting the field list. `python 074.py`
 from dataclasses import dataclass
 

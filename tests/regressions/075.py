@@ -1,6 +1,6 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 23 ("written in full (line 25)").
 # `Q.__init__ = _init` at module level replaces the generated __init__ (here: it stores a copy); records only counts
-# Name bindings of Q, not attribute stores on it, so Q still counts as a plain record. Responsible: rules/records.py
+# Name bindings of Q, not attribute stores on it, so Q still counts as a plain record. Responsible: analysis/records.py
 # plain_dataclasses/_module_bindings. `python 075.py`
 from dataclasses import dataclass
 

@@ -1,7 +1,7 @@
 # UNSOUND (engine at 48bd965): zeroopt says `safe` for `buf = torch.zeros(n)` at line 24 ("written in full (line 26)").
 # `globals()["Q"] = _Copying` at module level rebinds the name Q to another class (whose __init__ stores a copy);
 # records._module_bindings counts only syntactic bindings of Q (once), so `Q(a=buf)` is still taken as the plain
-# dataclass that stores buf in m.a. Responsible: rules/records.py plain_dataclasses/_module_bindings. `python 076.py`
+# dataclass that stores buf in m.a. Responsible: analysis/records.py plain_dataclasses/_module_bindings. `python 076.py`
 from dataclasses import dataclass
 
 import torch

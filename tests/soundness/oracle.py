@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from zeroopt.findings import ZEROS_CALLS, Finding, Verdict
+from zeroopt.scan.findings import ZEROS_CALLS, Finding, Verdict
 
 from .generator import INPUTS, make_inp
 
@@ -391,7 +391,7 @@ def check_program(
 
 
 def engine_findings(source: str) -> list[Finding]:
-    from zeroopt.engine import analyse_source
+    from zeroopt.scan.engine import analyse_source
 
     return list(analyse_source(source, "gen.py").findings)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from zeroopt.rules.torch_api import iterates_without_code
+from zeroopt.analysis.torch_api import iterates_without_code
 
 
 class Kind(Enum):

@@ -17,9 +17,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from zeroopt.rules.kernel_contracts import KernelContract, kernel_from_config
-from zeroopt.rules.lifecycles import lifecycles_from_config
-from zeroopt.rules.options import AnalysisOptions, Contract
+from zeroopt.analysis.kernel_contracts import KernelContract, kernel_from_config
+from zeroopt.analysis.lifecycles import lifecycles_from_config
+from zeroopt.analysis.options import AnalysisOptions, Contract
 
 # Same defaults as ruff: tool caches, virtual environments and build outputs are never user code.
 DEFAULT_EXCLUDE: tuple[str, ...] = (

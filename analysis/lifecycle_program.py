@@ -20,9 +20,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from zeroopt.rules.cfg import InlineBlock, InlineReturn
-from zeroopt.rules.lifecycles import Cycle, Lifecycle
-from zeroopt.rules.resolve import _NONE, _OPAQUE, Resolver, walk_scope
+from zeroopt.analysis.cfg import InlineBlock, InlineReturn
+from zeroopt.analysis.lifecycles import Cycle, Lifecycle
+from zeroopt.analysis.resolve import _NONE, _OPAQUE, Resolver, walk_scope
 
 _MAX_DEPTH = 4
 RENAME_MARK = "\u00b7"  # middle dot: legal in identifiers, never in real code

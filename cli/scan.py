@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from zeroopt.config import ConfigError, load_config
-from zeroopt.findings import Verdict
+from zeroopt.scan.config import ConfigError, load_config
+from zeroopt.scan.findings import Verdict
 
 EPILOG = """\
 [bold]Examples[/bold]
@@ -184,7 +184,7 @@ def _run(
     quiet: bool,
     err: Console,
 ) -> int:
-    from zeroopt import runner
+    from zeroopt.scan import runner
     from zeroopt.report import github, json, sarif, table
 
     config = load_config(

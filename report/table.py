@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from zeroopt.findings import Finding, LifecycleReport, Verdict
-from zeroopt.rules.cost import human_bytes
+from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
+from zeroopt.analysis.cost import human_bytes
 
 if TYPE_CHECKING:
-    from zeroopt.runner import ScanReport
+    from zeroopt.scan.runner import ScanReport
 
 VERDICT_STYLE = {
     Verdict.SAFE: "bold green",

@@ -6,7 +6,7 @@ import inspect
 from typing import Any
 
 from zeroopt.rules import ALL_RULES
-from zeroopt.suppressions import UnusedSuppressionRule
+from zeroopt.scan.suppressions import UnusedSuppressionRule
 
 
 def rule_catalog() -> list[Any]:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import zeroopt
-from zeroopt.findings import Finding, Verdict
+from zeroopt.scan.findings import Finding, Verdict
 from zeroopt.report import rule_catalog, rule_doc
 
 if TYPE_CHECKING:
-    from zeroopt.runner import ScanReport
+    from zeroopt.scan.runner import ScanReport
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/zeroopt/zeroopt"

@@ -1,4 +1,4 @@
-"""The `zeroopt` command: a typer app; each command lives in zeroopt/commands/<name>.py."""
+"""The `zeroopt` command: a typer app; each command lives in cli/<name>.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 import zeroopt
-from zeroopt.commands import apply as _apply
-from zeroopt.commands import rules as _rules
-from zeroopt.commands import scan as _scan
-from zeroopt.commands import verify as _verify
+from zeroopt.cli import apply as _apply
+from zeroopt.cli import rules as _rules
+from zeroopt.cli import scan as _scan
+from zeroopt.cli import verify as _verify
 
 app = typer.Typer(
     name="zeroopt",

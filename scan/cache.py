@@ -11,6 +11,7 @@ reading the cache means a cold scan, never a failure.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import tempfile
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import zeroopt
-from zeroopt.findings import (
+from zeroopt.scan.findings import (
     Evidence,
     FileError,
     FileResult,
@@ -29,31 +30,28 @@ from zeroopt.findings import (
     LifecycleReport,
     Verdict,
 )
-from zeroopt.suppressions import Suppression
+from zeroopt.scan.suppressions import Suppression
 
 FORMAT = 1
 _RACY_S = 2.0
+
+
+# The subpackages whose code decides a scan's result (the CLI and renderers do not).
+_ANALYSING_PACKAGES = ("scan", "analysis", "rules")
 
 
 def tool_fingerprint() -> str:
     """The tool version plus a digest of its own source files' sizes and mtimes, so a changed
     analysis (also an editable install during development) never reuses old results."""
     digest = hashlib.sha256(f"{zeroopt.__version__}/{FORMAT}".encode())
-    base = Path(zeroopt.__file__).parent
-    roots = {base}
-    try:
-        import zeroopt.rules as rules_pkg
-
-        roots.add(Path(rules_pkg.__file__).parent)
-    except ImportError:  # pragma: no cover - the rules package ships with zeroopt
-        pass
-    for root in sorted(roots):
+    for name in _ANALYSING_PACKAGES:
+        root = Path(importlib.import_module(f"zeroopt.{name}").__file__ or "").parent
         for file in sorted(root.rglob("*.py")):
             try:
                 st = file.stat()
             except OSError:
                 continue
-            digest.update(f"{file.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+            digest.update(f"{name}/{file.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
     return f"{zeroopt.__version__}-{digest.hexdigest()[:12]}"
 
 

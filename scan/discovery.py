@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zeroopt.config import Config, glob_to_regex
-from zeroopt.findings import FileError
+from zeroopt.scan.config import Config, glob_to_regex
+from zeroopt.scan.findings import FileError
 
 STDIN = "-"
 

@@ -10,20 +10,20 @@ import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zeroopt.rules.buffer_flow import BufferOutcome, Context, analyse_buffer
-from zeroopt.rules.cfg import Builder
-from zeroopt.rules.kernel_contracts import KernelContract
-from zeroopt.rules.lifecycle_program import (
+from zeroopt.analysis.buffer_flow import BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.cfg import Builder
+from zeroopt.analysis.kernel_contracts import KernelContract
+from zeroopt.analysis.lifecycle_program import (
     build_program,
     class_methods,
     decorator_name,
     runs_body_when_called,
 )
-from zeroopt.rules.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
-from zeroopt.rules.options import Contract
-from zeroopt.rules.resolve import Resolver, walk, walk_scope
-from zeroopt.rules.scalars import int_names
-from zeroopt.rules.sites import Site
+from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
+from zeroopt.analysis.options import Contract
+from zeroopt.analysis.resolve import Resolver, walk, walk_scope
+from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.sites import Site
 
 
 @dataclass

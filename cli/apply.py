@@ -84,8 +84,8 @@ def apply(
     ] = "text",
 ) -> None:
     """Rewrite provably-overwritten torch.zeros / zeros_like / new_zeros to their empty variants."""
-    from zeroopt.config import ConfigError, load_config
-    from zeroopt.runner import scan
+    from zeroopt.scan.config import ConfigError, load_config
+    from zeroopt.scan.runner import scan
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if output_format not in ("text", "json"):

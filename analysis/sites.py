@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 from typing import cast
 
-from zeroopt.rules.resolve import Resolver, Scope
+from zeroopt.analysis.resolve import Resolver, Scope
 
 ZEROS = {"torch.zeros": "torch.zeros", "torch.zeros_like": "torch.zeros_like"}
 EMPTY = {"torch.empty": "torch.empty", "torch.empty_like": "torch.empty_like"}

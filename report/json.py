@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from zeroopt.runner import ScanReport
+    from zeroopt.scan.runner import ScanReport
 
 JSON_VERSION = 1
 

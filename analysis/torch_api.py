@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from zeroopt.rules.options import Contract
+from zeroopt.analysis.options import Contract
 
 # Attributes and methods that look only at metadata, never at element values.
 METADATA_ATTRS = frozenset(

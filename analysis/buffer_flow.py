@@ -15,14 +15,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from zeroopt.rules import torch_api as api
-from zeroopt.rules.cfg import CFG, Kind, Node
-from zeroopt.rules.kernel_contracts import KernelContract, kernel_contract_for
-from zeroopt.rules.options import Contract
-from zeroopt.rules.records import plain_dataclasses
-from zeroopt.rules.resolve import Resolver, Scope, walk
-from zeroopt.rules.sites import shape_args
-from zeroopt.rules.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
+from zeroopt.analysis import torch_api as api
+from zeroopt.analysis.cfg import CFG, Kind, Node
+from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
+from zeroopt.analysis.options import Contract
+from zeroopt.analysis.records import plain_dataclasses
+from zeroopt.analysis.resolve import Resolver, Scope, walk
+from zeroopt.analysis.sites import shape_args
+from zeroopt.analysis.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
 
 UNSAFE = "unsafe"
 UNPROVEN = "unproven"

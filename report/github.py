@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zeroopt.findings import Finding, Verdict
+from zeroopt.scan.findings import Finding, Verdict
 
 if TYPE_CHECKING:
-    from zeroopt.runner import ScanReport
+    from zeroopt.scan.runner import ScanReport
 
 
 def _data(text: str) -> str:

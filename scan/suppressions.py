@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zeroopt.config import UNUSED_SUPPRESSION_CODE
-from zeroopt.findings import Finding
+from zeroopt.scan.config import UNUSED_SUPPRESSION_CODE
+from zeroopt.scan.findings import Finding
 
 _NOQA = re.compile(
     r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE

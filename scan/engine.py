@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import AnyStr
 
-from zeroopt.findings import (
+from zeroopt.scan.findings import (
     EMPTY_NAME,
     FileError,
     FileResult,
@@ -31,15 +31,15 @@ from zeroopt.findings import (
     char_col,
 )
 from zeroopt.rules import ALL_RULES
-from zeroopt.rules.buffer_flow import VIEW_READ, BufferOutcome, Context, analyse_buffer
-from zeroopt.rules.cfg import CFG, Builder
-from zeroopt.rules.cost import constant_nbytes, is_hot
-from zeroopt.rules.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
-from zeroopt.rules.options import AnalysisOptions, Contract
-from zeroopt.rules.resolve import Resolver
-from zeroopt.rules.scalars import int_names
-from zeroopt.rules.sites import Owner, Site, find_sites
-from zeroopt.rules.torch_api import BUILTIN_CONTRACTS
+from zeroopt.analysis.buffer_flow import VIEW_READ, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.cfg import CFG, Builder
+from zeroopt.analysis.cost import constant_nbytes, is_hot
+from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
+from zeroopt.analysis.options import AnalysisOptions, Contract
+from zeroopt.analysis.resolve import Resolver
+from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.sites import Owner, Site, find_sites
+from zeroopt.analysis.torch_api import BUILTIN_CONTRACTS
 from zeroopt.rules.verdict import explain
 from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 

@@ -24,13 +24,13 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
-from zeroopt import engine
-from zeroopt.cache import CacheEntry, ScanCache
-from zeroopt.config import Config
-from zeroopt.discovery import STDIN, SourceFile, discover
-from zeroopt.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
-from zeroopt.rules.options import AnalysisOptions
-from zeroopt.suppressions import (
+from zeroopt.scan import engine
+from zeroopt.scan.cache import CacheEntry, ScanCache
+from zeroopt.scan.config import Config
+from zeroopt.scan.discovery import STDIN, SourceFile, discover
+from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
+from zeroopt.analysis.options import AnalysisOptions
+from zeroopt.scan.suppressions import (
     Suppression,
     UnusedSuppression,
     apply_suppressions,

@@ -1,6 +1,6 @@
 """`python -m zeroopt`: the same command as `zeroopt`."""
 
-from zeroopt.cli import main
+from zeroopt.cli.app import main
 
 if __name__ == "__main__":
     main()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from zeroopt.rules.resolve import walk, walk_scope
+from zeroopt.analysis.resolve import walk, walk_scope
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
             ast.BitAnd, ast.BitOr, ast.BitXor)  # fmt: skip

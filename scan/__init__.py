@@ -1,0 +1,1 @@
+"""Files to findings: discovery, configuration, per-file analysis, caching, worker processes."""

@@ -1,0 +1,101 @@
+"""What a report judged, in a form that survives edits: the call's text and its function's digest.
+
+A position (path:line:col) alone is not an identity: after an edit that moves code, another
+allocation can sit at the same place, and a stale report would then rewrite or poison the wrong
+call. A report therefore records, per site, the exact source text of the call and a fingerprint of
+the innermost function that holds it (the whole module for module-level code). Whoever reads a
+report back (`apply --verified`, `verify --sites`) recomputes both from the file as it is now and
+refuses, naming the site, an entry that no longer matches.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+
+FINGERPRINT_ALGORITHM = "sha256"
+
+
+@dataclass(frozen=True)
+class SiteIdentity:
+    source: str  # the call expression exactly as written, e.g. "torch.zeros(n, dtype=torch.int32)"
+    fingerprint: str  # "sha256:<16 hex>" of the source of the innermost enclosing def (or module)
+
+
+def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
+    """Text between 1-based (line, col) and (end_line, end_col exclusive), columns in characters."""
+    if not (1 <= line <= end_line <= len(lines)):
+        return ""
+    if line == end_line:
+        return lines[line - 1][col - 1 : end_col - 1]
+    parts = [lines[line - 1][col - 1 :]]
+    parts.extend(lines[line : end_line - 1])
+    parts.append(lines[end_line - 1][: end_col - 1])
+    return "\n".join(parts)
+
+
+def _digest(text: str) -> str:
+    return f"{FINGERPRINT_ALGORITHM}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+
+
+def _def_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """First and last line of a def, its decorators included."""
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno or node.lineno
+
+
+def _enclosing_def_span(tree: ast.AST, line: int) -> tuple[int, int] | None:
+    """The lines of the innermost def whose span includes `line`, or None at module level."""
+    best: tuple[int, int] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            start, end = _def_span(node)
+            if start <= line <= end and (best is None or start >= best[0]):
+                best = (start, end)
+    return best
+
+
+def site_identity(
+    text: str, line: int, col: int, end_line: int, end_col: int, tree: ast.AST | None = None
+) -> SiteIdentity:
+    """The identity of the call spanning (line, col)-(end_line, end_col) in module `text`.
+
+    `tree` may be passed when the caller already parsed `text`; a text that does not parse gets
+    the whole-module fingerprint.
+    """
+    lines = text.splitlines()
+    source = _segment(lines, line, col, end_line, end_col)
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return SiteIdentity(source, _digest(text))
+    span = _enclosing_def_span(tree, line)
+    if span is None:
+        return SiteIdentity(source, _digest(text))
+    start, end = span
+    return SiteIdentity(source, _digest("\n".join(lines[start - 1 : end])))
+
+
+def stale_reason(
+    text: str,
+    line: int,
+    col: int,
+    end_line: int,
+    end_col: int,
+    source: str | None,
+    fingerprint: str | None,
+) -> str | None:
+    """Why a recorded site no longer describes the file `text`, or None when it still does.
+
+    Entries written before reports carried identities (no `source`) cannot be checked: the
+    caller decides whether to refuse them.
+    """
+    now = site_identity(text, line, col, end_line, end_col)
+    if source is not None and now.source != source:
+        found = now.source.splitlines()[0] if now.source else "nothing"
+        return f"the report judged `{source}` here, the file now has `{found}`"
+    if fingerprint is not None and now.fingerprint != fingerprint:
+        return "the function holding this call changed since the report was made"
+    return None
