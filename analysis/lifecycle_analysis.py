@@ -10,7 +10,7 @@ import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zeroopt.analysis.buffer_flow import BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_program import (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from zeroopt.scan.findings import Verdict
-from zeroopt.analysis.buffer_flow import BufferOutcome
+from zeroopt.analysis.dataflow import BufferOutcome
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zeroopt.scan.findings import Evidence, Verdict
-from zeroopt.analysis.buffer_flow import UNSAFE, BufferOutcome
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
 
 _MAX_EVIDENCE = 6
 

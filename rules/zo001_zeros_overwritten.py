@@ -55,7 +55,7 @@ stepped by a loop or an unpacking.
 from __future__ import annotations
 
 from zeroopt.scan.findings import ZEROS_CALLS, Verdict
-from zeroopt.analysis.buffer_flow import BufferOutcome
+from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
 

@@ -34,7 +34,7 @@ reads stay silent to keep this rule free of noise.
 from __future__ import annotations
 
 from zeroopt.scan.findings import EMPTY_CALLS, Verdict
-from zeroopt.analysis.buffer_flow import BufferOutcome
+from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
 

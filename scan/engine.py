@@ -31,7 +31,7 @@ from zeroopt.scan.findings import (
     char_col,
 )
 from zeroopt.rules import ALL_RULES
-from zeroopt.analysis.buffer_flow import VIEW_READ, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles

@@ -1,0 +1,326 @@
+"""Calls: torch functions and tensor methods, kernel contracts, unknown callees, reflective names."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import replace
+
+from zeroopt.analysis import torch_api as api
+from zeroopt.analysis.dataflow.outcome import UNPROVEN
+from zeroopt.analysis.dataflow.places import place_key
+from zeroopt.analysis.dataflow.stores import Stores
+from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
+from zeroopt.analysis.state import MAYBE, SELF, Ref, View
+
+
+class Calls(Stores):
+    def _e_Call(self, e: ast.Call) -> Ref | None:
+        if e is self.ctx.alloc:
+            for a in [*e.args, *(k.value for k in e.keywords)]:
+                self.eval(a)  # shapes and `zeros_like(prev)`: metadata
+            return self.allocate(e)
+        func = e.func
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, as_base=True)
+            if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:
+                for _, a in self._args(e):
+                    self._read_arg(a, f".{func.attr}", definite=True)
+                if recv.view is View.SELF:
+                    # Same storage, new layout: slices of it no longer name original regions,
+                    # through any name for it (`y = x; x.t_()` changes y too).
+                    for k, v in self.st.must:
+                        if v.view is View.SELF:
+                            self.demote(k)  # under a condition, only a may-alias remains
+                            self.bind(k, Ref(View.FULL), e)
+                return self._derive(recv, View.FULL)
+            if recv is not None:
+                return self._buffer_method(recv, func.attr, e)
+            base_key = place_key(func.value)
+            stored_callable = (
+                base_key in self.ctx.private_roots and func.attr in self.ctx.self_callables
+            )
+            if base_key is not None and self.owns(base_key) and not stored_callable:
+                self._owner_used(func.value, base_key)
+        elif not isinstance(func, ast.Name):
+            fref = self.eval(func)
+            if fref is not None:
+                self.read(fref, func, definite=False, how="called")
+        qual = (
+            self.ctx.resolver.qualified(self.ctx.scope, func)
+            if isinstance(func, ast.Name | ast.Attribute)
+            else None
+        )
+        if isinstance(func, ast.Name) and qual is None and self.lookup(func.id) is not None:
+            self.read(SELF, func, definite=False, how="called")
+        return self._call(e, qual)
+
+    def _args(self, e: ast.Call) -> Iterator[tuple[int | str | None, ast.expr]]:
+        for i, a in enumerate(e.args):
+            yield (None if isinstance(a, ast.Starred) else i), a
+        for k in e.keywords:
+            yield k.arg, k.value
+
+    def _call(self, e: ast.Call, qual: str | None) -> Ref | None:
+        name = qual or self._src(e.func)
+        if qual in api.FRAME_INTROSPECTION:
+            if self.st.live:
+                self.lost(e, f"`{name}` can reach every local variable")
+            return None
+        # By the resolved name; by the source text only for a callee that resolves to nothing
+        # (`import other as my_kernels` must not borrow my_kernels' contract).
+        contract = self.ctx.contracts.get(qual) if qual else self.ctx.contracts.get(name)
+        if contract is not None and any(
+            k.arg == "async_op"
+            and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+            for k in e.keywords
+        ):
+            contract = None  # an asynchronous collective has not written anything yet
+        if qual in api.FULL_WRITE_FUNCTIONS and e.args:
+            # torch.nn.init.*_: fill the first argument in full, reading only its shape.
+            target = self.eval(e.args[0])
+            for _, a in list(self._args(e))[1:]:
+                self._read_arg(a, name, definite=True)
+            if target is not None:
+                self.write(target, e, full=True, region=None, how=self._src(e)[:100])
+            return target
+        kernel = kernel_contract_for(qual, self.ctx.kernels)
+        if (
+            kernel is not None
+            and not any(isinstance(a, ast.Starred) for a in e.args)
+            and all(k.arg is not None for k in e.keywords)
+            and (kernel.positional is None or len(e.args) <= kernel.positional)
+        ):
+            self._kernel_call(e, kernel, name)
+            return None
+        torch_method = (
+            isinstance(e.func, ast.Attribute) and qual is None and _is_tensor_method(e.func.attr)
+        )
+        if (
+            qual
+            and qual.count(".") == 1  # `torch.narrow`, not `torch.nn.functional.unfold` (a copy)
+            and qual.startswith("torch.")
+            and qual.rsplit(".", 1)[-1] in _FUNCTIONAL_VIEWS
+            and e.args
+        ):
+            first = self.eval(e.args[0])
+            for _, a in list(self._args(e))[1:]:
+                self._read_arg(a, name, definite=True)
+            if first is not None:
+                return self._buffer_method(first, qual.rsplit(".", 1)[-1], e, args_done=True)
+            return None
+        reader = bool(qual) and (api.is_known_reader(qual or "") or qual in api.READ_BUILTINS)
+        result: Ref | None = None
+
+        def written(arg: tuple[int | str | None, ast.expr]) -> bool:
+            key = arg[0]
+            return key == "out" or (
+                contract is not None and key is not None and key in contract.writes
+            )
+
+        # The call reads its inputs before it writes its outputs, whatever order the source
+        # gives them (`torch.add(out=x, input=x, other=y)` reads x).
+        for key, a in sorted(self._args(e), key=written):
+            if contract is not None and key is not None and key in contract.writes:
+                ref = self.eval(a)
+                if ref is not None:
+                    if self.rec is not None and not self.st.full:
+                        self.rec.note(
+                            self.rec.outcome.contracts,
+                            e.lineno,
+                            f"{contract.function} writes argument {key!r} in full ({contract.source})",
+                        )
+                    self.write(
+                        ref,
+                        a,
+                        full=True,
+                        region=None,
+                        how=f"{self._src(e)[:80]} (contract: {contract.source})",
+                    )
+                continue
+            if key == "out" and qual in api.OUT_FUNCTIONS:
+                ref = self.eval(a)
+                if ref is not None:
+                    # out= is resized to the result's shape: a smaller result leaves the rest
+                    # of the storage unwritten, and `as_strided`, `resize_` or a storage view can
+                    # reach it later. So it counts as written, never as written in full.
+                    self.write(
+                        ref,
+                        a,
+                        full=False,
+                        region=None,
+                        how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
+                    )
+                continue
+            if qual in api.METADATA_FUNCTIONS and key in (0, "input", "obj"):
+                self.eval(a)  # only the shape, dtype, ... of the first argument are looked at
+                continue
+            if reader or torch_method or contract is not None:
+                self._read_arg(a, name, definite=True)
+            else:
+                ref = self._eval_value(a)
+                if ref is not None:
+                    self.read(
+                        ref,
+                        a,
+                        definite=False,
+                        how=f"passed to `{name}`, which is not known to only write it",
+                    )
+                    self.lost(a, f"passed to `{name}`")
+        if qual in api.CALLBACK_BUILTINS:
+            self.held_code_runs(e, f"`{name}`, which calls key functions and steps iterators,")
+        elif not (
+            reader
+            or torch_method
+            or qual in api.METADATA_FUNCTIONS
+            or qual in api.PURE_BUILTINS
+            or contract is not None
+        ):
+            self.unknown_call(e, f"call to `{name}`")
+        return result
+
+    def _kernel_call(self, e: ast.Call, kernel: KernelContract, name: str) -> None:
+        bound: dict[str, ast.expr] = {}
+        for i, a in enumerate(e.args):
+            bound[kernel.params[i] if i < len(kernel.params) else f"#{i}"] = a
+        for k in e.keywords:
+            assert k.arg is not None
+            bound[k.arg] = k.value
+        present = {
+            p for p, v in bound.items() if not (isinstance(v, ast.Constant) and v.value is None)
+        }
+        unless = dict(kernel.unread_unless)
+        rows = dict(kernel.row_reads)
+        # The kernel reads its inputs before it writes its outputs, whatever the source order.
+        for p, a in sorted(bound.items(), key=lambda pa: pa[0] in kernel.writes):
+            if p in kernel.ignored:
+                self.eval(a)
+                continue
+            if p in kernel.writes:
+                ref = self.eval(a)
+                if ref is not None:
+                    self.write(
+                        ref,
+                        a,
+                        full=True,
+                        region=None,
+                        how=f"`{p}=` of {kernel.name} (kernel contract: {kernel.source})",
+                    )
+                continue
+            if p in unless and not present & set(unless[p]):
+                self.eval(a)  # not read: the contract says so unless new k/v are passed
+                continue
+            ref = self._eval_value(a)
+            if ref is None:
+                continue
+            if self.rec is not None:
+                self.rec.outcome.kernel_args.add((id(e), p))
+            if p in rows:
+                bound_by = rows[p]
+                if self.rec is not None:
+                    self.rec.outcome.couplings.add((id(e), bound_by))
+                by = self._src(bound[bound_by]) if bound_by in bound else "(not passed)"
+                coupled = f"`{p}` rows are read up to the values of `{bound_by}={by}`: coupled buffers, safe only together"
+                if self.rec is not None and not self.st.full:
+                    self.rec.note(self.rec.outcome.coupled, e.lineno, coupled)
+                self.read(ref, a, definite=True, how=f"{kernel.name}: {coupled}")
+            else:
+                self.read(
+                    ref,
+                    a,
+                    definite=True,
+                    how=f"`{p}` of {kernel.name} (read in full: kernel contract)",
+                )
+
+    def _read_arg(self, a: ast.expr, name: str, definite: bool) -> None:
+        items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
+        for item in items:
+            value = item.value if isinstance(item, ast.Starred) else item
+            ref = self.eval(value)
+            if ref is not None:
+                self.read(ref, value, definite=definite, how=f"argument of `{name}`")
+
+    def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:
+        how = self._src(e)[:100]
+        if not args_done:
+            for _, a in self._args(e):
+                self._read_arg(a, f".{m}", definite=True)
+        if m in api.METADATA_METHODS:
+            # `x.requires_grad_()` hands back x itself: the result is another name for it.
+            return recv if m in api.RETURNS_SELF_METHODS else None
+        if m in api.FULL_WRITE_METHODS:
+            self.write(recv, e, full=True, region=None, how=how)
+            return recv
+        if m in api.PARTIAL_WRITE_METHODS:
+            self.write(recv, e, full=False, region=None, how=how)
+            return recv
+        if m in api.FULL_VIEW_METHODS:
+            return self._derive(recv, View.FULL)
+        if m in api.PARTIAL_VIEW_METHODS:
+            return self._derive(recv, View.PART)
+        if (
+            m in ("reshape", "flatten", "ravel", "reshape_as", "contiguous")
+            and recv.view is View.SELF
+            and self.ctx.contiguous
+        ):
+            return recv if m == "contiguous" else Ref(View.FULL)
+        if m in ("expand", "expand_as", "broadcast_to"):
+            return MAYBE  # writes through a broadcast view fail; reads still count
+        if m in api.MAYBE_COPY_METHODS:
+            self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
+            return MAYBE
+        if m in api.SPLIT_METHODS:
+            self.read(
+                recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"
+            )
+            self.lost(e, f"split into views by `{how}`")
+            return None
+        if m in api.RESIZE_METHODS:
+            # Growing the storage adds elements nobody wrote, whatever was written before.
+            self._issue(UNPROVEN, e, "resize", f"`{how}` changes its size or storage")
+            self.lost(e, f"resized by `{how}`")
+            self.st = replace(self.st, full=False, regions=frozenset())
+            return recv
+        if m in api.READ_MODIFY_WRITE_METHODS:
+            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes")
+            return recv
+        if m in api.READ_METHODS:
+            self.read(recv, e, definite=True, how=f"`{how}`")
+            return None
+        if m in ("data_ptr", "untyped_storage", "storage", "numpy", "__dlpack__", "share_memory_"):
+            self.read(recv, e, definite=False, how=f"`{how}` exposes the memory")
+            self.lost(e, f"memory exposed by `{how}`")
+            return None
+        self.read(recv, e, definite=False, how=f"`{how}` (method not known to the analysis)")
+        self.lost(e, f"`{how}`")
+        return None
+
+
+_TENSOR_METHODS = (
+    api.METADATA_METHODS | api.FULL_WRITE_METHODS | api.PARTIAL_WRITE_METHODS | api.FULL_VIEW_METHODS
+    | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.READ_METHODS | api.READ_MODIFY_WRITE_METHODS
+)  # fmt: skip
+_FUNCTIONAL_VIEWS = (
+    api.FULL_VIEW_METHODS | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.SPLIT_METHODS
+    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d"}
+) - {"to", "cuda", "cpu", "type"}  # fmt: skip
+
+
+def _is_tensor_method(name: str) -> bool:
+    """A method name that torch.Tensor defines: on a non-buffer receiver it reads its arguments
+    and runs no user code (assumes the receiver is a tensor, as such names almost always are)."""
+    return name in _TENSOR_METHODS
+
+
+# Frames and their attributes reach every local variable.
+_FRAME_ATTRS = frozenset(
+    {"f_locals", "f_globals", "tb_frame", "f_back", "gi_frame", "cr_frame", "ag_frame"}
+)
+_FRAME_NAMES = frozenset(
+    {"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe", *_FRAME_ATTRS}
+)
+# Attributes that reach every attribute of an object: using one uses the object whole.
+_REFLECTIVE_ATTRS = frozenset(
+    {"__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__"}
+)
+_ANY = "*"  # a node that can reach every variable (frame introspection): never skipped

@@ -1,0 +1,328 @@
+"""State effects of the evaluator: bind, kill, read, write, escape, allocate for one buffer."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import replace
+
+from zeroopt.analysis import torch_api as api
+from zeroopt.analysis.cfg import Node
+from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
+from zeroopt.analysis.dataflow.places import (
+    _alloc_dims,
+    _covered,
+    _fresh_path,
+    _root,
+    _summary_variants,
+    _under,
+    _written_place,
+)
+from zeroopt.analysis.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View
+
+
+class Effects:
+    """Abstract execution of one CFG node for one buffer. Mutates `self.st`."""
+
+    def __init__(self, ctx: Context, state: State, rec: _Recorder | None, node: Node) -> None:
+        self.ctx = ctx
+        self.st: State = state
+        self.rec = rec
+        self.node = node
+        self.line = node.line
+        self.conditional = 0  # >0 inside code that may not run: writes there prove nothing
+        self.capture = node.index in ctx.capture_nodes
+
+    # --- recording -------------------------------------------------------------------------
+    def _issue(self, severity: str, node: ast.AST, kind: str, what: str) -> None:
+        if self.rec is not None:
+            line = getattr(node, "lineno", self.line)
+            if self.node.phase:
+                what = f"[{self.node.phase}] {what}"
+            self.rec.issue(severity, line, kind, what)
+
+    def _event(self, kind: str) -> None:
+        if self.rec is not None and self.node.phase:
+            self.rec.outcome.phase_events.add((self.node.phase, kind))
+
+    def _src(self, node: ast.AST) -> str:
+        memo = self.ctx.src_memo
+        hit = memo.get(id(node))
+        if hit is not None:
+            return hit[1]
+        try:
+            text = ast.unparse(node)[:100]
+        except Exception:  # pragma: no cover - unparse of odd nodes
+            text = type(node).__name__
+        memo[id(node)] = (node, text)
+        return text
+
+    # --- state primitives -------------------------------------------------------------------
+    def lookup(self, key: str) -> Ref | None:
+        must = self.st.must_map()
+        if key in must:
+            return must[key]
+        if key in self.st.may:
+            return MAYBE
+        if "[" in key and any(v in self.st.may for v in _summary_variants(key)):
+            return MAYBE  # `d[3]` may be an entry stored as `d[bs] = ...`
+        return None
+
+    def _roots(self) -> set[str]:
+        """Names through which the buffer may be reached: `h` for `h.buf`, `d` for `d["k"]`.
+        Code that runs later and uses one of them (a lambda, a generator) may read it."""
+        return {_root(k) for k in self.st.may}
+
+    def owns(self, key: str) -> list[str]:
+        memo = self.st.owned_memo
+        owned = memo.get(key)
+        if owned is None:
+            owned = [p for p in self.st.may if _under(p, key)]
+            if "[" in key:
+                for v in _summary_variants(key):
+                    owned += [p for p in self.st.may if _under(p, v)]
+            memo[key] = owned
+        return owned
+
+    def forget_value(self, name: str) -> None:
+        """`name` now holds another value (`k += 1`): slice texts that mention it mean something else."""
+        st = self.st
+        regions = frozenset(r for r in st.regions if name not in r.names)
+        must = {
+            k: (Ref(v.view, None) if v.region and name in v.region.names else v) for k, v in st.must
+        }
+        dims = tuple(d if name not in d[1] else (None, frozenset()) for d in st.dims)
+        self.st = replace(st, regions=regions, dims=dims).with_must(must)
+
+    def kill(self, key: str) -> None:
+        """`key` is rebound: it and everything reached through it no longer name the buffer."""
+        st = self.st
+
+        def kept(k: str) -> bool:
+            return k != key and not _under(k, key)
+
+        must = {k: v for k, v in st.must if kept(k)}
+        may = frozenset(k for k in st.may if kept(k))
+        fresh = frozenset(k for k in st.fresh if kept(k))
+        regions, dims = st.regions, st.dims
+        if "." not in key and "[" not in key:
+            # Slice bounds and shape dims that mention the name now mean something else.
+            regions = frozenset(r for r in regions if key not in r.names)
+            must = {
+                k: (Ref(v.view, None) if v.region and key in v.region.names else v)
+                for k, v in must.items()
+            }
+            dims = tuple(d if key not in d[1] else (None, frozenset()) for d in dims)
+        self.st = replace(st, may=may, fresh=fresh, regions=regions, dims=dims).with_must(must)
+
+    def demote(self, key: str) -> None:
+        """`key` may have been rebound: keep it as a may-alias so reads through it still count."""
+        must = {k: v for k, v in self.st.must if k != key and not _under(k, key)}
+        fresh = frozenset(k for k in self.st.fresh if k != key and not _under(k, key))
+        self.st = replace(self.st, fresh=fresh).with_must(must)
+
+    def rebind_elsewhere(self, component: str, keep: str) -> None:
+        """`obj.<attr> = v` (or `obj[<key>] = v`) through some name for `obj`: every other path
+        that ends in the same component may name that object too, so it no longer provably
+        holds what it held. Must-aliases become may-aliases; fresh facts are dropped."""
+
+        def hit(k: str) -> bool:
+            return component in k and k != keep and not _under(k, keep)
+
+        must = {k: v for k, v in self.st.must if not hit(k)}
+        fresh = frozenset(k for k in self.st.fresh if not hit(k))
+        self.st = replace(self.st, fresh=fresh).with_must(must)
+
+    def bind(self, key: str, ref: Ref, node: ast.AST) -> None:
+        if self.conditional:
+            self.st = replace(self.st, may=self.st.may | {key})
+            return
+        must = self.st.must_map()
+        must[key] = ref
+        self.st = replace(self.st, may=self.st.may | {key}).with_must(must)
+
+    def escape(self, node: ast.AST, how: str) -> None:
+        if not self.st.full:
+            self.st = replace(
+                self.st, escapes=self.st.escapes | {(getattr(node, "lineno", self.line), how)}
+            )
+
+    def lost(self, node: ast.AST, how: str) -> None:
+        """The buffer reaches something we cannot follow: any later use there is a possible read."""
+        if self.st.fresh:
+            # Code we cannot see may now re-point or resize a tensor of a fresh path.
+            self.st = replace(self.st, fresh=frozenset())
+        if not self.st.full:
+            self.escape(node, how)
+            self._issue(UNPROVEN, node, "escape", how)
+            self.st = replace(self.st, lost=True)
+            if not self.conditional:
+                # Whoever got it may also have written it: later reads are no longer provably
+                # reads of unwritten memory (`unsafe`), only possibly so.
+                self.st = replace(self.st, touched=True)
+
+    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
+        st = self.st
+        fresh = _fresh_path(node, st.fresh) if st.fresh else None
+        if fresh is not None:
+            self._event(VIEW_READ)
+            if self.rec is not None:
+                self._note_view(self.rec.outcome.view_reads, node, f"`{fresh}`: {how}")
+            return
+        self._event("read" if definite else "possible read")
+        if self.capture and not st.full:
+            self._issue(
+                UNPROVEN,
+                node,
+                "capture",
+                f"used inside CUDA-graph capture (kernels run at replay): {how}",
+            )
+            return
+        if st.full:
+            if self.rec is not None:
+                self.rec.outcome.reads_after_write += 1
+            return
+        if ref.view is View.PART and ref.region is not None and ref.region in st.regions:
+            return  # reads exactly a slice written on every path
+        if ref.view is View.MAYBE:
+            definite = False
+        if definite and not st.touched:
+            self._issue(UNSAFE, node, "read", f"read before any write: {how}")
+        elif definite:
+            self._issue(
+                UNPROVEN, node, "read", f"read after only partial or possible writes: {how}"
+            )
+        else:
+            self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
+
+    def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+        if full and not self.capture and not self.conditional:
+            written = _written_place(node)
+            if written is not None:
+                self.st = replace(self.st, fresh=self.st.fresh | {written})
+                if self.rec is not None:
+                    self._note_view(self.rec.outcome.view_writes, node, f"`{written}`: {how}")
+        if ref.view is View.MAYBE:
+            return
+        if self.capture:
+            if not self.st.full:
+                self._issue(
+                    UNPROVEN,
+                    node,
+                    "capture",
+                    f"written inside CUDA-graph capture (runs at replay): {how}",
+                )
+            return
+        if self.conditional:
+            return
+        st = self.st
+        self._event("write" if full and ref.view is not View.PART else "partial write")
+        if ref.view is View.PART:
+            region = ref.region if full else None
+            full = False
+        elif ref.view is View.FULL and not full:
+            region = None
+        if full:
+            if self.rec is not None and not st.full:
+                self.rec.note(self.rec.outcome.writes, getattr(node, "lineno", self.line), how)
+            self.st = replace(st, full=True, touched=True)
+            return
+        if self.rec is not None and not st.full:
+            self.rec.note(self.rec.outcome.partial_writes, getattr(node, "lineno", self.line), how)
+        regions = st.regions | {region} if region is not None else st.regions
+        covered = region is not None and _covered(regions, st.dims)
+        if covered and self.rec is not None and not st.full:
+            self.rec.note(
+                self.rec.outcome.writes,
+                getattr(node, "lineno", self.line),
+                f"slices together cover the buffer: {how}",
+            )
+        self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
+
+    def _note_view(self, bucket: list[tuple[int, str]], node: ast.AST, text: str) -> None:
+        assert self.rec is not None
+        phase = f"[{self.node.phase}] " if self.node.phase else ""
+        self.rec.note(bucket, getattr(node, "lineno", self.line), phase + text)
+
+    def unknown_call(self, node: ast.AST, what: str | Callable[[], str]) -> None:
+        """Code we cannot see runs: it can read the buffer if the buffer is reachable from it.
+        `what` may be a function: its text is made only if an issue is recorded."""
+        st = self.st
+        if st.live and st.escaped and not st.full and self.rec is not None:
+            line, how = min(st.escapes)
+            self._issue(
+                UNPROVEN,
+                node,
+                "unknown-call",
+                f"{what if isinstance(what, str) else what()} may read it "
+                f"(reachable since line {line}: {how})",
+            )
+
+    def held_code_runs(self, node: ast.AST, what: str) -> None:
+        """Code the analysis saw defined here (a closure, lambda or generator function) may run:
+        a built-in calls it, or a loop steps a generator. It reads the buffer if it holds it,
+        through a captured, global or nonlocal name. Code handed in from outside is assumed not
+        to (the rule's assumptions)."""
+        st = self.st
+        if (
+            self.rec is not None
+            and st.live
+            and not st.full
+            and not self._roots().isdisjoint(self.ctx.escape_on_bind)
+        ):
+            self._issue(UNPROVEN, node, "unknown-call", f"{what} may run code that holds it")
+
+    def _iterated(self, e: ast.expr, how: str) -> None:
+        if not api.iterates_without_code(
+            e, lambda f: self.ctx.resolver.qualified(self.ctx.scope, f)
+        ):
+            self.held_code_runs(e, f"{how} `{self._src(e)[:60]}`")
+
+    # --- allocation ---------------------------------------------------------------------------
+    def allocate(self, node: ast.Call) -> Ref:
+        st = self.st
+        if st.live and not st.full:
+            # A loop runs the allocation again while the previous buffer may still be in use.
+            others = [k for k in st.may]
+            if others or st.escaped:
+                self._issue(
+                    UNPROVEN, node, "reallocated",
+                    "allocated again while the previous buffer from this line, not fully written, "
+                    f"may still be reachable through {', '.join(sorted(others)) or 'an escape'}",
+                )  # fmt: skip
+        dims = _alloc_dims(node, self.ctx.int_names)
+        # A literal zero-size dimension: no element exists, so none can be read unwritten.
+        empty = any(text == "0" for text, _ in dims)
+        if empty and self.rec is not None:
+            self.rec.note(
+                self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
+            )
+        self.st = replace(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
+        if self.ctx.frames_read:
+            self.escape(node, "this module reads call frames: a callee may read any local")
+        return SELF
+
+    # --- values and views ------------------------------------------------------------------
+    def eval(self, e: ast.expr | None, as_base: bool = False) -> Ref | None:
+        """The buffer `e` evaluates to, if any, after its effects: expressions.py defines it."""
+        raise NotImplementedError
+
+    def _owner_used(self, e: ast.expr, key: str) -> None:
+        places = ", ".join(sorted(self.owns(key)))
+        self.read(
+            MAYBE, e, definite=False, how=f"`{self._src(e)}` holds {places} and is used as a whole"
+        )
+        self.lost(e, f"`{self._src(e)}`, which holds the buffer, is used as a whole")
+
+    def _derive(self, base: Ref, view: View) -> Ref:
+        if base.view is View.MAYBE:
+            return MAYBE
+        if view is View.FULL:
+            return Ref(View.FULL) if base.view in (View.SELF, View.FULL) else Ref(View.PART)
+        return Ref(View.PART)
+
+    def _eval_value(self, a: ast.expr) -> Ref | None:
+        if isinstance(a, ast.Starred):
+            ref = self.eval(a.value)
+            return MAYBE if ref is not None else None
+        return self.eval(a)

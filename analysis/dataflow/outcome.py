@@ -1,0 +1,121 @@
+"""What one buffer's dataflow produced: issues, phase events, coupled reads; the analysis context."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from zeroopt.analysis.kernel_contracts import KernelContract
+from zeroopt.analysis.options import Contract
+from zeroopt.analysis.records import plain_dataclasses
+from zeroopt.analysis.resolve import Resolver, Scope
+
+UNSAFE = "unsafe"
+UNPROVEN = "unproven"
+VIEW_READ = "read (a view written in full)"  # phase event of a read covered by a fresh path
+
+
+@dataclass(frozen=True)
+class Issue:
+    severity: str  # UNSAFE or UNPROVEN
+    line: int
+    kind: str
+    text: str
+
+
+@dataclass
+class BufferOutcome:
+    """What the dataflow concluded for one allocation: the rule turns it into a finding."""
+
+    issues: list[Issue] = field(default_factory=list)
+    writes: list[tuple[int, str]] = field(default_factory=list)  # full writes seen (line, text)
+    partial_writes: list[tuple[int, str]] = field(default_factory=list)
+    contracts: list[tuple[int, str]] = field(default_factory=list)
+    reads_after_write: int = 0
+    coupled: list[tuple[int, str]] = field(default_factory=list)  # (line, description)
+    # Kernel calls that read the buffer, as (id of the call node, parameter): `(c, "seqused_k")`.
+    kernel_args: set[tuple[int, str]] = field(default_factory=set)
+    # Where rows of the buffer are read up to another argument's values: (id of the call node,
+    # that parameter). A buffer with that argument in its `kernel_args` is coupled to this one.
+    couplings: set[tuple[int, str]] = field(default_factory=set)
+    # Reads through a view that was written in full through the same path: (line, text).
+    view_reads: list[tuple[int, str]] = field(default_factory=list)
+    view_writes: list[tuple[int, str]] = field(default_factory=list)
+    phase_events: set[tuple[str, str]] = field(default_factory=set)  # (phase, "read"/"write"/...)
+    reached: bool = False
+    gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
+
+
+@dataclass
+class Context:
+    """Everything about the allocation and its function that does not change along paths."""
+
+    alloc: ast.Call
+    resolver: Resolver
+    scope: Scope
+    contracts: dict[str, Contract]
+    source_lines: list[str]
+    escape_on_bind: frozenset[str]  # globals, closure cells, class/module names
+    contiguous: bool  # a fresh torch.zeros/new_zeros; zeros_like may copy odd strides
+    capture_nodes: frozenset[int] = frozenset()
+    # Lifecycle mode: the object rooted here is private to the modelled methods, and the end of
+    # the modelled program is not an exit to unknown readers.
+    private_roots: frozenset[str] = frozenset()
+    check_exit: bool = True
+    # Attributes the class assigns on `self` (not methods): calling one does not pass `self`.
+    self_callables: frozenset[str] = frozenset()
+    # Names that provably hold immutable ints: the only ones slice bounds may mention.
+    int_names: frozenset[str] = frozenset()
+    # Kernel contracts declared in the configuration, checked before the built-in ones.
+    kernels: tuple[KernelContract, ...] = ()
+    # Code of this module reads call frames (`sys._getframe(1).f_locals`): any callee may read
+    # the caller's locals, so a buffer is reachable from the start.
+    frames_read: bool = False
+    # Source text of expressions, by node id: the same calls are unparsed for every buffer and
+    # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
+    # while the memo lives. Share one memo only among contexts over the same trees.
+    src_memo: dict[int, tuple[ast.AST, str]] = field(default_factory=dict)
+
+    @property
+    def records(self) -> dict[str, tuple[str, ...]]:
+        """Plain dataclasses of the module (records.py): name -> fields in __init__ order."""
+        scope = self.scope
+        while scope.parent is not None:
+            scope = scope.parent
+        if not isinstance(scope.node, ast.Module):
+            return {}
+        declared = (n for s in self.resolver.scopes.values() for n in s.global_names)
+        return plain_dataclasses(scope.node, declared)
+
+    def text(self, node: ast.AST) -> str:
+        line = getattr(node, "lineno", 0)
+        if 1 <= line <= len(self.source_lines):
+            return self.source_lines[line - 1].strip()[:120]
+        return ""
+
+
+_RENAMED = re.compile("\u00b7\\w+")
+
+
+def _display(text: str) -> str:
+    """Source text of an inlined lifecycle program, with the per-method renaming undone."""
+    return _RENAMED.sub("", text)
+
+
+class _Recorder:
+    def __init__(self, outcome: BufferOutcome) -> None:
+        self.outcome = outcome
+        self._seen: set[tuple[str, int, str]] = set()
+
+    def issue(self, severity: str, line: int, kind: str, text: str) -> None:
+        text = _display(text)
+        key = (severity, line, text)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.outcome.issues.append(Issue(severity, line, kind, text))
+
+    def note(self, bucket: list[tuple[int, str]], line: int, text: str) -> None:
+        text = _display(text)
+        if (line, text) not in bucket:
+            bucket.append((line, text))

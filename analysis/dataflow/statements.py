@@ -1,0 +1,232 @@
+"""Statements: one CFG node's abstract execution, the entry point of the evaluator."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from zeroopt.analysis.cfg import Kind
+from zeroopt.analysis.dataflow.expressions import Expressions
+from zeroopt.analysis.dataflow.outcome import UNPROVEN
+from zeroopt.analysis.dataflow.places import _root, place_key
+from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.state import State
+
+
+class Evaluator(Expressions):
+    # --- statements --------------------------------------------------------------------------
+    def run(self) -> State:
+        node = self.node
+        a = node.ast_node
+        kind = node.kind
+        if kind is Kind.EXIT:
+            st = self.st
+            if self.ctx.check_exit and st.live and st.escaped and not st.full:
+                line, how = min(st.escapes)
+                self._issue(
+                    UNPROVEN,
+                    ast.Pass(lineno=line),
+                    "escape",
+                    f"not fully written before the function returns, and {how} (line {line})",
+                )
+            return self.st
+        if kind in (Kind.ENTRY, Kind.RAISE, Kind.JOIN) or a is None:
+            return self.st
+        if kind is Kind.CALL:
+            self.unknown_call(a, lambda: f"`{self._src(a)[:60]}` (context manager)")
+            if node.label == "__exit__ (exception)" and self.st.live:
+                # The path where an unknown __exit__ swallows an exception is kept for `safe`,
+                # but it is too speculative to be evidence of an `unsafe` read.
+                self.st = replace(self.st, touched=True)
+            return self.st
+        if kind is Kind.BIND:
+            if node.iterates:
+                self.held_code_runs(a, "the `for` loop's next step")
+            self._bind_target(a)
+            return self.st
+        if kind is Kind.EXPR:
+            if isinstance(a, ast.pattern):
+                for sub in ast.walk(a):
+                    if isinstance(sub, ast.MatchValue):
+                        self._read_value(sub.value, "compared by `case`")
+                    elif isinstance(sub, ast.MatchClass):
+                        self.eval(sub.cls)
+                return self.st
+            assert isinstance(a, ast.expr)
+            ref = self.eval(a)
+            if ref is not None:
+                self.read(
+                    ref,
+                    a,
+                    definite=node.label in ("if", "while", "guard"),
+                    how=f"used by `{node.label}`",
+                )
+                if node.label == "match":
+                    self.lost(a, "matched by `match`, whose patterns may bind parts of it")
+            return self.st
+        assert isinstance(a, ast.stmt)
+        self._stmt(a)
+        return self.st
+
+    def _read_value(self, e: ast.expr, how: str) -> None:
+        ref = self.eval(e)
+        if ref is not None:
+            self.read(ref, e, definite=True, how=how)
+
+    def _bind_target(self, a: ast.AST) -> None:
+        if isinstance(a, ast.ExceptHandler):
+            if a.name:
+                self.kill(a.name)
+        elif isinstance(a, ast.pattern):
+            for sub in ast.walk(a):
+                name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                if isinstance(name, str):
+                    self.kill(name)
+        elif isinstance(a, ast.expr):
+            self.assign(a, None, a)
+
+    def _stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            self._assign_stmt(s)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None and not self.transfer(s.target, s.value, s):
+                ref = self.eval(s.value)
+                self.assign(s.target, ref, s)
+        elif (
+            isinstance(s, ast.AugAssign)
+            and isinstance(s.target, ast.Name)
+            and self.lookup(s.target.id) is None
+        ):
+            # `k += 1` rebinds k (an int) or mutates it in place (a tensor): either way it is a new value.
+            ref = self.eval(s.value)
+            if ref is not None:
+                self.read(ref, s.value, definite=True, how=f"operand of `{self._src(s)}`")
+            self.kill(s.target.id)
+        elif isinstance(s, ast.AugAssign):
+            target_ref = (
+                self.eval(s.target)
+                if not isinstance(s.target, ast.Name)
+                else self.lookup(s.target.id)
+            )
+            if isinstance(s.target, ast.Subscript):
+                pass  # evaluated above as a load of the slice: a read of that region
+            ref = self.eval(s.value)
+            if target_ref is not None:
+                self.read(
+                    target_ref, s, definite=True, how=f"`{self._src(s)}` reads before it writes"
+                )
+            if ref is not None:
+                self.read(ref, s.value, definite=True, how=f"operand of `{self._src(s)}`")
+        elif isinstance(s, ast.Expr):
+            self.eval(s.value)
+        elif isinstance(s, ast.Return):
+            ref = self.eval(s.value)
+            if ref is not None:
+                self.escape(s, "returned to the caller")
+        elif isinstance(s, ast.Raise):
+            for part in (s.exc, s.cause):
+                if self.eval(part) is not None:
+                    self.lost(s, "raised with an exception")
+        elif isinstance(s, ast.Assert):
+            # `python -O` drops asserts: their writes may never happen, their reads may.
+            self.conditional += 1
+            self._read_value(s.test, "asserted")
+            self.conditional -= 1
+            self.conditional += 1
+            self.eval(s.msg)
+            self.conditional -= 1
+        elif isinstance(s, ast.Delete):
+            for t in s.targets:
+                key = place_key(t)
+                if key is not None:
+                    self.kill(key)
+                elif isinstance(t, ast.Subscript | ast.Attribute):
+                    owner = place_key(t.value)
+                    if owner is not None:
+                        for place in self.owns(owner):
+                            self.demote(place)
+        elif isinstance(s, ast.Import | ast.ImportFrom):
+            for alias in s.names:
+                self.kill((alias.asname or alias.name).split(".")[0])
+            self.unknown_call(s, "an import (module code runs)")
+        elif isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self._definition(s)
+        # Pass, Global, Nonlocal, Break, Continue: no effect on data.
+
+    def _assign_stmt(self, s: ast.Assign) -> None:
+        value = s.value
+        if (
+            len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Tuple | ast.List)
+            and isinstance(value, ast.Tuple | ast.List)
+            and len(s.targets[0].elts) == len(value.elts)
+            and not any(isinstance(x, ast.Starred) for x in [*s.targets[0].elts, *value.elts])
+        ):
+            refs = [self.eval(v) for v in value.elts]
+            for t, ref in zip(s.targets[0].elts, refs, strict=True):
+                self.assign(t, ref, s)
+            return
+        if (
+            len(s.targets) == 1
+            and isinstance(value, ast.Dict)
+            and place_key(s.targets[0]) is not None
+            and all(isinstance(k, ast.Constant) and type(k.value) in (str, int) for k in value.keys)
+        ):
+            key = place_key(s.targets[0])
+            assert key is not None
+            values = [
+                (k.value, self._eval_value(v))
+                for k, v in zip(value.keys, value.values, strict=True)
+                if isinstance(k, ast.Constant)
+            ]
+            entries = dict(values).items()  # `{"a": x, "a": y}`: the last value wins
+            self.assign(s.targets[0], None, s)
+            for k, ref in entries:
+                if ref is not None:
+                    place = f"{key}[{k!r}]"
+                    self.bind(place, ref, s)
+                    if _root(place) not in self.ctx.private_roots:
+                        self.escape(s, f"stored in `{place}`")
+            return
+        if len(s.targets) == 1 and self.transfer(s.targets[0], value, s):
+            return
+        ref = self.eval(value)
+        key = place_key(value)
+        for t in s.targets:
+            self.assign(t, ref, s)
+            tkey = place_key(t)
+            if (
+                key is not None
+                and tkey is not None
+                and key in self.st.fresh
+                and not self.conditional
+            ):
+                self.st = replace(self.st, fresh=self.st.fresh | {tkey})
+
+    def _definition(self, s: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        for dec in s.decorator_list:
+            if self.eval(dec) is not None:
+                self.lost(dec, "used as a decorator")
+        if isinstance(s, ast.ClassDef):
+            for b in [*s.bases, *(k.value for k in s.keywords)]:
+                if self.eval(b) is not None:
+                    self.lost(b, "used as a class base")
+            # The class body runs here, once: what it names, it may read or keep.
+            used = {n.id for n in walk(s.body) if isinstance(n, ast.Name)}
+            if used & self._roots():
+                self.lost(s, f"used by the body of class `{s.name}`, which runs here")
+            elif any(isinstance(n, ast.Call) for n in walk(s.body)):
+                self.unknown_call(s, f"the body of class `{s.name}`")
+        else:
+            for d in [*s.args.defaults, *s.args.kw_defaults]:
+                if d is not None and self.eval(d) is not None:
+                    self.lost(d, f"bound as a default argument of `{s.name}`")
+            args = s.args
+            params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            annotations = [p.annotation for p in params if p is not None and p.annotation]
+            for ann in [*annotations, *([s.returns] if s.returns else [])]:
+                # Evaluated here, unless `from __future__ import annotations`: assume they are.
+                self._read_value(ann, f"evaluated as an annotation of `{s.name}`")
+        if s.decorator_list:
+            self.unknown_call(s, f"decorators of `{s.name}`")
+        self.kill(s.name)

@@ -1,0 +1,292 @@
+"""Assignments: targets, stores through views, and objects (records, dicts) that hold views."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from zeroopt.analysis.dataflow.effects import Effects
+from zeroopt.analysis.dataflow.places import (
+    _classify_index,
+    _constant_index,
+    _root,
+    _strip_first_key,
+    _summary_variants,
+    _under,
+    place_key,
+)
+from zeroopt.analysis.resolve import Scope
+from zeroopt.analysis.state import MAYBE, Ref, View
+
+
+class Stores(Effects):
+    # --- assignment targets -----------------------------------------------------------------
+    def assign(self, target: ast.expr, ref: Ref | None, stmt: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if self.conditional:
+                # `c and (x := y)`: x may keep its old value, or not. Slice bounds that name it
+                # mean something else either way.
+                self.forget_value(target.id)
+                self.demote(target.id)
+            else:
+                self.kill(target.id)
+            if ref is not None:
+                self.bind(target.id, ref, stmt)
+                if target.id in self.ctx.escape_on_bind:
+                    self.escape(target, f"bound to `{target.id}`, visible outside this function")
+            return
+        if isinstance(target, ast.Starred):
+            self.assign(target.value, MAYBE if ref is not None else None, stmt)
+            return
+        if isinstance(target, ast.Tuple | ast.List):
+            self.held_code_runs(target, "unpacking into `" + self._src(target)[:60] + "`")
+            if ref is not None:
+                self.read(ref, target, definite=False, how="unpacked into several names")
+                self.lost(target, "unpacked into views the analysis does not follow")
+            for t in target.elts:
+                self.assign(t, None, stmt)
+            return
+        if isinstance(target, ast.Subscript):
+            base = self.eval(target.value, as_base=True)
+            index_ref = self.eval(target.slice)
+            if index_ref is not None:
+                self.read(index_ref, target.slice, definite=True, how="used as an index")
+            if base is not None:
+                if ref is not None:
+                    self.read(ref, target, definite=True, how="copied into itself")
+                self._store_into_buffer(base, target, stmt)
+                return
+            if ref is not None and not (
+                isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+            ):
+                # `y[0] = x` copies x's data when y is a tensor, and stores x when y is a list.
+                self.read(
+                    ref,
+                    target,
+                    definite=False,
+                    how=f"stored into `{self._src(target)}` (a copy if that is a tensor)",
+                )
+                self.lost(target, f"stored into `{self._src(target)}`")
+                ref = MAYBE
+        elif isinstance(target, ast.Attribute):
+            base = self.eval(target.value, as_base=True)
+            if ref is not None and target.attr == "data":
+                self.lost(target, f"`{self._src(target)}` makes another tensor share its storage")
+            if base is not None:
+                if target.attr not in ("requires_grad", "grad"):
+                    self.read(
+                        base, target, definite=False, how=f"attribute `.{target.attr}` assigned"
+                    )
+                    self.lost(target, f"attribute `.{target.attr}` assigned")
+                elif ref is not None:  # `x.grad = x.view(4)`: read back through `.grad`
+                    self.lost(target, f"stored in `{self._src(target)}`")
+                return
+        key = place_key(target)
+        if key is not None:
+            owner = (
+                place_key(target.value)
+                if isinstance(target, ast.Attribute | ast.Subscript)
+                else None
+            )
+            self._store_through(target, key)
+            self.kill(key)
+            if ref is not None:
+                self.bind(key, ref, stmt)
+                if _root(key) not in self.ctx.private_roots:
+                    self.escape(target, f"stored in `{self._src(target)}`")
+            del owner
+            return
+        # A computed key or an object we cannot name: the store may replace a tracked place.
+        owner_key = (
+            place_key(target.value) if isinstance(target, ast.Subscript | ast.Attribute) else None
+        )
+        if owner_key is not None:
+            for place in self.owns(owner_key):
+                self.demote(place)
+        self._store_through(target, None)
+        if ref is not None:
+            self.lost(target, f"stored in `{self._src(target)}`")
+
+    def _store_through(self, target: ast.expr, key: str | None) -> None:
+        """Another name may denote the object stored into: demote what it held (see
+        rebind_elsewhere). A computed key may equal any key."""
+        if isinstance(target, ast.Attribute):
+            self.rebind_elsewhere(f".{target.attr}", key or "")
+        elif isinstance(target, ast.Subscript):
+            sub = target.slice
+            if isinstance(sub, ast.Constant) and type(sub.value) in (str, int):
+                self.rebind_elsewhere(f"[{sub.value!r}]", key or "")
+            if isinstance(target.value, ast.Attribute) and target.value.attr == "__dict__":
+                # `m2.__dict__["a"] = v` re-points `m.a` of every object m2 may be.
+                name = sub.value if isinstance(sub, ast.Constant) else None
+                self.rebind_elsewhere(f".{name}" if isinstance(name, str) else ".", "")
+            self.rebind_elsewhere("[*]", key or "")
+            if key is None:
+                self.rebind_elsewhere("[", "")
+
+    # --- objects that hold views: metadata records, dicts keyed by batch size ---------------
+    def transfer(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
+        """`t = <place>` / `t = Record(f=view, ...)` / `t = d[bs]` / `d[bs] = <place>`, where the
+        value is an object holding the buffer rather than the buffer: its paths are carried over
+        to the new name instead of counting as a use of the whole object. False: not such a
+        statement, evaluate it as usual."""
+        tkey = place_key(target)
+        if tkey is None:
+            return self._summary_store(target, value, stmt)
+        if isinstance(value, ast.Call):
+            return self._record(target, tkey, value, stmt)
+        if isinstance(value, ast.Subscript) and not _constant_index(value.slice):
+            return self._summary_load(target, tkey, value, stmt)
+        vkey = place_key(value)
+        if vkey is None or self.lookup(vkey) is not None or not self._holds(vkey):
+            return False
+        carried = self._carry(vkey)
+        self._store_target(target, tkey)
+        self._put(tkey, carried, stmt, target)
+        return True
+
+    def _holds(self, key: str) -> bool:
+        return bool(self.owns(key)) or any(_under(f, key) for f in self.st.fresh)
+
+    def _carry(self, vkey: str) -> list[tuple[str, Ref | None, bool]]:
+        """(suffix, must-ref or None for may-only, fresh) of every path under `vkey`."""
+        must = self.st.must_map()
+        out: list[tuple[str, Ref | None, bool]] = []
+        variants = _summary_variants(vkey) if "[" in vkey else []
+        for p in sorted(self.st.may):
+            if _under(p, vkey):
+                out.append((p[len(vkey) :], must.get(p), p in self.st.fresh))
+            for v in variants:  # an entry stored under a computed key: may-only
+                if _under(p, v):
+                    out.append((p[len(v) :], None, False))
+        for f in sorted(self.st.fresh):
+            if _under(f, vkey) and f not in self.st.may:
+                out.append((f[len(vkey) :], None, True))
+        return out
+
+    def _store_target(self, target: ast.expr, tkey: str) -> None:
+        if isinstance(target, ast.Attribute | ast.Subscript):
+            self.eval(target.value, as_base=True)
+            self._store_through(target, tkey)
+        self.kill(tkey)
+
+    def _put(
+        self,
+        tkey: str,
+        carried: list[tuple[str, Ref | None, bool]],
+        stmt: ast.AST,
+        target: ast.expr,
+        weak: bool = False,
+    ) -> None:
+        if not carried:
+            return
+        for suffix, ref, fresh in carried:
+            place = tkey + suffix
+            if ref is not None and not weak:
+                self.bind(place, ref, stmt)
+            else:
+                self.st = replace(self.st, may=self.st.may | {place})
+            if fresh and not weak and not self.conditional:
+                self.st = replace(self.st, fresh=self.st.fresh | {place})
+        if _root(tkey) != tkey and _root(tkey) not in self.ctx.private_roots:
+            self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
+        if tkey in self.ctx.escape_on_bind:
+            self.escape(target, f"bound to `{tkey}`, visible outside this function")
+
+    def _record(self, target: ast.expr, tkey: str, call: ast.Call, stmt: ast.AST) -> bool:
+        """`t = Meta(page_table=view, ...)` for a plain dataclass of this module: its generated
+        __init__ only stores each argument in the field of that name."""
+        func = call.func
+        if not isinstance(func, ast.Name) or func.id not in self.ctx.records:
+            return False
+        if self._locally_bound(func.id):
+            return False
+        fields = self.ctx.records[func.id]
+        if len(call.args) > len(fields) or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        if any(k.arg is None or k.arg not in fields for k in call.keywords):
+            return False
+        pairs = [*zip(fields, call.args, strict=False)]
+        pairs += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        carried: list[tuple[str, Ref | None, bool]] = []
+        for name, arg in pairs:
+            akey = place_key(arg)
+            holder = akey is not None and self.lookup(akey) is None and self._holds(akey)
+            ref = None if holder else self._eval_value(arg)
+            fresh = akey is not None and akey in self.st.fresh
+            if ref is not None or fresh:
+                carried.append((f".{name}", ref, fresh))
+            if akey is not None:
+                carried += [(f".{name}{sfx}", r, f) for sfx, r, f in self._carry(akey)]
+        self._store_target(target, tkey)
+        self._put(tkey, carried, stmt, target)
+        return True
+
+    def _locally_bound(self, name: str) -> bool:
+        scope: Scope | None = self.ctx.scope
+        while scope is not None and scope.parent is not None:
+            if name in scope.bindings:
+                return True
+            scope = scope.parent
+        return False
+
+    def _summary_load(
+        self, target: ast.expr, tkey: str, value: ast.Subscript, stmt: ast.AST
+    ) -> bool:
+        """`t = d[bs]` with a computed key: `t` may be any entry of `d`, so every path under an
+        entry becomes a may-path of `t`: reads through it count, writes prove nothing."""
+        dkey = place_key(value.value)
+        if dkey is None or self.lookup(dkey) is not None or not self.owns(dkey):
+            return False
+        carried: list[tuple[str, Ref | None, bool]] = []
+        for p in sorted(set(self.owns(dkey))):
+            after = _strip_first_key(p[len(dkey) :]) if _under(p, dkey) else None
+            if after is None:
+                return False
+            carried.append((after, None, False))
+        index_ref = self.eval(value.slice)
+        if index_ref is not None:
+            self.read(index_ref, value.slice, definite=True, how="used as a key")
+        self._store_target(target, tkey)
+        self._put(tkey, carried, stmt, target, weak=True)
+        return True
+
+    def _summary_store(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
+        """`d[bs] = <object holding the buffer>` with a computed key: recorded as the entry
+        `d[*]`, which every later lookup of `d` may return."""
+        if not isinstance(target, ast.Subscript) or _constant_index(target.slice):
+            return False
+        dkey = place_key(target.value)
+        vkey = place_key(value)
+        if dkey is None or vkey is None or self.lookup(dkey) is not None:
+            return False
+        ref = self.lookup(vkey)
+        if ref is None and not self._holds(vkey):
+            return False
+        carried = [(suffix, None, False) for suffix, _, _ in self._carry(vkey)]
+        if ref is not None:
+            carried.append(("", None, False))
+            # If `d` is a tensor after all, the store copies the buffer's data.
+            self.read(ref, target, definite=False, how=f"stored into `{self._src(target)}`")
+        index_ref = self.eval(target.slice)
+        if index_ref is not None:
+            self.read(index_ref, target.slice, definite=True, how="used as a key")
+        for place in self.owns(dkey):
+            self.demote(place)
+        self._store_through(target, None)
+        self._put(f"{dkey}[*]", carried, stmt, target, weak=True)
+        return True
+
+    def _store_into_buffer(self, base: Ref, target: ast.Subscript, stmt: ast.AST) -> None:
+        index = _classify_index(target.slice, self.ctx.int_names)
+        how = self._src(stmt)[:100] if isinstance(stmt, ast.stmt) else self._src(target)
+        if isinstance(stmt, ast.AugAssign):
+            return
+        if index.kind in ("all", "all-reshaped"):
+            self.write(base, target, full=True, region=None, how=how)
+        elif index.kind == "region" and base.view is View.SELF:
+            self.write(base, target, full=False, region=index.region, how=how)
+        elif index.kind == "region":
+            self.write(base, target, full=False, region=None, how=how)
+        else:
+            self.write(base, target, full=False, region=None, how=how)
