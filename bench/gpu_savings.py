@@ -1,4 +1,4 @@
-"""What rewriting the fixture's safe `torch.zeros` to `torch.empty` saves on a GPU (issue 7).
+"""What rewriting the fixture's safe `torch.zeros` to `torch.empty` saves on a GPU.
 
     python bench/gpu_savings.py --out bench/results       # needs CUDA; flash-attn-4 if present
 

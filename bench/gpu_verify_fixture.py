@@ -3,7 +3,7 @@
     python bench/gpu_verify_fixture.py --device cuda --jobs 4 --out bench/results
     python bench/gpu_verify_fixture.py --part safe ...   # the expected-safe set, together only
 
-Writes verify_fixture_<part>.json (the PRODUCT.md report plus expectations and timings) and
+Writes verify_fixture_<part>.json (the verify report of docs/contracts.md plus expectations and timings) and
 prints a table: buffer, expected, actual, trials. Exit status 1 if any verdict differs.
 """
 

@@ -47,7 +47,7 @@ def _all_equivalent(entry: dict[str, Any]) -> bool:
 
 
 def load_verified(report_path: Path, base_dir: Path) -> VerifiedSites:
-    """Parse a verify report (PRODUCT.md shape); raises ValueError on anything unexpected."""
+    """Parse a verify report (the shape of docs/contracts.md); raises ValueError on anything unexpected."""
     try:
         data = json.loads(report_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:

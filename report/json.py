@@ -1,4 +1,4 @@
-"""`--format json`: the machine-readable contract of PRODUCT.md (version 1).
+"""`--format json`: the machine-readable contract of docs/contracts.md (version 1).
 
 Keys beyond the contract are additive only (`unused_suppressions`, `lifecycles`: per-class tables
 of buffers judged across methods, with their `coupled_groups`); the contract keys never

@@ -1,7 +1,7 @@
 """Runtime verification: poison one allocation at its exact source position and compare outputs.
 
 `Checker(scenario, ...).verify(sites)` runs the zeros baseline and the poisoned trials, each in
-its own subprocess, and returns a `VerifyReport` whose `to_json()` is the PRODUCT.md contract.
+its own subprocess, and returns a `VerifyReport` whose `to_json()` is the contract of docs/contracts.md.
 """
 
 from zeroopt.runtime_checks.sites import Site, parse_site, sites_from_report

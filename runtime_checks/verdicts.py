@@ -106,7 +106,7 @@ class VerifyReport:
         return bool(self.sites) and alone and together
 
     def to_json(self) -> dict[str, Any]:
-        """The PRODUCT.md contract, exactly."""
+        """The verify JSON of docs/contracts.md, exactly."""
         return {
             "version": 1,
             "scenario": self.scenario,

@@ -1,7 +1,7 @@
 """The data that flows one way through zeroopt: rules produce these, everything else consumes them.
 
 Plain frozen dataclasses so they pickle across worker processes, hash into caches and serialise
-to the JSON contract of PRODUCT.md without a schema library.
+to the JSON contract of docs/contracts.md without a schema library.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ class LifecycleBuffer:
 
 @dataclass(frozen=True)
 class LifecycleReport:
-    """A class analysed across its methods under a lifecycle model (issue: cross-method buffers)."""
+    """A class analysed across its methods under a lifecycle model: buffers followed across methods."""
 
     path: str
     class_name: str

@@ -93,7 +93,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
 
 
 def _check_scan_json(data: object) -> None:
-    """Assert `data` has exactly the shape PRODUCT.md promises for `scan --format json`."""
+    """Assert `data` has exactly the shape docs/contracts.md promises for `scan --format json`."""
     assert isinstance(data, dict)
     assert data["version"] == 1
     assert {"version", "findings", "errors", "summary"} <= set(data)

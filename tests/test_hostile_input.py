@@ -1,4 +1,4 @@
-"""Hostile and broken input (issue 5): the tool reports each bad file clearly, finishes the rest,
+"""Hostile and broken input: the tool reports each bad file clearly, finishes the rest,
 never crashes and never loses a user's bytes.
 
 The small byte-exact corpus lives in tests/corpus/ (see its .gitattributes: no line-ending

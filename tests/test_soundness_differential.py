@@ -1,5 +1,5 @@
 """Differential soundness: no allocation the analysis calls `safe` may change a program's result
-when its memory is poisoned instead of zeroed (issue 2 "Done when", issue 5).
+when its memory is poisoned instead of zeroed.
 
 The oracle tests come first: an oracle that never flags anything would make the main assertion
 vacuous, so it must demonstrably tell a needed zeros from an unneeded one.

@@ -1,2 +1,2 @@
 """Differential soundness testing: generated PyTorch programs, executed with each zeros
-allocation poisoned, against the static analysis' verdicts (issue 5)."""
+allocation poisoned, against the static analysis' verdicts."""
