@@ -56,7 +56,8 @@ class EmptyReadBeforeWrite(Rule):
     )  # fmt: skip
 
     @classmethod
-    def report(cls, call: str, outcome: BufferOutcome) -> Verdict | None:
+    def report(cls, call: str, outcome: BufferOutcome, every: bool = False) -> Verdict | None:
         if call not in cls.calls:
             return None
-        return Verdict.UNSAFE if decide(outcome) is Verdict.UNSAFE else None
+        verdict = decide(outcome)
+        return verdict if every or verdict is Verdict.UNSAFE else None
