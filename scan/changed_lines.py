@@ -146,7 +146,7 @@ def decide_hint(finding: Finding, scan_args: Sequence[str], ref: str) -> Evidenc
                 finding.line,
                 "decide",
                 f"declare what `{m.group(1)}` writes if it writes the buffer in full without "
-                f"reading it ([tool.zeroopt.contracts] \"<module>.{m.group(1).split('.')[-1]}\" "
+                f'reading it ([tool.zeroopt.contracts] "<module>.{m.group(1).split(".")[-1]}" '
                 f"= {{ writes = [<argument position or keyword>] }}), or run {verify}",
             )
     return Evidence(finding.line, "decide", f"run {verify}")
@@ -177,7 +177,9 @@ def filter_report(
         u for u in report.unused_suppressions if changed.touches(u.path, u.line)
     ]
     for result in report.results:
-        result.findings = [f for f in result.findings if changed.touches(f.path, f.line, f.end_line)]
+        result.findings = [
+            f for f in result.findings if changed.touches(f.path, f.line, f.end_line)
+        ]
         result.lifecycles = [
             replace(lc, buffers=buffers)
             for lc in result.lifecycles
@@ -190,7 +192,5 @@ def changed_files(changed: ChangedLines, under: Iterable[str]) -> list[str]:
     """The changed files below `under` (files or folders), for a scan of only those."""
     roots = [Path(os.path.realpath(p)) for p in under]
     return sorted(
-        f
-        for f in changed.files
-        if any(Path(f) == r or Path(f).is_relative_to(r) for r in roots)
+        f for f in changed.files if any(Path(f) == r or Path(f).is_relative_to(r) for r in roots)
     )
