@@ -21,9 +21,8 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zeroopt.scan.findings import Evidence, Finding, Verdict
@@ -80,12 +79,11 @@ def _git(root: str, *args: str) -> bytes:
     return done.stdout
 
 
-def _toplevel(path: str) -> str:
-    where = path if os.path.isdir(path) else os.path.dirname(path) or "."
+def _toplevel(folder: str) -> str:
     try:
-        out = _git(where, "rev-parse", "--show-toplevel")
+        out = _git(folder, "rev-parse", "--show-toplevel")
     except GitError:
-        raise GitError(f"--since needs a git repository: {path} is not inside one") from None
+        raise GitError(f"--since needs a git repository: {folder} is not inside one") from None
     return os.path.realpath(out.decode().strip())
 
 
@@ -114,7 +112,13 @@ def hunk_lines(diff: bytes) -> frozenset[int]:
 def changed_lines(paths: Sequence[str], ref: str) -> ChangedLines:
     """What changed since `ref` in the git repositories holding `paths` (files or folders)."""
     files: dict[str, frozenset[int] | None] = {}
-    for root in dict.fromkeys(_toplevel(os.path.abspath(p)) for p in paths if p != "-"):
+    # One git call per folder, not per file: a hook passes every staged file.
+    folders = dict.fromkeys(
+        a if os.path.isdir(a) else os.path.dirname(a)
+        for a in (os.path.abspath(p) for p in paths if p != "-")
+    )
+    # A path that does not exist is the scan's error to report, not git's.
+    for root in dict.fromkeys(_toplevel(f) for f in folders if os.path.isdir(f)):
         base = _base(root, ref)
         diff = ["diff", "--no-color", "--no-ext-diff", "--no-renames", "--no-textconv"]
         names = _git(root, *diff, "--name-only", "-z", base, "--").split(b"\0")
@@ -186,11 +190,3 @@ def filter_report(
             if (buffers := tuple(b for b in lc.buffers if changed.touches(lc.path, b.line)))
         ]
     return report
-
-
-def changed_files(changed: ChangedLines, under: Iterable[str]) -> list[str]:
-    """The changed files below `under` (files or folders), for a scan of only those."""
-    roots = [Path(os.path.realpath(p)) for p in under]
-    return sorted(
-        f for f in changed.files if any(Path(f) == r or Path(f).is_relative_to(r) for r in roots)
-    )
