@@ -141,7 +141,8 @@ def decide_hint(finding: Finding, scan_args: Sequence[str], ref: str) -> Evidenc
     verify = (
         f"`{scan} > {REPORT_FILE}` then `zeroopt verify SCENARIO --sites {REPORT_FILE}` "
         f"(SCENARIO: a FILE.py:FUNCTION that runs this code as production does, CUDA-graph "
-        f"capture and replay included; this site is {finding.path}:{finding.line}:{finding.col})"
+        f"capture and replay included; this site is {finding.path}:{finding.line}:{finding.col}"
+        f"; once it is `equivalent`, `# zeroopt: ignore[{finding.rule}]` on the line records it)"
     )
     for e in finding.evidence:
         m = _OPAQUE_CALLEE.search(e.text)

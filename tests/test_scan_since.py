@@ -217,3 +217,10 @@ def test_empty_strided_is_judged(repo: Path) -> None:
     got = [(f["line"], f["call"], f["verdict"]) for f in data["findings"]]
     assert got == [(4, "torch.empty_strided", "safe"), (6, "torch.empty_strided", "unsafe")]
     assert code == 1
+
+
+def test_a_verified_site_is_recorded_with_a_suppression(repo: Path) -> None:
+    text = BASE.replace("buf = torch.zeros(4)", "buf = torch.empty(4)  # zeroopt: ignore[ZO002]")
+    (repo / "mod.py").write_text(text)
+    code, data = scan_json(repo, ".", "--since", "HEAD")
+    assert data["findings"] == [] and code == 0
