@@ -26,3 +26,6 @@ class AnalysisOptions:
     lifecycles: tuple[Any, ...] = field(default_factory=tuple)
     # Kernel contracts from `[tool.zeroopt.kernels]` (rules.kernel_contracts.KernelContract).
     kernels: tuple[Any, ...] = field(default_factory=tuple)
+    # Give every torch.empty* a ZO002 verdict (`safe`, `unsafe`, `unproven`), as `scan --since`
+    # does for the lines a change touches; otherwise ZO002 reports only `unsafe` empties.
+    judge_empties: bool = False

@@ -13,10 +13,17 @@ from typing import cast
 from zeroopt.analysis.resolve import Resolver, Scope
 
 ZEROS = {"torch.zeros": "torch.zeros", "torch.zeros_like": "torch.zeros_like"}
-EMPTY = {"torch.empty": "torch.empty", "torch.empty_like": "torch.empty_like"}
+EMPTY = {
+    "torch.empty": "torch.empty",
+    "torch.empty_like": "torch.empty_like",
+    "torch.empty_strided": "torch.empty_strided",
+}
 METHODS = {"new_zeros": "Tensor.new_zeros", "new_empty": "Tensor.new_empty"}
 # The last name of every attribute call that can be an allocation (`torch.zeros`, `x.new_zeros`).
 _ATTRS = frozenset(q.rsplit(".", 1)[1] for q in [*ZEROS, *EMPTY]) | frozenset(METHODS)
+
+# Allocations whose layout is not the default contiguous one.
+_STRIDED = frozenset({"torch.zeros_like", "torch.empty_like", "torch.empty_strided"})
 
 Owner = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
 
@@ -25,6 +32,10 @@ def shape_args(call: ast.Call) -> list[ast.expr]:
     """The shape an allocation call was given, one expression per dimension: positional sizes,
     `size=`, or one tuple/list of them (`torch.zeros((2, n))`)."""
     args = list(call.args)
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name == "empty_strided":
+        args = args[:1]  # (size, stride, ...): the size is the first argument
     for kw in call.keywords:
         if kw.arg == "size":
             args = [kw.value]
@@ -45,8 +56,9 @@ class Site:
     @property
     def contiguous(self) -> bool:
         """A fresh torch.zeros/new_zeros is contiguous; zeros_like keeps its model's strides,
-        and an explicit memory_format may not be the default layout."""
-        return self.name != "torch.zeros_like" and not any(
+        empty_strided has the strides it is given, and an explicit memory_format may not be the
+        default layout."""
+        return self.name not in _STRIDED and not any(
             k.arg == "memory_format" for k in self.call.keywords
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from enum import StrEnum
 from typing import Annotated
 
@@ -11,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from zeroopt.scan.changed_lines import GitError
 from zeroopt.scan.config import ConfigError, load_config
 from zeroopt.scan.findings import Verdict
 
@@ -26,6 +28,8 @@ EPILOG = """\
   [cyan]zeroopt scan . --format sarif > zeroopt.sarif[/cyan]  (GitHub code scanning)
 
   [cyan]cat f.py | zeroopt scan - --stdin-filename f.py[/cyan]
+
+  [cyan]zeroopt scan src/ --since origin/main[/cyan]  (the guard: only changed lines; every torch.empty there must prove itself)
 
 [bold]Exit status[/bold]: 0 nothing to act on; 1 a safe rewrite is available or a torch.empty is read before it is written; 2 usage or internal error.
 Suppress a line with `# zeroopt: ignore[ZO001]` or `# noqa: ZO001`. Settings live in \\[tool.zeroopt] of pyproject.toml.
@@ -118,6 +122,15 @@ def scan_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only findings: no summary, no progress bar.")
     ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            help="Only findings on lines changed since this git ref (working tree and index; "
+            "untracked files count whole). Every torch.empty* there gets a verdict, and "
+            "unsafe or unproven ones fail the scan.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Find [bold]torch.zeros[/bold] buffers that are provably overwritten before they are read.
 
@@ -143,10 +156,12 @@ def scan_command(
             show_evidence,
             quiet,
             err,
+            since,
         )
-    except ConfigError as exc:
+    except (ConfigError, GitError) as exc:
+        what = "configuration error" if isinstance(exc, ConfigError) else "--since"
         err.print(
-            f"[bold red]zeroopt: configuration error:[/bold red] {escape(str(exc))}",
+            f"[bold red]zeroopt: {what}:[/bold red] {escape(str(exc))}",
             highlight=False,
             soft_wrap=True,
         )
@@ -183,8 +198,9 @@ def _run(
     show_evidence: bool,
     quiet: bool,
     err: Console,
+    since: str | None = None,
 ) -> int:
-    from zeroopt.scan import runner
+    from zeroopt.scan import changed_lines, runner
     from zeroopt.report import github, json, sarif, table
 
     config = load_config(
@@ -197,6 +213,12 @@ def _run(
         force_exclude=force_exclude or None,
         stdin_filename=stdin_filename,
     )
+    changed = None
+    if since is not None:
+        if "-" in paths:
+            raise GitError("source read from `-` has no git history to compare with")
+        changed = changed_lines.changed_lines(paths, since)
+        config = replace(config, analysis=replace(config.analysis, judge_empties=True))
     stdin: bytes | None = None
     if "-" in paths:
         stream = sys.stdin
@@ -211,6 +233,8 @@ def _run(
         stdin_filename=stdin_filename,
         stdin=stdin,
     )
+    if changed is not None:
+        report = changed_lines.filter_report(report, changed, paths)
     if verdicts:
         wanted = set(verdicts)
         report.findings = [f for f in report.findings if f.verdict in wanted]

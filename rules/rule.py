@@ -32,8 +32,9 @@ class Rule:
     examples: ClassVar[tuple[Example, ...]]
 
     @classmethod
-    def report(cls, call: str, outcome: BufferOutcome) -> Verdict | None:
-        """The verdict to report for this allocation, or None to stay silent."""
+    def report(cls, call: str, outcome: BufferOutcome, every: bool = False) -> Verdict | None:
+        """The verdict to report for this allocation, or None to stay silent. `every`: the
+        caller wants a verdict for every allocation the rule looks at (`scan --since`)."""
         raise NotImplementedError
 
     @classmethod

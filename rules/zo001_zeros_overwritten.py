@@ -85,5 +85,5 @@ class ZerosOverwrittenBeforeRead(Rule):
     )  # fmt: skip
 
     @classmethod
-    def report(cls, call: str, outcome: BufferOutcome) -> Verdict | None:
+    def report(cls, call: str, outcome: BufferOutcome, every: bool = False) -> Verdict | None:
         return decide(outcome) if call in cls.calls else None

@@ -1,16 +1,17 @@
 """ZO002 empty-read-before-write
 
 ## What it does
-Finds `torch.empty`, `torch.empty_like` and `Tensor.new_empty` allocations that the analysis can
-see being read before anything is written, on some path: a reduction, an operator, `+=`, a
-gather, a torch function taking the buffer as input, before any full write.
+Finds `torch.empty`, `torch.empty_like`, `Tensor.new_empty` and `torch.empty_strided`
+allocations that the analysis can see being read before anything is written, on some path: a
+reduction, an operator, `+=`, a gather, a torch function taking the buffer as input, before any
+full write.
 
 ## Why
 `torch.empty` returns whatever the caching allocator last left in that memory: stale KV pages,
 old lengths, NaN. A read of it is the classic silent bug of inference engines: illegal memory
 accesses from garbage indices, NaN spreading through a batch, wrong tokens on some GPUs only.
 This rule is the guard for hand-made or automated `zeros` -> `empty` rewrites: the pre-commit
-hook `zeroopt-check` fails on it.
+hooks `zeroopt-check` and `zeroopt-guard` fail on it.
 
 ## Example
 ```python
@@ -25,10 +26,26 @@ def total(x):
 ```
 Use `torch.zeros` where the initial value is read (here `acc`).
 
+## The guard: `scan --since REF`
+A change that introduces an empty, or turns a zeros into one, must prove itself. With
+`--since REF` every `torch.empty`, `empty_like`, `new_empty` and `empty_strided` on a line
+changed since git REF gets a verdict: `safe` (written in full before any read on every path,
+exactly as ZO001 proves a zeros), `unsafe` (a read with nothing written, with the read as
+evidence) or `unproven` (with what the analysis could not see, and a `decide` evidence line:
+the `zeroopt verify SCENARIO --sites REPORT` command over the `--since` report, or the kernel
+contract whose declaration would decide it). `unsafe` and `unproven` fail the scan; the
+`zeroopt-guard` pre-commit hook runs it on the staged lines.
+
+ZO002 runs the same analysis as ZO001, with the same assumptions (`zeroopt rule ZO001`):
+buffers stored on `self` are followed across methods under the same lifecycle models, metadata
+objects and coupled groups are the same, so a zeros and the empty it is rewritten to get the
+same verdict. Only lines the change adds or modifies are looked at: a change that deletes the
+write an old empty relied on is seen by a scan without `--since`, if the read is provable.
+
 ## Fix safety
 No automatic fix: whether the right repair is `zeros`, a full write, or a different algorithm
-is a judgement for the author. Only reads the analysis proves are reported (`unsafe`); possible
-reads stay silent to keep this rule free of noise.
+is a judgement for the author. Without `--since`, only reads the analysis proves are reported
+(`unsafe`); possible reads stay silent to keep this rule free of noise.
 """
 
 from __future__ import annotations
@@ -56,7 +73,8 @@ class EmptyReadBeforeWrite(Rule):
     )  # fmt: skip
 
     @classmethod
-    def report(cls, call: str, outcome: BufferOutcome) -> Verdict | None:
+    def report(cls, call: str, outcome: BufferOutcome, every: bool = False) -> Verdict | None:
         if call not in cls.calls:
             return None
-        return Verdict.UNSAFE if decide(outcome) is Verdict.UNSAFE else None
+        verdict = decide(outcome)
+        return verdict if every or verdict is Verdict.UNSAFE else None

@@ -202,7 +202,12 @@ class Config:
         ]
         kernels = [repr(k) for k in self.analysis.kernels]
         blob = json.dumps(
-            {"contracts": contracts, "lifecycles": self.lifecycles, "kernels": kernels},
+            {
+                "contracts": contracts,
+                "lifecycles": self.lifecycles,
+                "kernels": kernels,
+                "judge_empties": self.analysis.judge_empties,
+            },
             sort_keys=True,
             default=str,
         )

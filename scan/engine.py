@@ -30,7 +30,7 @@ from zeroopt.scan.findings import (
     Verdict,
     char_col,
 )
-from zeroopt.rules import ALL_RULES
+from zeroopt.rules import ALL_RULES, Rule
 from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
@@ -40,8 +40,7 @@ from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.sites import Owner, Site, find_sites
 from zeroopt.analysis.torch_api import BUILTIN_CONTRACTS
-from zeroopt.rules.verdict import explain
-from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
+from zeroopt.rules.verdict import decide, explain
 
 # What a file must contain to hold a candidate; everything else is skipped without parsing.
 # A candidate is a call of torch.zeros/zeros_like/empty/empty_like or of a `.new_zeros`/`.new_empty`
@@ -51,7 +50,7 @@ from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 # and the `)` of `(torch.empty)(n)`), or an import that renames `empty`. Plain substring tests
 # first (fast); the regex, with possessive quantifiers that cannot backtrack, only for `empty`.
 _GAP = r"(?:\s|\\|\)|#[^\r\n]*+)"
-_EMPTY_FORMS = rf"empty(?:_like|{_GAP}*+\(|{_GAP}++as\b)|new_empty|import[^\n]*\bempty\b"
+_EMPTY_FORMS = rf"empty(?:_like|_strided|{_GAP}*+\(|{_GAP}++as\b)|new_empty|import[^\n]*\bempty\b"
 _WORDS = ("torch", "new_zeros", "new_empty", "zeros", "empty")
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS)
 _EMPTY_FORMS_RE = re.compile(_EMPTY_FORMS)
@@ -177,6 +176,9 @@ def _analyse_tree(
     cfgs: dict[int, CFG] = {}
     ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
+    # What the function alone decided for every allocation, reported or not: the lifecycle pass
+    # re-judges the undecided ones of both rules alike (a zeros and the empty it became).
+    decided: dict[int, Verdict] = {}
     src_memo: dict[int, tuple[ast.AST, str]] = {}  # shared: every context reads this one tree
     frames_read = any(w in text for w in _FRAME_WORDS) and _FRAMES.search(text) is not None
     for site in sites:
@@ -204,14 +206,15 @@ def _analyse_tree(
             frames_read=frames_read,
         )
         outcome = analyse_buffer(cfg, ctx)
+        decided[id(site.call)] = decide(outcome)
         for rule in rules:
-            verdict = rule.report(site.name, outcome)
+            verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
                 by_site[id(site.call)] = _finding(
                     site, rule.code, rule.fixable, verdict, outcome, lines, path
                 )
     reports = _lifecycle_pass(
-        tree, resolver, sites, by_site, contracts, lines, path, options, frames_read
+        tree, resolver, sites, by_site, decided, contracts, lines, path, options, frames_read
     )
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
@@ -233,17 +236,20 @@ def _lifecycle_pass(
     resolver: Resolver,
     sites: Sequence[Site],
     by_site: dict[int, Finding],
+    decided: dict[int, Verdict],
     contracts: dict[str, Contract],
     lines: list[str],
     path: str,
     options: AnalysisOptions,
     frames_read: bool,
 ) -> list[LifecycleReport]:
-    """Re-judge `unproven` zeros stored on `self` where a lifecycle model orders the methods."""
+    """Re-judge `unproven` allocations stored on `self` where a lifecycle model orders the
+    methods: zeros (ZO001) and empties (ZO002) alike, so that a zeros and the empty it is
+    rewritten to get the same verdict. An empty's new verdict is reported as ZO002 reports any
+    (only `unsafe` ones unless every empty is judged)."""
 
     def wanted(site: Site) -> bool:
-        f = by_site.get(id(site.call))
-        return f is not None and f.rule == "ZO001" and f.verdict is Verdict.UNPROVEN
+        return decided.get(id(site.call)) is Verdict.UNPROVEN and _rule_of(site) is not None
 
     outcomes = analyse_lifecycles(
         tree,
@@ -258,12 +264,20 @@ def _lifecycle_pass(
     )
     grouped: dict[int, list[tuple[LifecycleOutcome, Finding]]] = {}
     for lo in outcomes:
-        old = by_site[id(lo.site.call)]
+        old = by_site.get(id(lo.site.call))
+        rule = _rule_of(lo.site)
+        assert rule is not None  # wanted() took only sites a rule looks at
         if lo.outcome is None:
+            if old is None:
+                continue  # an empty ZO002 stays silent on
             new = replace(old, message=f"{old.message} (lifecycle {lo.model.name}: {lo.skipped})")
         else:
-            verdict = ZerosOverwrittenBeforeRead.report(lo.site.name, lo.outcome) or old.verdict
-            new = _finding(lo.site, "ZO001", True, verdict, lo.outcome, lines, path)
+            verdict = rule.report(lo.site.name, lo.outcome, options.judge_empties)
+            if verdict is None:
+                if old is not None:  # not reached: a reported intra verdict is never undecided
+                    del by_site[id(lo.site.call)]
+                continue
+            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.outcome, lines, path)
             new = replace(new, message=f"lifecycle {lo.model.name}: {new.message}")
         by_site[id(lo.site.call)] = new
         grouped.setdefault(id(lo.cls), []).append((lo, new))
@@ -286,6 +300,10 @@ def _lifecycle_pass(
         groups = _coupled_groups([(lo.outcome, (f.target, f.line)) for lo, f in rows])
         reports.append(LifecycleReport(path, cls.name, cls.lineno, model.name, buffers, groups))
     return reports
+
+
+def _rule_of(site: Site) -> type[Rule] | None:
+    return next((r for r in ALL_RULES if site.name in r.calls), None)
 
 
 def _coupled_groups(

@@ -63,10 +63,12 @@ class Finding:
 
     @property
     def actionable(self) -> bool:
-        """Something a user should act on: a rewrite to make, or an unsafe empty to undo."""
+        """Something a user should act on: a rewrite to make, or an empty that is not proven
+        written before it is read (`unsafe`; `unproven` ones exist only where every empty is
+        judged, `scan --since`, and there they must prove themselves or be verified)."""
         if self.verdict is Verdict.SAFE and self.fix is not None:
             return True
-        return self.verdict is Verdict.UNSAFE and self.call in EMPTY_CALLS
+        return self.verdict is not Verdict.SAFE and self.call in EMPTY_CALLS
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,9 +128,9 @@ class FileResult:
 
 
 ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
-EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
+EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty", "torch.empty_strided")
 # The rewrite each zero-filling call gets, and the name it is spelled with in source.
-EMPTY_OF = dict(zip(ZEROS_CALLS, EMPTY_CALLS, strict=True))
+EMPTY_OF = dict(zip(ZEROS_CALLS, EMPTY_CALLS[:3], strict=True))
 EMPTY_NAME = {call: empty.rsplit(".", 1)[1] for call, empty in EMPTY_OF.items()}
 
 

@@ -123,20 +123,22 @@ def _try_repo(
     )
 
 
+def _config(repo: Path, src: Path, env: dict[str, str], *ids: str) -> Path:
+    rev = _git(src, env, "rev-parse", "HEAD").strip()
+    hooks = [{"id": i} for i in ids]
+    config = {"repos": [{"repo": str(src), "rev": rev, "hooks": hooks}]}
+    cfg = repo / ".pre-commit-config.yaml"
+    cfg.write_text(yaml.safe_dump(config))
+    return cfg
+
+
 def _run(
     repo: Path, src: Path, env: dict[str, str], *args: str
 ) -> subprocess.CompletedProcess[str]:
     """`pre-commit run` with a config pinning the snapshot: unlike try-repo, whose store is
     temporary, it reuses the hook environment in PRE_COMMIT_HOME across runs."""
     assert PRE_COMMIT is not None
-    rev = _git(src, env, "rev-parse", "HEAD").strip()
-    config = {
-        "repos": [
-            {"repo": str(src), "rev": rev, "hooks": [{"id": "zeroopt"}, {"id": "zeroopt-check"}]}
-        ]
-    }
-    cfg = repo / ".pre-commit-config.yaml"
-    cfg.write_text(yaml.safe_dump(config))
+    cfg = _config(repo, src, env, "zeroopt", "zeroopt-check")
     return subprocess.run(
         [PRE_COMMIT, "run", "--config", str(cfg), *args, "--verbose"],
         cwd=repo,
@@ -158,7 +160,7 @@ def _status(output: str, hook_name_prefix: str) -> str:
 
 def test_manifest_is_what_the_docs_promise() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
-    assert set(hooks) == {"zeroopt", "zeroopt-check"}
+    assert set(hooks) == {"zeroopt", "zeroopt-check", "zeroopt-guard"}
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["types_or"] == ["python", "pyi"]
@@ -166,6 +168,7 @@ def test_manifest_is_what_the_docs_promise() -> None:
         assert hook["minimum_pre_commit_version"] == "3.0.0"
     assert hooks["zeroopt"]["entry"].startswith("zeroopt apply --exit-non-zero-on-fix")
     assert hooks["zeroopt-check"]["entry"].startswith("zeroopt scan")
+    assert hooks["zeroopt-guard"]["entry"].startswith("zeroopt scan --since HEAD")
 
 
 def test_hooks_with_pre_commit_try_repo(
@@ -211,3 +214,114 @@ def test_empty_file_list_succeeds(hook_repo: tuple[Path, dict[str, str]], tmp_pa
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert _status(out, "zeroopt check") == "Skipped"
+
+
+GUARD_BASE = (
+    "import torch\n\n"
+    "def lengths(seq_lens, n):\n"
+    "    total = torch.zeros(n, dtype=torch.int32)\n"
+    "    total += seq_lens\n"
+    "    return total\n\n"
+    "def copy(x):\n"
+    "    out = torch.zeros(4)\n"
+    "    out.copy_(x)\n"
+    "    return out\n"
+)
+
+
+def _commit(repo: Path, env: dict[str, str], message: str) -> subprocess.CompletedProcess[str]:
+    """A real `git commit`, through the hook `pre-commit install` put in .git/hooks."""
+    return subprocess.run(
+        ["git", "commit", "-m", message],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def _install_guard(repo: Path, src: Path, env: dict[str, str]) -> None:
+    assert PRE_COMMIT is not None
+    cfg = _config(repo, src, env, "zeroopt-guard")
+    _git(repo, env, "add", cfg.name)
+    done = subprocess.run(
+        [PRE_COMMIT, "install"], cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_guard_blocks_a_commit_that_turns_a_read_zeros_into_empty(
+    hook_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    src, env = hook_repo
+    repo = _target(tmp_path, env, {"lengths.py": GUARD_BASE})
+    _git(repo, env, "commit", "-q", "-m", "base")
+    _install_guard(repo, src, env)
+    _git(repo, env, "commit", "-q", "-m", "hook")  # nothing python staged: the hook skips
+    head = _git(repo, env, "rev-parse", "HEAD")
+    # The accumulator's zeros are read: as an empty it is `unsafe`, and the commit is refused.
+    (repo / "lengths.py").write_text(
+        GUARD_BASE.replace("total = torch.zeros", "total = torch.empty")
+    )
+    _git(repo, env, "add", "lengths.py")
+    done = _commit(repo, env, "zeros -> empty")
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert _status(out, "zeroopt guard") == "Failed"
+    assert "ZO002" in out and "unsafe" in out, out
+    assert _git(repo, env, "rev-parse", "HEAD") == head
+    # An unstaged bad change is not what is committed: pre-commit stashes it, the guard passes
+    # on the staged, proven-safe rewrite.
+    (repo / "lengths.py").write_text(GUARD_BASE.replace("out = torch.zeros", "out = torch.empty"))
+    _git(repo, env, "add", "lengths.py")
+    (repo / "lengths.py").write_text(GUARD_BASE.replace("torch.zeros", "torch.empty"))
+    done = _commit(repo, env, "the safe rewrite only")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert _status(out, "zeroopt guard") == "Passed"
+    assert _git(repo, env, "rev-parse", "HEAD") != head
+    assert "total = torch.empty" in (repo / "lengths.py").read_text()  # the stash came back
+
+
+def _seed_builder():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "zeroopt_bench_guard_seed", ROOT / "bench" / "guard_seed.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The change the guard exists for, rebuilt at test time from the released wheel (never
+# committed here): SGLang 0.4.6.post5, the 23 zeros of init_cuda_graph_state turned into empty.
+SEED_WHEEL = "sglang-0.4.6.post5-py3-none-any.whl"
+SEED_SHA256 = "2a48053bd975e09ff10eabf1ef8bab4c913f3c3e16a3e45c13be1b4543cfeaed"
+
+
+def test_guard_blocks_the_sglang_seed_change(
+    hook_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    seed = _seed_builder()
+    assert (seed.WHEEL_NAME, seed.WHEEL_SHA256) == (SEED_WHEEL, SEED_SHA256)
+    wheel = seed.find_wheel()
+    if wheel is None:
+        pytest.skip(f"{SEED_WHEEL} is not available locally")
+    assert seed.sha256(wheel) == SEED_SHA256
+    src, env = hook_repo
+    repo = tmp_path / "sglang-checkout"
+    sites = seed.build_checkout(wheel, repo)
+    assert len(sites) == 23
+    _install_guard(repo, src, env)
+    _git(repo, env, "add", seed.BACKEND)
+    head = _git(repo, env, "rev-parse", "HEAD")
+    done = _commit(repo, env, "init_cuda_graph_state: zeros -> empty")
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert _status(out, "zeroopt guard") == "Failed"
+    assert "cache_seqlens" in out and "unsafe" in out, out
+    assert _git(repo, env, "rev-parse", "HEAD") == head
