@@ -93,7 +93,7 @@ class State:
 
     @cached_property
     def owned_memo(self) -> dict[str, list[str]]:
-        """Paths through each key that hold the buffer, filled by buffer_flow's `owns` as it asks
+        """Paths through each key that hold the buffer, filled by the dataflow's `owns` as it asks
         (a State never changes, so neither do the answers; `self` is asked about constantly)."""
         return {}
 

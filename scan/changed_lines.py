@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # git's name for the tree with nothing in it: what a first commit is compared against.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
-# What the dataflow says when a callee it cannot see is handed the buffer (buffer_flow.py).
+# What the dataflow says when a callee it cannot see is handed the buffer (analysis/dataflow/calls.py).
 _OPAQUE_CALLEE = re.compile(r"passed to `([^`]+)`, which is not known to only write it")
 # The file `decide` commands write the `--since` report to.
 REPORT_FILE = "zeroopt-since.json"
