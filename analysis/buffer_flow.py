@@ -18,6 +18,7 @@ from functools import cached_property
 from zeroopt.analysis import torch_api as api
 from zeroopt.analysis.cfg import CFG, Kind, Node
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
+from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import plain_dataclasses
 from zeroopt.analysis.resolve import Resolver, Scope, walk
@@ -778,6 +779,12 @@ class _Eval:
             if target is not None:
                 self.write(target, e, full=True, region=None, how=self._src(e)[:100])
             return target
+        # Triton launches of this module's kernels and the built-in custom-op library.
+        plan = kernel_plan(e, qual, self.ctx.resolver, self.ctx.scope)
+        if plan is not None and contract is None and not kernel_contract_for(qual, self.ctx.kernels):
+            apply_plan(self, e, plan)
+            self.unknown_call(e, f"call to `{name}`")
+            return None
         kernel = kernel_contract_for(qual, self.ctx.kernels)
         if (
             kernel is not None
