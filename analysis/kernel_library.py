@@ -20,7 +20,7 @@ Semantics, per parameter (any parameter not listed keeps the default for unknown
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,11 @@ def _collectives(
             "current process.' (the output list is not followed)",
         ),
     )
-    return tuple(c for c in every if only is None or c.name.rsplit(".", 1)[1] in only)
+    return tuple(
+        replace(c, ignored=c.ignored & frozenset(c.params))
+        for c in every
+        if only is None or c.name.rsplit(".", 1)[1] in only
+    )
 
 
 _DS_EXTRA = ("prof", "log_name", "debug")
