@@ -59,7 +59,8 @@ def _collectives(
         OpContract(
             f"{prefix}.broadcast",
             ("tensor", "src", "group", "async_op", *(extra or ("group_src",))),
-            reads_writes=frozenset({"tensor"}),
+            # Read on the source rank only, written on the others: which one runs is not known.
+            accumulates=frozenset({"tensor"}),
             ignored=ignored,
             unless_false=frozenset({"async_op"}),
             source=f"{src}; {_TORCH_C10D}:3100 (broadcast): 'Data to be sent if src is the rank of "
