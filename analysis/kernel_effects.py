@@ -88,11 +88,13 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
     summary = _summaries(resolver, module).get(func.value.id)
     if summary is None:
         return None
-    if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+    if any(isinstance(a, ast.Starred) for a in e.args):
         return None
     bound: list[tuple[str | None, ast.expr]] = [
         (summary.params[i] if i < len(summary.params) else None, a) for i, a in enumerate(e.args)
     ]
+    # `**options` (num_warps, ...): whatever it holds is passed on unseen (opaque); it cannot
+    # re-bind the parameters given here (Python rejects a repeated keyword).
     bound += [(k.arg if k.arg in summary.params else None, k.value) for k in e.keywords]
     where = f"Triton kernel `{summary.name}` (line {summary.line})"
     effects = []
