@@ -1,6 +1,7 @@
 """Differential soundness at scale: generated programs, every zeros site poisoned, vs the analysis.
 
     python bench/soundness.py --programs 5000 --seed 0 [--jobs 2] [--unsound-dir DIR]
+    python bench/soundness.py --triton --programs 100 --seed 0   # Triton kernels, interpreted
 
 Prints: programs, sites, sites unsafe by execution, the analysis' verdicts, the unsound count (a
 `safe` verdict on a site whose poisoning changed the result; must be 0) and recall (the share of
@@ -11,6 +12,7 @@ and written there as NNN.py with the observed difference in a comment.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import subprocess
 import sys
@@ -96,6 +98,21 @@ def run_chunk(seeds: range) -> Tally:
     tally = Tally()
     for seed in seeds:
         program = random_program(seed)
+        tally.add(seed, program.tags, check_program(program.source, engine_findings))
+    return tally
+
+
+def run_triton_chunk(seeds: range) -> Tally:
+    """Programs launching their own Triton kernels, run by Triton's interpreter on CPU."""
+    os.environ["TRITON_INTERPRET"] = "1"
+    import triton.language  # noqa: F401  (imported once here: the programs' own import is fast)
+
+    from tests.soundness.triton_programs import random_triton_program, register_source
+
+    tally = Tally()
+    for seed in seeds:
+        program = random_triton_program(seed)
+        register_source(program.source)
         tally.add(seed, program.tags, check_program(program.source, engine_findings))
     return tally
 
@@ -195,17 +212,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--unsound-dir", type=Path, help="minimise and write unsound cases here")
     parser.add_argument("--max-unsound-files", type=int, default=30)
+    parser.add_argument(
+        "--triton", action="store_true", help="programs with Triton kernels (needs triton)"
+    )
     args = parser.parse_args(argv)
+    if args.triton:
+        os.environ["TRITON_INTERPRET"] = "1"  # before any worker imports triton
+    work = run_triton_chunk if args.triton else run_chunk
     start = time.perf_counter()
     total = Tally()
     parts = list(chunks(args.seed, args.programs, 25))
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
-            for tally in pool.map(run_chunk, parts):
+            for tally in pool.map(work, parts):
                 total.merge(tally)
     else:
         for part in parts:
-            total.merge(run_chunk(part))
+            total.merge(work(part))
     seconds = time.perf_counter() - start
     print(render(total, seconds, args), end="")
     if args.unsound_dir and total.unsound:

@@ -50,6 +50,16 @@ other modules reading their caller's frame do not read buffers behind the analys
 parameter annotated `int` holds a Python int (unless the function uses it as an object). Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
 stepped by a loop or an unpacking.
+
+Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module
+uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through
+its arguments; a pointer it never dereferences is not read; a load is a definite read only when
+it is unmasked, at the top level of the kernel and before any `return` (else a possible read);
+every store is a partial write (store index sets are not combined with the grid); load-then-store
+and atomics are a possible read and a partial write; a pointer used any other way (handed to a
+helper, returned, ...) keeps the default for unknown code. Custom ops and collectives follow the
+built-in contracts of analysis/kernel_library.py, each citing its source; `async_op=True`
+collectives are unknown code.
 """
 
 from __future__ import annotations

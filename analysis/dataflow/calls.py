@@ -11,6 +11,7 @@ from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.stores import Stores
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
+from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View
 
 
@@ -84,6 +85,12 @@ class Calls(Stores):
             if target is not None:
                 self.write(target, e, full=True, region=None, how=self._src(e)[:100])
             return target
+        # Triton launches of this module's kernels and the built-in custom-op library.
+        plan = kernel_plan(e, qual, self.ctx.resolver, self.ctx.scope)
+        if plan is not None and contract is None and not kernel_contract_for(qual, self.ctx.kernels):
+            apply_plan(self, e, plan)
+            self.unknown_call(e, f"call to `{name}`")
+            return None
         kernel = kernel_contract_for(qual, self.ctx.kernels)
         if (
             kernel is not None

@@ -1,0 +1,209 @@
+"""What a kernel call does to each argument, for the dataflow: Triton launches of kernels defined
+in the scanned module (triton_summary.py) and the built-in library of custom-op contracts
+(kernel_library.py). `kernel_plan` says, per argument, one of:
+
+- `none`: not read and not written (shapes and scalars, pointers the kernel never dereferences);
+- `read` / `maybe-read`: read (definitely, or possibly: masked or conditional loads);
+- `write`: written in full without being read; `write-part`: some elements written;
+- `accumulate`: possibly read, then written in part (load then store, atomics);
+- `read-write`: read in full, then written in full (in-place ops such as all_reduce);
+- `opaque`: the analysis' default for code it cannot see (possible read, then lost).
+
+`apply_plan` applies it through the dataflow evaluator (analysis/dataflow/calls.py). Every message names the
+summary or the contract (with its source) that decided it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from zeroopt.analysis.kernel_library import OpContract, op_contract_for
+from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.triton_summary import TritonSummary, module_kernels
+
+
+@dataclass(frozen=True)
+class ArgEffect:
+    arg: ast.expr
+    action: str
+    how: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    what: str  # the callee, for messages
+    effects: tuple[ArgEffect, ...]
+    # A Triton kernel reaches memory only through its arguments; a custom op likewise.
+    unknown_code: bool = True
+
+
+_CACHE: dict[int, tuple[ast.Module, dict[str, TritonSummary]]] = {}
+
+
+def _module_of(scope: Scope) -> ast.Module | None:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope.node if isinstance(scope.node, ast.Module) else None
+
+
+def _summaries(resolver: Resolver, module: ast.Module) -> dict[str, TritonSummary]:
+    hit = _CACHE.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+
+    def qualify_at(fn: ast.AST, e: ast.expr) -> str | None:
+        scope = resolver.scopes.get(fn) or resolver.scopes.get(module)
+        return resolver.qualified(scope, e) if scope is not None else None
+
+    found = module_kernels(module, qualify_at)
+    if len(_CACHE) > 8:
+        _CACHE.clear()
+    _CACHE[id(module)] = (module, found)
+    return found
+
+
+def _module_binding(scope: Scope, name: str) -> bool:
+    """`name`, seen from `scope`, is the module's own global (no local or enclosing binding)."""
+    first = True
+    current: Scope | None = scope
+    if name in scope.global_names:
+        return True
+    while current is not None:
+        if (first or not current.is_class) and name in current.bindings:
+            return current.parent is None
+        first = False
+        current = current.parent
+    return False
+
+
+def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
+    func = e.func
+    if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
+        return None
+    module = _module_of(scope)
+    if module is None or not _module_binding(scope, func.value.id):
+        return None
+    summary = _summaries(resolver, module).get(func.value.id)
+    if summary is None:
+        return None
+    if any(isinstance(a, ast.Starred) for a in e.args):
+        return None
+    bound: list[tuple[str | None, ast.expr]] = [
+        (summary.params[i] if i < len(summary.params) else None, a) for i, a in enumerate(e.args)
+    ]
+    # `**options` (num_warps, ...): whatever it holds is passed on unseen (opaque); it cannot
+    # re-bind the parameters given here (Python rejects a repeated keyword).
+    bound += [(k.arg if k.arg in summary.params else None, k.value) for k in e.keywords]
+    where = f"Triton kernel `{summary.name}` (line {summary.line})"
+    effects = []
+    for p, a in bound:
+        if p is None:
+            effects.append(ArgEffect(a, "opaque", f"not a parameter of {where}"))
+            continue
+        eff = summary.effects[p]
+        kind = eff.kind
+        at = f" at line {eff.line}" if eff.line else ""
+        if kind == "unknown":
+            effects.append(ArgEffect(a, "opaque", f"`{p}` of {where}: {eff.unknown}"))
+        elif kind == "unused":
+            effects.append(ArgEffect(a, "none", f"`{p}` of {where}: never dereferenced"))
+        elif kind == "loaded":
+            effects.append(
+                ArgEffect(
+                    a,
+                    "read" if eff.definite_load else "maybe-read",
+                    f"`{p}` of {where}: loaded{at}"
+                    + ("" if eff.definite_load else " (masked or conditional)"),
+                )
+            )
+        elif kind == "stored":
+            effects.append(
+                ArgEffect(a, "write-part", f"`{p}` of {where}: stored{at}, region not proven whole")
+            )
+        else:
+            text = "atomics" if kind == "atomic" else "loaded and stored (accumulates)"
+            effects.append(ArgEffect(a, "accumulate", f"`{p}` of {where}: {text}{at}"))
+    return Plan(f"{func.value.id}[...]", tuple(effects))
+
+
+def _op_plan(e: ast.Call, op: OpContract) -> Plan | None:
+    if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+        return None
+    if len(e.args) > len(op.params):
+        return None
+    bound = [(op.params[i], a) for i, a in enumerate(e.args)]
+    bound += [(k.arg, k.value) for k in e.keywords if k.arg is not None]
+    for p, a in bound:
+        if p in op.unless_false and not (isinstance(a, ast.Constant) and a.value is False):
+            return None  # async_op=True: nothing is written yet when the call returns
+    src = f"contract of `{op.name}` ({op.source})"
+    effects = []
+    for p, a in bound:
+        if p in op.reads_writes:
+            effects.append(ArgEffect(a, "read-write", f"`{p}` read then written in full: {src}"))
+        elif p in op.writes:
+            effects.append(ArgEffect(a, "write", f"`{p}` written in full: {src}"))
+        elif p in op.writes_part:
+            effects.append(
+                ArgEffect(a, "write-part", f"`{p}` written in part ({op.writes_part[p]}): {src}")
+            )
+        elif p in op.accumulates:
+            effects.append(ArgEffect(a, "accumulate", f"`{p}` accumulated into: {src}"))
+        elif p in op.reads:
+            effects.append(ArgEffect(a, "read", f"`{p}` read: {src}"))
+        elif p in op.reads_part:
+            effects.append(
+                ArgEffect(a, "maybe-read", f"`{p}` read in part ({op.reads_part[p]}): {src}")
+            )
+        elif p in op.ignored or p in op.unless_false:
+            effects.append(ArgEffect(a, "none", f"`{p}`: not a tensor ({src})"))
+        else:
+            effects.append(ArgEffect(a, "opaque", f"`{p}` not described by the {src}"))
+    return Plan(op.name, tuple(effects))
+
+
+def kernel_plan(e: ast.Call, qual: str | None, resolver: Resolver, scope: Scope) -> Plan | None:
+    plan = _triton_plan(e, resolver, scope)
+    if plan is not None:
+        return plan
+    op = op_contract_for(qual)
+    if op is not None:
+        return _op_plan(e, op)
+    return None
+
+
+_ORDER = {"none": 0, "read": 1, "maybe-read": 1, "opaque": 1, "read-write": 1, "accumulate": 1}
+
+
+def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
+    """Reads first, then writes (a kernel reads its inputs before its outputs are final)."""
+    writes_after: list[tuple[ArgEffect, Any]] = []
+    for eff in sorted(plan.effects, key=lambda x: _ORDER.get(x.action, 2)):
+        a = eff.arg
+        if eff.action == "none":
+            ev.eval(a)
+            continue
+        if eff.action in ("write", "write-part"):
+            ref = ev.eval(a)
+            if ref is not None:
+                ev.write(ref, a, full=eff.action == "write", region=None, how=eff.how)
+            continue
+        ref = ev._eval_value(a)
+        if ref is None:
+            continue
+        if eff.action == "opaque":
+            ev.read(ref, a, definite=False, how=f"passed to `{plan.what}`: {eff.how}")
+            ev.lost(a, f"passed to `{plan.what}` ({eff.how})")
+        elif eff.action in ("read", "read-write"):
+            ev.read(ref, a, definite=True, how=eff.how)
+            if eff.action == "read-write":
+                writes_after.append((eff, ref))
+        elif eff.action == "maybe-read":
+            ev.read(ref, a, definite=False, how=eff.how)
+        elif eff.action == "accumulate":
+            ev.read(ref, a, definite=False, how=eff.how)
+            writes_after.append((eff, ref))
+    for eff, ref in writes_after:
+        ev.write(ref, eff.arg, full=eff.action == "read-write", region=None, how=eff.how)

@@ -1,0 +1,326 @@
+"""What a `@triton.jit` kernel of the scanned file does to each pointer it is given.
+
+A summary is derived from the kernel's source, per parameter: never dereferenced, loaded
+(read), stored, loaded and stored (an accumulator), or updated by atomics. Pointers are followed
+through pointer arithmetic (`p + offs`, `p[:, None]`, `tl.where`, `tl.make_block_ptr`,
+`tl.advance`, `tl.multiple_of`, ...) into `tl.load`, `tl.store` and `tl.atomic_*`. A parameter
+used in any other way (handed to a helper, stored as a value, returned, ...) is `unknown`, and
+its argument at the launch keeps the analysis' default for code it cannot see.
+
+What a summary claims about a launch (`kernel[grid](...)`):
+- a parameter never dereferenced: its argument is not read and not written;
+- loaded only: the argument is read; a definite read only when the load is unmasked, outside
+  any branch or loop and the kernel has no early `return` (otherwise a possible read);
+- stored only: written in part (which elements depends on the grid, masks and values);
+- loaded and stored, or atomics: possibly read, then written in part.
+Store index sets are not yet combined with the grid, so no launch counts as a full write.
+Checked by execution in tests/test_triton_summary.py (TRITON_INTERPRET=1, poisoned buffers).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+_TL = "triton.language."
+# Calls whose result is a pointer derived from the listed positional arguments.
+_PASS_THROUGH = {
+    "where": (1, 2),
+    "make_block_ptr": (0,),
+    "make_tensor_descriptor": (0,),
+    "advance": (0,),
+    "multiple_of": (0,),
+    "max_contiguous": (0,),
+    "max_constancy": (0,),
+    "broadcast_to": (0,),
+    "reshape": (0,),
+    "view": (0,),
+    "expand_dims": (0,),
+    "broadcast": (0, 1),
+}
+_KW_BASE = {"make_block_ptr": "base", "make_tensor_descriptor": "base"}
+_ATOMICS = frozenset(
+    {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas", "atomic_and",
+     "atomic_or", "atomic_xor"}
+)  # fmt: skip
+_JIT = frozenset({"triton.jit", "triton.runtime.jit.jit", "triton.language.jit"})
+# Decorators that launch the jitted function itself with the launch's arguments: triton's own,
+# and sglang's `cached_triton_kernel` (sglang 0.5.23 sglang/srt/utils/common.py:4949; its
+# `CachedKernel.__getitem__` launcher calls `self.fn[grid](*args, **kwargs)`, line 4915).
+_WRAPPERS = frozenset(
+    {"triton.autotune", "triton.heuristics", "triton.runtime.autotune",
+     "sglang.srt.utils.cached_triton_kernel", "sglang.srt.utils.common.cached_triton_kernel"}
+)  # fmt: skip
+# Re-exports of triton and triton.language (vllm/triton_utils/__init__.py: `import triton`,
+# `import triton.language as tl` when triton is installed, placeholders otherwise).
+_ALIASES = (("vllm.triton_utils.tl.", _TL), ("vllm.triton_utils.triton.", "triton."))
+
+
+def normalise(name: object) -> str | None:
+    """A qualified name with triton's known re-exports mapped back to triton's own."""
+    if not isinstance(name, str):
+        return None
+    for alias, real in _ALIASES:
+        if name.startswith(alias):
+            return real + name[len(alias) :]
+    return name
+
+
+@dataclass
+class ParamEffect:
+    loads: bool = False
+    definite_load: bool = False  # some load is unmasked, unconditional, before any return
+    stores: bool = False
+    atomics: bool = False
+    unknown: str = ""  # how it is used otherwise (empty: not at all)
+    line: int = 0  # first dereference or unknown use
+
+    @property
+    def kind(self) -> str:
+        if self.unknown:
+            return "unknown"
+        if self.atomics:
+            return "atomic"
+        if self.loads and self.stores:
+            return "accumulate"
+        if self.stores:
+            return "stored"
+        if self.loads:
+            return "loaded"
+        return "unused"
+
+
+@dataclass
+class TritonSummary:
+    name: str
+    line: int
+    params: tuple[str, ...]
+    effects: dict[str, ParamEffect] = field(default_factory=dict)
+
+
+def is_triton_kernel(fn: ast.FunctionDef, qualify: object) -> bool:
+    """Decorated with `@triton.jit` (possibly under `@triton.autotune`/`@triton.heuristics`),
+    and nothing else."""
+    if not fn.decorator_list:
+        return False
+    found = False
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = normalise(qualify(target)) if callable(qualify) else None
+        if name in _JIT:
+            found = True
+        elif name not in _WRAPPERS:
+            return False
+    return found
+
+
+def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
+    """`qualify(expr)` gives the qualified name of a callee (`tl.load` -> triton.language.load)."""
+    args = fn.args
+    params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+    summary = TritonSummary(fn.name, fn.lineno, params, {p: ParamEffect() for p in params})
+    if args.vararg or args.kwarg:
+        for e in summary.effects.values():
+            e.unknown = "the kernel takes *args or **kwargs"
+        return summary
+
+    def tl_name(func: ast.expr) -> str | None:
+        name = normalise(qualify(func)) if callable(qualify) else None
+        if isinstance(name, str) and name.startswith(_TL):
+            return name[len(_TL) :]
+        return None
+
+    # 1. Which parameters each local name may point into (flow-insensitive, to a fixpoint).
+    derived: dict[str, set[str]] = {p: {p} for p in params}
+
+    def roots(e: ast.expr | None) -> set[str]:
+        """Parameters the pointer value of `e` may be derived from."""
+        if e is None:
+            return set()
+        if isinstance(e, ast.Name):
+            return set(derived.get(e.id, ()))
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
+            return roots(e.left) | roots(e.right)
+        if isinstance(e, ast.Subscript):
+            return roots(e.value)
+        if isinstance(e, ast.IfExp):
+            return roots(e.body) | roots(e.orelse)
+        if isinstance(e, ast.Call):
+            name = tl_name(e.func)
+            if name in _PASS_THROUGH:
+                out: set[str] = set()
+                for i in _PASS_THROUGH[name]:
+                    if i < len(e.args):
+                        out |= roots(e.args[i])
+                for k in e.keywords:
+                    if k.arg == _KW_BASE.get(name):
+                        out |= roots(k.value)
+                return out
+            if isinstance(e.func, ast.Attribute) and e.func.attr == "to" and not tl_name(e.func):
+                return roots(e.func.value)  # `p.to(tl.pointer_type(...))`
+        return set()
+
+    def targets(t: ast.expr) -> list[str]:
+        if isinstance(t, ast.Name):
+            return [t.id]
+        if isinstance(t, ast.Tuple | ast.List):
+            return [n for x in t.elts for n in targets(x)]
+        if isinstance(t, ast.Starred):
+            return targets(t.value)
+        return []
+
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(fn):
+            pairs: list[tuple[list[str], ast.expr | None]] = []
+            if isinstance(node, ast.Assign):
+                value = node.value
+                if isinstance(value, ast.Tuple) and all(
+                    isinstance(t, ast.Tuple) and len(t.elts) == len(value.elts)
+                    for t in node.targets
+                ):
+                    for t in node.targets:
+                        assert isinstance(t, ast.Tuple)
+                        pairs += [(targets(a), b) for a, b in zip(t.elts, value.elts, strict=True)]
+                else:
+                    pairs += [(targets(t), value) for t in node.targets]
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+                pairs.append((targets(node.target), node.value))
+            elif isinstance(node, ast.For):
+                # Iterating a pointer block is not understood: the loop variable may point anywhere.
+                pairs.append((targets(node.target), node.iter))
+            for names, assigned in pairs:
+                src = roots(assigned)
+                for n in names:
+                    cur = derived.setdefault(n, set())
+                    if not src <= cur:
+                        cur |= src
+                        changed = True
+
+    # 2. Every use of a pointer-valued name, by context.
+    has_return = any(isinstance(n, ast.Return) for n in ast.walk(fn))
+
+    def mark(rs: set[str], what: str, line: int, definite: bool = False) -> None:
+        for p in rs:
+            eff = summary.effects[p]
+            if not eff.line:
+                eff.line = line
+            if what == "load":
+                eff.loads = True
+                eff.definite_load = eff.definite_load or definite
+            elif what == "store":
+                eff.stores = True
+            elif what == "atomic":
+                eff.atomics = True
+            elif not eff.unknown:
+                eff.unknown = what
+
+    def pointer_position(e: ast.expr, consumed: set[int]) -> None:
+        """`e` is a pointer expression consumed by pointer arithmetic: its pointer parts are
+        consumed, any other sub-expression is an ordinary use."""
+        if isinstance(e, ast.Name):
+            consumed.add(id(e))
+        elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
+            pointer_position(e.left, consumed)
+            pointer_position(e.right, consumed)
+        elif isinstance(e, ast.Subscript):
+            pointer_position(e.value, consumed)
+        elif isinstance(e, ast.IfExp):
+            pointer_position(e.body, consumed)
+            pointer_position(e.orelse, consumed)
+        elif isinstance(e, ast.Call):
+            name = tl_name(e.func)
+            if name in _PASS_THROUGH:
+                for i in _PASS_THROUGH[name]:
+                    if i < len(e.args):
+                        pointer_position(e.args[i], consumed)
+                for k in e.keywords:
+                    if k.arg == _KW_BASE.get(name):
+                        pointer_position(k.value, consumed)
+            elif isinstance(e.func, ast.Attribute) and e.func.attr == "to" and not name:
+                pointer_position(e.func.value, consumed)
+
+    consumed: set[int] = set()  # Name nodes whose pointer use is understood
+    top_exprs: set[int] = set()  # nodes of the body's own statements (not under if/for/while)
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign):
+            top_exprs.update(id(x) for x in ast.walk(stmt))
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+            if node.value is not None:
+                pointer_position(node.value, consumed)
+        elif isinstance(node, ast.Compare):
+            # `p is None` / `p is not None`: which optional pointers were given.
+            if (
+                isinstance(node.left, ast.Name)
+                and all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops)
+                and all(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
+            ):
+                consumed.add(id(node.left))
+        elif isinstance(node, ast.Attribute) and node.attr in ("dtype", "type"):
+            if isinstance(node.value, ast.Name):
+                consumed.add(id(node.value))  # `p.dtype.element_ty`: metadata
+        elif isinstance(node, ast.Call):
+            name = tl_name(node.func)
+            ptr: ast.expr | None = node.args[0] if node.args else None
+            for k in node.keywords:
+                if k.arg == "pointer":
+                    ptr = k.value
+            if name in ("load", "store") or name in _ATOMICS:
+                if ptr is None:
+                    continue
+                pointer_position(ptr, consumed)
+                rs = roots(ptr)
+                if name == "load":
+                    masked = len(node.args) > 1 or any(
+                        k.arg in ("mask", "other", "boundary_check") for k in node.keywords
+                    )
+                    definite = not masked and not has_return and id(node) in top_exprs
+                    mark(rs, "load", node.lineno, definite)
+                else:
+                    mark(rs, "store" if name == "store" else "atomic", node.lineno)
+
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in consumed
+            and derived.get(node.id)
+        ):
+            mark(derived[node.id], f"`{node.id}` used at line {node.lineno}", node.lineno)
+    return summary
+
+
+def module_kernels(module: ast.Module, qualify_at: object) -> dict[str, TritonSummary]:
+    """The module's top-level `@triton.jit` functions, by name, that nothing else in the module
+    binds (`qualify_at(fn, expr)` qualifies an expression inside `fn`)."""
+    defs: dict[str, list[ast.FunctionDef]] = {}
+    other: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, ast.FunctionDef):
+            defs.setdefault(stmt.name, []).append(stmt)
+        else:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                    other.add(n.id)
+                elif isinstance(n, ast.alias):
+                    other.add((n.asname or n.name).split(".")[0])
+                elif isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+                    other.add(n.name)
+    for n in ast.walk(module):
+        if isinstance(n, ast.Global):
+            other.update(n.names)
+    out: dict[str, TritonSummary] = {}
+    for name, fns in defs.items():
+        if len(fns) != 1 or name in other:
+            continue
+        fn = fns[0]
+
+        def q(e: ast.expr, fn: ast.FunctionDef = fn) -> str | None:
+            return qualify_at(fn, e) if callable(qualify_at) else None
+
+        if is_triton_kernel(fn, q):
+            out[name] = summarise(fn, q)
+    return out
