@@ -3,7 +3,7 @@
 `analyse_buffer` runs a forward dataflow over the function's CFG (cfg.py) with the state of
 state.py, then one last pass over the fixpoint that records what decides the verdict. The
 expression evaluator `_Eval` knows Python evaluation order and the torch semantics of
-torch_api.py; whatever it does not recognise is a possible read, never silently ignored.
+analysis/semantics; whatever it does not recognise is a possible read, never silently ignored.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from zeroopt.analysis import torch_api as api
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import CFG, Kind, Node
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.options import Contract
@@ -86,6 +86,10 @@ class Context:
     # Code of this module reads call frames (`sys._getframe(1).f_locals`): any callee may read
     # the caller's locals, so a buffer is reachable from the start.
     frames_read: bool = False
+    # Reads of this buffer cannot see memory (a fake implementation, the meta device): why.
+    no_data: str = ""
+    # `empty_like(x)` of a zero-size `x` made just before: the buffer has no element.
+    zero_size: bool = False
     # Source text of expressions, by node id: the same calls are unparsed for every buffer and
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.
@@ -435,6 +439,7 @@ class _Eval:
             self.escape(node, how)
             self._issue(UNPROVEN, node, "escape", how)
             self.st = replace(self.st, lost=True)
+            self._wrote_somewhere(node)
             if not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
@@ -465,7 +470,17 @@ class _Eval:
             return  # reads exactly a slice written on every path
         if ref.view is View.MAYBE:
             definite = False
-        if definite and not st.touched:
+        if definite and self.ctx.no_data:
+            definite, how = False, f"{how} ({self.ctx.no_data})"
+        if definite and not st.touched and 0 < st.some_write < getattr(node, "lineno", self.line):
+            self._issue(
+                UNPROVEN,
+                node,
+                "read",
+                f"read before any write only where the write at line {st.some_write} does not "
+                f"run (a branch not taken, a loop with no iteration): {how}",
+            )
+        elif definite and not st.touched:
             self._issue(UNSAFE, node, "read", f"read before any write: {how}")
         elif definite:
             self._issue(
@@ -475,6 +490,7 @@ class _Eval:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
 
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+        self._wrote_somewhere(node)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
@@ -517,6 +533,10 @@ class _Eval:
                 f"slices together cover the buffer: {how}",
             )
         self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
+
+    def _wrote_somewhere(self, node: ast.AST) -> None:
+        if not self.st.some_write:
+            self.st = replace(self.st, some_write=getattr(node, "lineno", self.line))
 
     def _note_view(self, bucket: list[tuple[int, str]], node: ast.AST, text: str) -> None:
         assert self.rec is not None
@@ -571,7 +591,7 @@ class _Eval:
                 )  # fmt: skip
         dims = _alloc_dims(node, self.ctx.int_names)
         # A literal zero-size dimension: no element exists, so none can be read unwritten.
-        empty = any(text == "0" for text, _ in dims)
+        empty = self.ctx.zero_size or any(text == "0" for text, _ in dims)
         if empty and self.rec is not None:
             self.rec.note(
                 self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
@@ -833,18 +853,24 @@ class _Eval:
                     )
                 continue
             if key == "out" and qual in api.OUT_FUNCTIONS:
-                ref = self.eval(a)
-                if ref is not None:
+                outs = a.elts if isinstance(a, ast.Tuple | ast.List) else [a]
+                for out in outs:
+                    ref = self.eval(out)
+                    if ref is None:
+                        continue
                     # out= is resized to the result's shape: a smaller result leaves the rest
                     # of the storage unwritten, and `as_strided`, `resize_` or a storage view can
                     # reach it later. So it counts as written, never as written in full.
                     self.write(
                         ref,
-                        a,
+                        out,
                         full=False,
                         region=None,
                         how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
                     )
+                continue
+            if key in (0, "input") and qual in api.BETA_IGNORES_INPUT and _beta_zero(e):
+                self.eval(a)  # beta=0: the input is ignored, only its shape broadcasts
                 continue
             if qual in api.METADATA_FUNCTIONS and key in (0, "input", "obj"):
                 self.eval(a)  # only the shape, dtype, ... of the first argument are looked at
@@ -987,7 +1013,7 @@ class _Eval:
         if m in api.READ_METHODS:
             self.read(recv, e, definite=True, how=f"`{how}`")
             return None
-        if m in ("data_ptr", "untyped_storage", "storage", "numpy", "__dlpack__", "share_memory_"):
+        if m in api.EXPOSES_MEMORY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` exposes the memory")
             self.lost(e, f"memory exposed by `{how}`")
             return None
@@ -1746,14 +1772,19 @@ def _comp_targets(e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorEx
     return names
 
 
-_TENSOR_METHODS = (
-    api.METADATA_METHODS | api.FULL_WRITE_METHODS | api.PARTIAL_WRITE_METHODS | api.FULL_VIEW_METHODS
-    | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.READ_METHODS | api.READ_MODIFY_WRITE_METHODS
-)  # fmt: skip
-_FUNCTIONAL_VIEWS = (
-    api.FULL_VIEW_METHODS | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.SPLIT_METHODS
-    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d"}
-) - {"to", "cuda", "cpu", "type"}  # fmt: skip
+_TENSOR_METHODS = api.TENSOR_METHODS
+_FUNCTIONAL_VIEWS = api.FUNCTIONAL_VIEWS
+
+
+def _beta_zero(e: ast.Call) -> bool:
+    """`beta=0` or `beta=0.0`, literally (api.BETA_IGNORES_INPUT)."""
+    return any(
+        k.arg == "beta"
+        and isinstance(k.value, ast.Constant)
+        and type(k.value.value) in (int, float)
+        and k.value.value == 0
+        for k in e.keywords
+    )
 
 
 def _is_tensor_method(name: str) -> bool:
@@ -1765,17 +1796,9 @@ def _is_tensor_method(name: str) -> bool:
 # --- the fixpoint --------------------------------------------------------------------------------
 
 
-# Frames and their attributes reach every local variable.
-_FRAME_ATTRS = frozenset(
-    {"f_locals", "f_globals", "tb_frame", "f_back", "gi_frame", "cr_frame", "ag_frame"}
-)
-_FRAME_NAMES = frozenset(
-    {"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe", *_FRAME_ATTRS}
-)
-# Attributes that reach every attribute of an object: using one uses the object whole.
-_REFLECTIVE_ATTRS = frozenset(
-    {"__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__"}
-)
+_FRAME_ATTRS = api.FRAME_ATTRS
+_FRAME_NAMES = api.FRAME_NAMES
+_REFLECTIVE_ATTRS = api.REFLECTIVE_ATTRS
 _ANY = "*"  # a node that can reach every variable (frame introspection): never skipped
 
 
@@ -1796,7 +1819,7 @@ class _Mentions:
 
 # Methods that open or close a CUDA-graph capture by hand: between them, tensor operations are
 # recorded, not run, and no order of this function's statements says which writes happened.
-_MANUAL_CAPTURE = frozenset({"capture_begin", "capture_end"})
+_MANUAL_CAPTURE = api.MANUAL_CAPTURE
 
 
 def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
