@@ -90,6 +90,8 @@ class Context:
     no_data: str = ""
     # `empty_like(x)` of a zero-size `x` made just before: the buffer has no element.
     zero_size: bool = False
+    # The guard (ZO002): a read is `unsafe` only if no write ran before it on any path.
+    certain_reads_only: bool = False
     # Source text of expressions, by node id: the same calls are unparsed for every buffer and
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.
@@ -472,7 +474,12 @@ class _Eval:
             definite = False
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
-        if definite and not st.touched and 0 < st.some_write < getattr(node, "lineno", self.line):
+        if (
+            definite
+            and not st.touched
+            and self.ctx.certain_reads_only
+            and 0 < st.some_write < getattr(node, "lineno", self.line)
+        ):
             self._issue(
                 UNPROVEN,
                 node,

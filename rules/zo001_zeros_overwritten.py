@@ -50,6 +50,13 @@ other modules reading their caller's frame do not read buffers behind the analys
 parameter annotated `int` holds a Python int (unless the function uses it as an object). Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
 stepped by a loop or an unpacking.
+
+Torch semantics come from analysis/semantics (each entry names its documentation page; the
+`out=` table is generated from torch's operator schemas). Reads lose their certainty (never
+`unsafe`) in a function registered with `torch.library.register_fake`/`impl_abstract` and for
+a tensor allocated with `device="meta"`: neither has data. `beta=0` (literally) makes
+`addmm`/`baddbmm`/`addmv`/`addbmm` ignore their input, as their documentation says. An
+`empty_like(x)` right after `x = torch.empty((0,), ...)` has no element.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from zeroopt.rules import ALL_RULES
 from zeroopt.rules.verdict import explain
 from zeroopt.rules.zo001_zeros_overwritten import ZerosOverwrittenBeforeRead
 from zeroopt.scan.findings import (
+    EMPTY_CALLS,
     EMPTY_NAME,
     FileError,
     FileResult,
@@ -203,6 +204,7 @@ def _analyse_tree(
             frames_read=frames_read,
             no_data=no_data_reason(site, resolver),
             zero_size=zero_size_like(site, resolver),
+            certain_reads_only=site.name in EMPTY_CALLS,
         )
         outcome = analyse_buffer(cfg, ctx)
         for rule in rules:

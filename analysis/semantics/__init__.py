@@ -82,6 +82,11 @@ FAKE_REGISTRATIONS = frozenset(
     {"torch.library.register_fake", "torch.library.impl_abstract", "torch.library.register_meta"}
 )
 
+# The allocations the rules judge, as the findings name them (`Tensor.x` is a method call), and
+# the empty twin each zero-filling one is rewritten to, position for position.
+ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
+EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
+
 # torch factories that allocate a fresh tensor of the shape they are given.
 ALLOCATION_FUNCTIONS = frozenset(
     {"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn"}
