@@ -7,9 +7,11 @@ element read is no `unsafe` read, whatever the code does with it.
 - A tensor on the `meta` device: "tensors on the meta device carry no data"
   (https://pytorch.org/docs/stable/meta.html).
 - `empty_like(x)` right after `x = torch.empty((0,), ...)`: zero elements.
+- `empty_like(x)` as the first statement of `if n == 0:` right after `assert x.shape[0] == n * k`.
 
-The first two only stop reads from being *certain* (`unsafe` -> `unproven`): nothing here makes
-a buffer `safe`. The third is the literal zero-size dimension rule applied through one name.
+Fake implementations, meta tensors and asserted sizes only stop reads from being *certain*
+(`unsafe` -> `unproven`): nothing of theirs makes a buffer `safe`. The literal zero-size case is
+the zero-size dimension rule applied through one name.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ def no_data_reason(site: Site, resolver: Resolver) -> str:
     device = next((k.value for k in site.call.keywords if k.arg == "device"), None)
     if _is_meta(device, site.scope, resolver):
         return "a tensor on the meta device has no data"
+    asserted = _asserted_empty(site)
+    if asserted:
+        return asserted
     scope: Scope | None = site.scope
     while scope is not None:
         node = scope.node
@@ -43,6 +48,73 @@ def no_data_reason(site: Site, resolver: Resolver) -> str:
                     )
         scope = scope.parent
     return ""
+
+
+def _asserted_empty(site: Site) -> str:
+    """`assert x.shape[0] == n * k` directly followed by `if n == 0:` whose first statement is
+    `y = torch.empty_like(x)`: x has no rows there. Asserts are stripped under `python -O`, so
+    this only takes the certainty from reads (never makes a buffer `safe`)."""
+    if site.name not in _LIKE or not site.call.args or not isinstance(site.call.args[0], ast.Name):
+        return ""
+    x = site.call.args[0].id
+    for block in _blocks(site.owner):
+        for before, stmt in itertools.pairwise(block):
+            if not (
+                isinstance(stmt, ast.If)
+                and stmt.body
+                and isinstance(stmt.body[0], ast.Assign)
+                and stmt.body[0].value is site.call
+                and isinstance(before, ast.Assert)
+            ):
+                continue
+            n = _compared_to_zero(stmt.test)
+            test = before.test
+            if (
+                n is not None
+                and isinstance(test, ast.Compare)
+                and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq)
+                and _is_first_dim(test.left, x)
+                and n in _factors(test.comparators[0])
+            ):
+                return (
+                    f"`{x}` has no rows: `{ast.unparse(test)}` with `{n} == 0` (line {stmt.lineno})"
+                )
+    return ""
+
+
+def _compared_to_zero(test: ast.expr) -> str | None:
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Name) and _is_zero(right):
+            return left.id
+        if isinstance(right, ast.Name) and _is_zero(left):
+            return right.id
+    return None
+
+
+def _is_first_dim(e: ast.expr, x: str) -> bool:
+    """`x.shape[0]` or `x.size(0)`."""
+    if isinstance(e, ast.Subscript) and _is_zero(e.slice):
+        v = e.value
+        return isinstance(v, ast.Attribute) and v.attr == "shape" and _is_name(v.value, x)
+    if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords and _is_zero(e.args[0]):
+        f = e.func
+        return isinstance(f, ast.Attribute) and f.attr == "size" and _is_name(f.value, x)
+    return False
+
+
+def _is_name(e: ast.expr, name: str) -> bool:
+    return isinstance(e, ast.Name) and e.id == name
+
+
+def _factors(e: ast.expr) -> set[str]:
+    """Names whose value 0 makes `e` 0: `n`, `n * k`, `k * (n * m)`."""
+    if isinstance(e, ast.Name):
+        return {e.id}
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+        return _factors(e.left) | _factors(e.right)
+    return set()
 
 
 def _is_fake_registration(qualified: str | None, func: ast.expr) -> bool:

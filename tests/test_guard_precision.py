@@ -160,6 +160,20 @@ FALSE_ALARMS = {
         """,
         lambda: (torch.ones(3), 0),
     ),
+    # sglang ascend_backend.py: an assert ties the rows to a batch size that the branch makes 0.
+    "asserted-zero-batch": (
+        """
+        def f(q, lens, k):
+            batch_size = len(lens)
+            assert q.shape[0] == batch_size * k
+            if batch_size == 0:
+                out = torch.empty_like(q)
+            else:
+                out = q * 2
+            return torch.cat([out[:, :3], q.new_ones(1, 3)])
+        """,
+        lambda: (torch.ones(0, 4), [], 2),
+    ),
     # vllm molmo2.py: `extra = int(flag)` links the size to the write under `if flag`.
     "linked-flags": (
         """
