@@ -87,6 +87,15 @@ FAKE_REGISTRATIONS = frozenset(
 ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
 EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty")
 
+# Methods whose result is a Python int (Tensor.numel/dim/ndimension/nelement/element_size return
+# int, https://pytorch.org/docs/stable/generated/torch.Tensor.numel.html and siblings; `item` of
+# an integer tensor and int.bit_length too), and built-ins that return an int for int arguments
+# (https://docs.python.org/3/library/functions.html). Slice bounds may mention only such names.
+INT_RESULT_METHODS = frozenset(
+    {"numel", "dim", "ndimension", "nelement", "element_size", "item", "bit_length"}
+)
+INT_RESULT_BUILTINS = frozenset({"len", "int", "max", "min", "abs", "round"})
+
 # torch factories that allocate a fresh tensor of the shape they are given.
 ALLOCATION_FUNCTIONS = frozenset(
     {"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn"}
