@@ -13,7 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from zeroopt.analysis.torch_api import iterates_without_code
+from zeroopt.analysis.semantics import (
+    CAPTURE_CONTEXTS,
+    NON_SUPPRESSING_CONTEXTS,
+    iterates_without_code,
+)
 
 
 class Kind(Enum):
@@ -46,28 +50,6 @@ class Node:
     iterates: bool = False
 
 
-# Context managers known not to suppress exceptions (their __exit__ returns a false value).
-NON_SUPPRESSING_CONTEXTS = frozenset(
-    {
-        "torch.no_grad",
-        "torch.enable_grad",
-        "torch.inference_mode",
-        "torch.set_grad_enabled",
-        "torch.autocast",
-        "torch.cuda.graph",
-        "torch.cuda.stream",
-        "torch.cuda.device",
-        "torch.cuda.amp.autocast",
-        "torch.amp.autocast",
-        "torch.device",
-        "torch.profiler.record_function",
-        "torch.autograd.profiler.record_function",
-        "contextlib.nullcontext",
-        "builtins.open",
-    }
-)
-
-
 class InlineBlock(ast.stmt):
     """A method body inlined into a synthetic lifecycle program (see lifecycle_program.py)."""
 
@@ -89,9 +71,6 @@ class InlineReturn(ast.stmt):
         super().__init__()
         self.effect = effect
         self.lineno = effect.lineno
-
-
-CAPTURE_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 
 
 @dataclass

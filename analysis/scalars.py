@@ -11,13 +11,12 @@ import ast
 from collections.abc import Callable, Iterator
 
 from zeroopt.analysis.resolve import walk, walk_scope
+from zeroopt.analysis.semantics import INT_RESULT_BUILTINS, INT_RESULT_METHODS
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
             ast.BitAnd, ast.BitOr, ast.BitXor)  # fmt: skip
-_INT_METHODS = frozenset(
-    {"numel", "dim", "ndimension", "nelement", "element_size", "item", "bit_length"}
-)
-_INT_BUILTINS = frozenset({"len", "int", "max", "min", "abs", "round"})
+_INT_METHODS = INT_RESULT_METHODS
+_INT_BUILTINS = INT_RESULT_BUILTINS
 _NOT_INT = None  # a binding whose value may be anything
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
            ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip

@@ -11,14 +11,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.semantics import EMPTY_CALLS, ZEROS_CALLS
 
-ZEROS = {"torch.zeros": "torch.zeros", "torch.zeros_like": "torch.zeros_like"}
-EMPTY = {
-    "torch.empty": "torch.empty",
-    "torch.empty_like": "torch.empty_like",
-    "torch.empty_strided": "torch.empty_strided",
-}
-METHODS = {"new_zeros": "Tensor.new_zeros", "new_empty": "Tensor.new_empty"}
+ZEROS = {c: c for c in ZEROS_CALLS if c.startswith("torch.")}
+EMPTY = {c: c for c in EMPTY_CALLS if c.startswith("torch.")}
+METHODS = {c.rsplit(".", 1)[1]: c for c in (*ZEROS_CALLS, *EMPTY_CALLS) if c.startswith("Tensor.")}
 # The last name of every attribute call that can be an allocation (`torch.zeros`, `x.new_zeros`).
 _ATTRS = frozenset(q.rsplit(".", 1)[1] for q in [*ZEROS, *EMPTY]) | frozenset(METHODS)
 

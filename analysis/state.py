@@ -52,6 +52,9 @@ class State:
     may: frozenset[str] = frozenset()  # names/places that may refer to it (a superset of must)
     full: bool = False  # every element written, on every path
     touched: bool = False  # some element written, on every path
+    # The first line of a write (or a hand-off to code that may write) on SOME path, 0 if none:
+    # an untouched read after it is reachable only where that write did not run.
+    some_write: int = 0
     regions: frozenset[Region] = frozenset()  # regions written on every path
     escapes: frozenset[tuple[int, str]] = frozenset()  # (line, how) it became reachable
     # Handed to code we cannot see on some path: an `unproven` issue is recorded there already,
@@ -131,6 +134,7 @@ def join(a: State | None, b: State | None) -> State | None:
         may=a.may | b.may,
         full=a.full and b.full,
         touched=a.touched and b.touched,
+        some_write=min((x for x in (a.some_write, b.some_write) if x), default=0),
         regions=a.regions & b.regions,
         escapes=a.escapes | b.escapes,
         lost=a.lost or b.lost,

@@ -34,11 +34,7 @@ from libcst.metadata import (
 from zeroopt.scan.findings import EMPTY_NAME, ZEROS_CALLS
 
 # Attribute spelled in source -> the call it is, for attribute calls (`th.zeros`, `x.new_zeros`).
-_ATTR_CALL = {
-    "zeros": "torch.zeros",
-    "zeros_like": "torch.zeros_like",
-    "new_zeros": "Tensor.new_zeros",
-}
+_ATTR_CALL = {call.rsplit(".", 1)[1]: call for call in ZEROS_CALLS}
 # The torch function a plain-name call must resolve to, and what replaces it.
 _EMPTY_ATTR = EMPTY_NAME
 

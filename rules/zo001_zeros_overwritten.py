@@ -60,6 +60,13 @@ and atomics are a possible read and a partial write; a pointer used any other wa
 helper, returned, ...) keeps the default for unknown code. Custom ops and collectives follow the
 built-in contracts of analysis/kernel_library.py, each citing its source; `async_op=True`
 collectives are unknown code.
+
+Torch semantics come from analysis/semantics (each entry names its documentation page; the
+`out=` table is generated from torch's operator schemas). Reads lose their certainty (never
+`unsafe`) in a function registered with `torch.library.register_fake`/`impl_abstract` and for
+a tensor allocated with `device="meta"`: neither has data. `beta=0` (literally) makes
+`addmm`/`baddbmm`/`addmv`/`addbmm` ignore their input, as their documentation says. An
+`empty_like(x)` right after `x = torch.empty((0,), ...)` has no element.
 """
 
 from __future__ import annotations

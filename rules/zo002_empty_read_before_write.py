@@ -45,7 +45,13 @@ write an old empty relied on is seen by a scan without `--since`, if the read is
 ## Fix safety
 No automatic fix: whether the right repair is `zeros`, a full write, or a different algorithm
 is a judgement for the author. Without `--since`, only reads the analysis proves are reported
-(`unsafe`); possible reads stay silent to keep this rule free of noise.
+(`unsafe`); possible reads stay silent to keep this rule free of noise. A read is proven only where no write ran
+before it on any path: after a write in a branch or a loop body on an earlier line (the
+per-group loop, the flag that also sizes the buffer), whether the unwritten path is possible
+depends on values the analysis does not track, and the finding is `unproven` with that write
+named (ZO001 keeps calling such a zeros `unsafe`: there it is information, here it fails CI).
+The assumptions of ZO001 apply (`zeroopt rule ZO001`): fake implementations and meta tensors
+have no data.
 """
 
 from __future__ import annotations

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from zeroopt.scan.findings import char_col as contract_char_col
+from zeroopt.analysis.semantics import ZEROS_CALLS
 from zeroopt.runtime_checks.patterns import dtype_name, poison_
 from zeroopt.runtime_checks.sites import Site
+from zeroopt.scan.findings import char_col as contract_char_col
 
 
 @dataclass(frozen=True)
@@ -132,11 +133,9 @@ class Interceptor:
     def install(self) -> None:
         import torch
 
-        for owner, name, call in (
-            (torch, "zeros", "torch.zeros"),
-            (torch, "zeros_like", "torch.zeros_like"),
-            (torch.Tensor, "new_zeros", "Tensor.new_zeros"),
-        ):
+        for call in ZEROS_CALLS:
+            owner_name, name = call.rsplit(".", 1)
+            owner = torch.Tensor if owner_name == "Tensor" else torch
             original = getattr(owner, name)
             self._saved.append((owner, name, original))
             setattr(owner, name, self._wrap(original, call))

@@ -19,7 +19,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import AnyStr
 
+from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.cfg import CFG, Builder
+from zeroopt.analysis.cost import constant_nbytes, is_hot
+from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
+from zeroopt.analysis.no_data import no_data_reason, zero_size_like
+from zeroopt.analysis.options import AnalysisOptions, Contract
+from zeroopt.analysis.resolve import Resolver
+from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
+from zeroopt.analysis.sites import Owner, Site, find_sites
+from zeroopt.rules import ALL_RULES, Rule
+from zeroopt.rules.verdict import decide, explain
 from zeroopt.scan.findings import (
+    EMPTY_CALLS,
     EMPTY_NAME,
     FileError,
     FileResult,
@@ -30,17 +43,6 @@ from zeroopt.scan.findings import (
     Verdict,
     char_col,
 )
-from zeroopt.rules import ALL_RULES, Rule
-from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
-from zeroopt.analysis.cfg import CFG, Builder
-from zeroopt.analysis.cost import constant_nbytes, is_hot
-from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
-from zeroopt.analysis.options import AnalysisOptions, Contract
-from zeroopt.analysis.resolve import Resolver
-from zeroopt.analysis.scalars import int_names
-from zeroopt.analysis.sites import Owner, Site, find_sites
-from zeroopt.analysis.torch_api import BUILTIN_CONTRACTS
-from zeroopt.rules.verdict import decide, explain
 
 # What a file must contain to hold a candidate; everything else is skipped without parsing.
 # A candidate is a call of torch.zeros/zeros_like/empty/empty_like or of a `.new_zeros`/`.new_empty`
@@ -58,10 +60,8 @@ _EMPTY_FORMS_BYTES = re.compile(_EMPTY_FORMS.encode())
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # Frame introspection anywhere in the module: a function may read its caller's locals. The
 # substrings first: a regex alternation over every file's text cost a tenth of a cold scan.
-_FRAME_WORDS = ("_getframe", "currentframe", "f_back", "f_locals", "getouterframes", "inspect.")
-_FRAMES = re.compile(
-    r"_getframe|currentframe|\bf_back\b|\bf_locals\b|getouterframes|inspect\.stack|inspect\.trace"
-)
+_FRAME_WORDS = FRAME_WORDS
+_FRAMES = re.compile(FRAME_PATTERN)
 
 
 def source_hash(data: bytes) -> str:
@@ -204,6 +204,9 @@ def _analyse_tree(
             kernels=tuple(options.kernels),
             src_memo=src_memo,
             frames_read=frames_read,
+            no_data=no_data_reason(site, resolver),
+            zero_size=zero_size_like(site, resolver),
+            certain_reads_only=site.name in EMPTY_CALLS,
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)

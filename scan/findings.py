@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from zeroopt.analysis import semantics
+
 
 class Verdict(StrEnum):
     SAFE = "safe"  # proven: every element written before any element is read, on every path
@@ -127,8 +129,9 @@ class FileResult:
     lifecycles: list[LifecycleReport] = field(default_factory=list)
 
 
-ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
-EMPTY_CALLS = ("torch.empty", "torch.empty_like", "Tensor.new_empty", "torch.empty_strided")
+# The allocation calls live with the rest of the torch semantics (analysis/semantics).
+ZEROS_CALLS = semantics.ZEROS_CALLS
+EMPTY_CALLS = semantics.EMPTY_CALLS
 # The rewrite each zero-filling call gets, and the name it is spelled with in source.
 EMPTY_OF = dict(zip(ZEROS_CALLS, EMPTY_CALLS[:3], strict=True))
 EMPTY_NAME = {call: empty.rsplit(".", 1)[1] for call, empty in EMPTY_OF.items()}

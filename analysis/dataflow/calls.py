@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import replace
 
-from zeroopt.analysis import torch_api as api
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.stores import Stores
@@ -146,18 +146,24 @@ class Calls(Stores):
                     )
                 continue
             if key == "out" and qual in api.OUT_FUNCTIONS:
-                ref = self.eval(a)
-                if ref is not None:
+                outs = a.elts if isinstance(a, ast.Tuple | ast.List) else [a]
+                for out in outs:
+                    ref = self.eval(out)
+                    if ref is None:
+                        continue
                     # out= is resized to the result's shape: a smaller result leaves the rest
                     # of the storage unwritten, and `as_strided`, `resize_` or a storage view can
                     # reach it later. So it counts as written, never as written in full.
                     self.write(
                         ref,
-                        a,
+                        out,
                         full=False,
                         region=None,
                         how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
                     )
+                continue
+            if key in (0, "input") and qual in api.BETA_IGNORES_INPUT and _beta_zero(e):
+                self.eval(a)  # beta=0: the input is ignored, only its shape broadcasts
                 continue
             if qual in api.METADATA_FUNCTIONS and key in (0, "input", "obj"):
                 self.eval(a)  # only the shape, dtype, ... of the first argument are looked at
@@ -294,7 +300,7 @@ class Calls(Stores):
         if m in api.READ_METHODS:
             self.read(recv, e, definite=True, how=f"`{how}`")
             return None
-        if m in ("data_ptr", "untyped_storage", "storage", "numpy", "__dlpack__", "share_memory_"):
+        if m in api.EXPOSES_MEMORY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` exposes the memory")
             self.lost(e, f"memory exposed by `{how}`")
             return None
@@ -303,14 +309,19 @@ class Calls(Stores):
         return None
 
 
-_TENSOR_METHODS = (
-    api.METADATA_METHODS | api.FULL_WRITE_METHODS | api.PARTIAL_WRITE_METHODS | api.FULL_VIEW_METHODS
-    | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.READ_METHODS | api.READ_MODIFY_WRITE_METHODS
-)  # fmt: skip
-_FUNCTIONAL_VIEWS = (
-    api.FULL_VIEW_METHODS | api.PARTIAL_VIEW_METHODS | api.MAYBE_COPY_METHODS | api.SPLIT_METHODS
-    | {"as_tensor", "asarray", "atleast_1d", "atleast_2d", "atleast_3d"}
-) - {"to", "cuda", "cpu", "type"}  # fmt: skip
+_TENSOR_METHODS = api.TENSOR_METHODS
+_FUNCTIONAL_VIEWS = api.FUNCTIONAL_VIEWS
+
+
+def _beta_zero(e: ast.Call) -> bool:
+    """`beta=0` or `beta=0.0`, literally (api.BETA_IGNORES_INPUT)."""
+    return any(
+        k.arg == "beta"
+        and isinstance(k.value, ast.Constant)
+        and type(k.value.value) in (int, float)
+        and k.value.value == 0
+        for k in e.keywords
+    )
 
 
 def _is_tensor_method(name: str) -> bool:
@@ -319,15 +330,7 @@ def _is_tensor_method(name: str) -> bool:
     return name in _TENSOR_METHODS
 
 
-# Frames and their attributes reach every local variable.
-_FRAME_ATTRS = frozenset(
-    {"f_locals", "f_globals", "tb_frame", "f_back", "gi_frame", "cr_frame", "ag_frame"}
-)
-_FRAME_NAMES = frozenset(
-    {"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe", *_FRAME_ATTRS}
-)
-# Attributes that reach every attribute of an object: using one uses the object whole.
-_REFLECTIVE_ATTRS = frozenset(
-    {"__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__"}
-)
+_FRAME_ATTRS = api.FRAME_ATTRS
+_FRAME_NAMES = api.FRAME_NAMES
+_REFLECTIVE_ATTRS = api.REFLECTIVE_ATTRS
 _ANY = "*"  # a node that can reach every variable (frame introspection): never skipped

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from zeroopt.analysis import torch_api as api
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
@@ -156,6 +156,7 @@ class Effects:
             self.escape(node, how)
             self._issue(UNPROVEN, node, "escape", how)
             self.st = replace(self.st, lost=True)
+            self._wrote_somewhere(node)
             if not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
@@ -186,7 +187,22 @@ class Effects:
             return  # reads exactly a slice written on every path
         if ref.view is View.MAYBE:
             definite = False
-        if definite and not st.touched:
+        if definite and self.ctx.no_data:
+            definite, how = False, f"{how} ({self.ctx.no_data})"
+        if (
+            definite
+            and not st.touched
+            and self.ctx.certain_reads_only
+            and 0 < st.some_write < getattr(node, "lineno", self.line)
+        ):
+            self._issue(
+                UNPROVEN,
+                node,
+                "read",
+                f"read before any write only where the write at line {st.some_write} does not "
+                f"run (a branch not taken, a loop with no iteration): {how}",
+            )
+        elif definite and not st.touched:
             self._issue(UNSAFE, node, "read", f"read before any write: {how}")
         elif definite:
             self._issue(
@@ -196,6 +212,7 @@ class Effects:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
 
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+        self._wrote_somewhere(node)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
@@ -238,6 +255,10 @@ class Effects:
                 f"slices together cover the buffer: {how}",
             )
         self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
+
+    def _wrote_somewhere(self, node: ast.AST) -> None:
+        if not self.st.some_write:
+            self.st = replace(self.st, some_write=getattr(node, "lineno", self.line))
 
     def _note_view(self, bucket: list[tuple[int, str]], node: ast.AST, text: str) -> None:
         assert self.rec is not None
@@ -292,7 +313,7 @@ class Effects:
                 )  # fmt: skip
         dims = _alloc_dims(node, self.ctx.int_names)
         # A literal zero-size dimension: no element exists, so none can be read unwritten.
-        empty = any(text == "0" for text, _ in dims)
+        empty = self.ctx.zero_size or any(text == "0" for text, _ in dims)
         if empty and self.rec is not None:
             self.rec.note(
                 self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"

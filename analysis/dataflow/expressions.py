@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from zeroopt.analysis import torch_api as api
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Calls
 from zeroopt.analysis.dataflow.places import _classify_index, _comp_targets, place_key
 from zeroopt.analysis.state import MAYBE, Ref, View

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import CFG, Kind
 from zeroopt.analysis.dataflow.calls import _ANY, _FRAME_NAMES, _REFLECTIVE_ATTRS
 from zeroopt.analysis.dataflow.outcome import BufferOutcome, Context, _Recorder
@@ -37,7 +38,7 @@ class _Mentions:
 
 # Methods that open or close a CUDA-graph capture by hand: between them, tensor operations are
 # recorded, not run, and no order of this function's statements says which writes happened.
-_MANUAL_CAPTURE = frozenset({"capture_begin", "capture_end"})
+_MANUAL_CAPTURE = api.MANUAL_CAPTURE
 
 
 def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:

@@ -72,6 +72,12 @@ class Context:
     # Code of this module reads call frames (`sys._getframe(1).f_locals`): any callee may read
     # the caller's locals, so a buffer is reachable from the start.
     frames_read: bool = False
+    # Reads of this buffer cannot see memory (a fake implementation, the meta device): why.
+    no_data: str = ""
+    # `empty_like(x)` of a zero-size `x` made just before: the buffer has no element.
+    zero_size: bool = False
+    # The guard (ZO002): a read is `unsafe` only if no write ran before it on any path.
+    certain_reads_only: bool = False
     # Source text of expressions, by node id: the same calls are unparsed for every buffer and
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from zeroopt.analysis import torch_api as api
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.sites import shape_args
 from zeroopt.analysis.state import Region
 

@@ -3,7 +3,7 @@
 # Why: e.__traceback__.tb_frame.f_locals["x"] is the buffer; .sum() reads it before x.fill_(1).
 # FRAME_INTROSPECTION / _FRAME_NAMES know locals/vars/eval/exec/globals/_getframe/currentframe, not
 # the frame attributes (tb_frame, f_locals, f_back, gi_frame, ...), nor sys.exc_info()/inspect.trace().
-# Responsible: analysis/torch_api.py FRAME_INTROSPECTION, buffer_flow._FRAME_NAMES. (Contrived; low priority.)
+# Responsible: analysis/semantics/entries.py FRAME_INTROSPECTION, buffer_flow._FRAME_NAMES. (Contrived; low priority.)
 # Run `python 031.py`: the two printed results differ.
 
 import torch

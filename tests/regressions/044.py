@@ -1,6 +1,6 @@
 # UNSOUND (engine at 49151dc): `y = x.requires_grad_(False)` returns x itself, but the analysis drops the alias.
 # zeroopt says `safe` for the torch.zeros at line 14: "written in full (line 17)".
-# Why: Tensor.requires_grad_ returns self (the same tensor object). analysis/torch_api.py lists it in
+# Why: Tensor.requires_grad_ returns self (the same tensor object). analysis/semantics/entries.py lists it in
 # METADATA_METHODS, and analysis/buffer_flow.py _buffer_method returns None (no buffer) for every
 # METADATA_METHODS entry, so `y` is not an alias of the buffer and `y.sum()` (line 16) is not a read.
 # The zeros are read through y before x.fill_(1). (requires_grad_ is the one METADATA_METHODS entry

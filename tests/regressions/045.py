@@ -1,7 +1,7 @@
 # UNSOUND (engine at 49151dc): a 0-dim buffer passed as the *fill value* of torch.full_like (or the
 # low/high of torch.randint_like) is read, but the analysis takes every argument of those calls as metadata.
 # zeroopt says `safe` for the torch.zeros at line 14: "written in full (line 16)" (and for line 21: "written in full (line 23)").
-# Why: analysis/torch_api.py METADATA_FUNCTIONS lists torch.full_like / torch.randint_like (also rand_like
+# Why: analysis/semantics/entries.py METADATA_FUNCTIONS lists torch.full_like / torch.randint_like (also rand_like
 # etc.), and analysis/buffer_flow.py _call does `if qual in api.METADATA_FUNCTIONS: self.eval(a); continue`
 # for *every* argument, not only the first (the tensor whose shape is taken). fill_value=x converts the
 # 0-dim tensor to a Scalar (reads its value); randint_like(t, low=x, high=...) does the same.

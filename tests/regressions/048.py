@@ -2,7 +2,7 @@
 # view method Tensor.unfold; likewise `torch.nested.narrow(x, ..., layout=torch.strided)` (a copy).
 # zeroopt says `safe` for the torch.zeros at line 17 ("written in full (line 19)") and line 24 ("line 26").
 # Why: analysis/buffer_flow.py _call treats any `torch.*` function whose LAST name is in _FUNCTIONAL_VIEWS
-# (built from FULL_VIEW/PARTIAL_VIEW/MAYBE_COPY/SPLIT_METHODS of analysis/torch_api.py) as that tensor
+# (built from FULL_VIEW/PARTIAL_VIEW/MAYBE_COPY/SPLIT_METHODS of analysis/semantics/entries.py) as that tensor
 # method on its first argument, whatever the namespace: torch.nn.functional.unfold -> "unfold"
 # (PARTIAL_VIEW), torch.nested.narrow -> "narrow". The result is taken as a view of x, so reading it
 # after x.fill_(1) counts as reading written data; but it is a copy of the zeros made at the call.
