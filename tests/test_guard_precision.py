@@ -250,19 +250,17 @@ def test_false_alarm_is_gone_and_memory_is_not_read(case: str, deep_gemm_stand_i
         assert not _differs_with_poison(fn, *args())
 
 
-def test_a_read_that_needs_skipped_writes_names_the_write(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_that_needs_skipped_writes_names_the_write() -> None:
     """Where the read sees unwritten memory only when a write does not run, the guard's verdict
-    is `unproven` and says which write (ZO002 prints only `unsafe`: its report is widened here
-    to show the verdict). The zeros twin stays ZO001 `unsafe`: there it is information."""
-    from zeroopt.rules.verdict import decide
-    from zeroopt.rules.zo002_empty_read_before_write import EmptyReadBeforeWrite
+    is `unproven` and says which write (asked for every verdict, as `scan --since` does). The
+    zeros twin stays ZO001 `unsafe`: there it is information."""
+    from zeroopt.analysis.options import AnalysisOptions
 
     source = HEAD + textwrap.dedent(FALSE_ALARMS["rows-per-sequence"][0])
-    monkeypatch.setattr(EmptyReadBeforeWrite, "report", classmethod(lambda cls, call, o: decide(o)))
-    (finding,) = analyse_source(source, "guard_case.py").findings
+    every = AnalysisOptions(judge_empties=True)
+    (finding,) = analyse_source(source, "guard_case.py", every).findings
     assert finding.verdict is Verdict.UNPROVEN
     assert "only where the write at line 8 does not run" in finding.message
-    monkeypatch.undo()
     twin = analyse_source(source.replace("new_empty", "new_zeros"), "guard_case.py")
     assert [f.verdict for f in twin.findings] == [Verdict.UNSAFE]
 
