@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from zeroopt.analysis import torch_api as api
+from zeroopt.analysis.capture import capture_functions, direct_capture, referenced
 from zeroopt.analysis.cfg import CFG, Kind, Node
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.options import Contract
@@ -101,6 +102,21 @@ class Context:
             return {}
         declared = (n for s in self.resolver.scopes.values() for n in s.global_names)
         return plain_dataclasses(scope.node, declared)
+
+    @property
+    def capture_functions(self) -> dict[str, str]:
+        """Functions and methods of the module that may open or close a CUDA-graph capture
+        (capture.py), by name: computed once per module, kept on its resolver."""
+        resolver = self.resolver
+        cached = getattr(resolver, "_capture_functions", None)
+        if cached is None:
+            scope = self.scope
+            while scope.parent is not None:
+                scope = scope.parent
+            module = scope.node
+            cached = capture_functions(module, resolver) if isinstance(module, ast.Module) else {}
+            resolver._capture_functions = cached  # type: ignore[attr-defined]
+        return cached
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
@@ -885,6 +901,7 @@ class _Eval:
         }
         unless = dict(kernel.unread_unless)
         rows = dict(kernel.row_reads)
+        partial = {p for p, by in kernel.partial_when if present & set(by)}
         # The kernel reads its inputs before it writes its outputs, whatever the source order.
         for p, a in sorted(bound.items(), key=lambda pa: pa[0] in kernel.writes):
             if p in kernel.ignored:
@@ -893,12 +910,19 @@ class _Eval:
             if p in kernel.writes:
                 ref = self.eval(a)
                 if ref is not None:
+                    by = dict(kernel.partial_when).get(p, ())
                     self.write(
                         ref,
                         a,
-                        full=True,
+                        full=p not in partial,
                         region=None,
-                        how=f"`{p}=` of {kernel.name} (kernel contract: {kernel.source})",
+                        how=(
+                            f"`{p}=` of {kernel.name}, written only in part when "
+                            f"{' or '.join(b for b in by if b in present)} is passed "
+                            f"(kernel contract: {kernel.source})"
+                            if p in partial
+                            else f"`{p}=` of {kernel.name} (kernel contract: {kernel.source})"
+                        ),
                     )
                 continue
             if p in unless and not present & set(unless[p]):
@@ -1794,9 +1818,38 @@ class _Mentions:
         return self.bare | self.attr_roots
 
 
-# Methods that open or close a CUDA-graph capture by hand: between them, tensor operations are
-# recorded, not run, and no order of this function's statements says which writes happened.
-_MANUAL_CAPTURE = frozenset({"capture_begin", "capture_end"})
+def _capture_reason(cfg: CFG, ctx: Context) -> str:
+    """Why a CUDA-graph capture may open or close inside this CFG other than by a `with` the CFG
+    models (capture.py): between the two, tensor operations are recorded, not run, and no order
+    of the statements says which writes happened. The same for every buffer of one CFG."""
+    cached = getattr(cfg, "_capture", None)
+    if cached is not None:
+        return cached
+    roots = [n.ast_node for n in cfg.nodes if n.ast_node is not None]
+    managers = [
+        n.ast_node
+        for n in cfg.nodes
+        if n.label in ("with", "__enter__") and isinstance(n.ast_node, ast.expr)
+    ]
+
+    def qualify(e: ast.expr) -> str | None:
+        return ctx.resolver.qualified(ctx.scope, e)
+
+    reason = direct_capture(roots, qualify, managers)
+    if not reason and any(
+        isinstance(sub, ast.Yield | ast.YieldFrom)
+        for i in cfg.capture_nodes
+        if cfg.nodes[i].ast_node is not None
+        for sub in ast.walk(cfg.nodes[i].ast_node)  # type: ignore[arg-type]
+    ):
+        reason = "it yields inside a CUDA-graph capture: code elsewhere runs under it"
+    if not reason:
+        starters = ctx.capture_functions
+        via = referenced(roots, starters)
+        if via:
+            reason = f"it calls {starters[via]}"
+    cfg._capture = reason  # type: ignore[attr-defined]
+    return reason
 
 
 def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
@@ -1836,10 +1889,6 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
                     if node.kind not in (Kind.EXIT, Kind.CALL):
                         call_nodes.setdefault(id(sub), node.index)
                     f = sub.func
-                    if isinstance(f, ast.Attribute) and f.attr in _MANUAL_CAPTURE:
-                        unmodelled = (
-                            f"a CUDA graph is captured by hand (`{f.attr}`, line {node.line})"
-                        )
                     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
                         called.add(f.value.id)
                 elif (
@@ -1912,6 +1961,10 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     exc_states: list[State | None] = [None] * len(cfg.nodes)
     in_states[cfg.entry] = UNREACHED
     names, call_nodes, unmodelled = _node_index(cfg)
+    if not unmodelled:
+        capture = _capture_reason(cfg, ctx)
+        if capture:
+            unmodelled = f"a CUDA-graph capture may open or close here: {capture}"
     if unmodelled:
         outcome.gave_up = unmodelled
         return outcome
