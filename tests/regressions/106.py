@@ -1,4 +1,4 @@
-# UNSOUND (engine at f8afc6f, checked on an H200): zeroopt says `safe` for `buf = torch.zeros(...)` at line 27.
+# UNSOUND (engine at f8afc6f, checked on an H200): zeroopt says `safe` for `buf = torch.zeros(...)` at line 24.
 # The capture methods are stored as attributes (`self._start = self.g.capture_begin`) and called later through
 # them; a graph pool is shared with another capture. The `fill_` between start and stop is recorded, not run.
 # Responsible: analysis/capture.py (stored callables that capture count as capture functions, by attribute name).
@@ -21,11 +21,10 @@ def f(n):
         return None
     gr = Graph()
     s = torch.cuda.Stream()
+    buf = torch.zeros(n, device="cuda")
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         gr._start(pool=gr.pool)
-        buf = torch.zeros(n, device="cuda")
-        torch.cuda.current_stream().wait_stream(s)
         buf.fill_(1.0)
         gr._stop()
     torch.cuda.current_stream().wait_stream(s)
