@@ -23,7 +23,7 @@ from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import plain_dataclasses
 from zeroopt.analysis.resolve import Resolver, Scope, walk
 from zeroopt.analysis.sites import shape_args
-from zeroopt.analysis.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View, join
+from zeroopt.analysis.state import MAYBE, MAYBE_COPY, SELF, UNREACHED, Ref, Region, State, View, join
 
 UNSAFE = "unsafe"
 UNPROVEN = "unproven"
@@ -326,6 +326,11 @@ class _Eval:
         self.node = node
         self.line = node.line
         self.conditional = 0  # >0 inside code that may not run: writes there prove nothing
+        # The node raised part-way: a write it started may have run, so a later read is no
+        # longer provably a read of unwritten memory (never `unsafe` through an exception path
+        # alone, as in `try: buf.fill_(1); return 1` / `finally: return buf.sum()`).
+        self.raised = False
+        self.wrote_raising = False  # a write started in a node that raised
         self.capture = node.index in ctx.capture_nodes
 
     # --- recording -------------------------------------------------------------------------
@@ -498,6 +503,11 @@ class _Eval:
                 if self.rec is not None:
                     self._note_view(self.rec.outcome.view_writes, node, f"`{written}`: {how}")
         if ref.view is View.MAYBE:
+            # The buffer, a view of it or a copy (`.to()` of the same dtype, `.contiguous()`,
+            # `.cpu()` on cpu hand back the buffer itself): the write proves nothing, but a later
+            # read is no longer provably a read of unwritten memory.
+            if ref.copy and not self.capture and not self.conditional and not self.st.touched:
+                self.st = replace(self.st, touched=True)
             return
         if self.capture:
             if not self.st.full:
@@ -509,6 +519,7 @@ class _Eval:
                 )
             return
         if self.conditional:
+            self.wrote_raising = self.raised
             return
         st = self.st
         self._event("write" if full and ref.view is not View.PART else "partial write")
@@ -678,7 +689,7 @@ class _Eval:
 
     def _derive(self, base: Ref, view: View) -> Ref:
         if base.view is View.MAYBE:
-            return MAYBE
+            return base  # a view of a maybe-copy is still one
         if view is View.FULL:
             return Ref(View.FULL) if base.view in (View.SELF, View.FULL) else Ref(View.PART)
         return Ref(View.PART)
@@ -848,7 +859,7 @@ class _Eval:
                         how=f"{self._src(e)[:80]} (contract: {contract.source})",
                     )
                 continue
-            if key == "out" and qual in api.OUT_FUNCTIONS:
+            if key == "out" and (qual in api.OUT_FUNCTIONS or _torch_op_out(qual, reader)):
                 ref = self.eval(a)
                 if ref is not None:
                     # out= is resized to the result's shape: a smaller result leaves the rest
@@ -992,7 +1003,7 @@ class _Eval:
             return MAYBE  # writes through a broadcast view fail; reads still count
         if m in api.MAYBE_COPY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
-            return MAYBE
+            return MAYBE_COPY
         if m in api.SPLIT_METHODS:
             self.read(
                 recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"
@@ -1818,6 +1829,17 @@ class _Mentions:
         return self.bare | self.attr_roots
 
 
+# Namespaces of torch's own operators: their `out=` is only written (resized to the result),
+# never read (torch.ops.* are custom operators, which may do anything with it).
+_TORCH_OP_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.special", "torch.fft"})
+
+
+def _torch_op_out(qual: str | None, reader: bool) -> bool:
+    """`out=` of a known torch operator outside OUT_FUNCTIONS (`torch.nonzero(x, out=idx)`):
+    a write of some of it, never a read."""
+    return reader and qual is not None and qual.rpartition(".")[0] in _TORCH_OP_NAMESPACES
+
+
 def _capture_reason(cfg: CFG, ctx: Context) -> str:
     """Why a CUDA-graph capture may open or close inside this CFG other than by a `with` the CFG
     models (capture.py): between the two, tensor operations are recorded, not run, and no order
@@ -1852,7 +1874,7 @@ def _capture_reason(cfg: CFG, ctx: Context) -> str:
     return reason
 
 
-def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
+def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
     """What each node mentions, which node evaluates each call (by the call's id), and why the
     function cannot be analysed at all (or ""): one walk of the function, the same for every
     buffer in it, so computed once per CFG."""
@@ -1860,7 +1882,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
     if cached is not None:
         return cached
     out: list[_Mentions] = []
-    call_nodes: dict[int, int] = {}
+    call_nodes: dict[int, list[int]] = {}  # a finally body is built twice: two nodes
     unmodelled = ""
     for node in cfg.nodes:
         bare: set[str] = set()
@@ -1887,7 +1909,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
                 elif isinstance(sub, ast.Call):
                     runs_code = True
                     if node.kind not in (Kind.EXIT, Kind.CALL):
-                        call_nodes.setdefault(id(sub), node.index)
+                        call_nodes.setdefault(id(sub), []).append(node.index)
                     f = sub.func
                     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
                         called.add(f.value.id)
@@ -1968,8 +1990,7 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     if unmodelled:
         outcome.gave_up = unmodelled
         return outcome
-    found = call_nodes.get(id(ctx.alloc))
-    alloc_nodes = {found} if found is not None else set()
+    alloc_nodes = set(call_nodes.get(id(ctx.alloc), ()))
     heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
     pending = set(order)
     steps = 0
@@ -2009,7 +2030,12 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             ):
                 partial = _Eval(ctx, state, None, node)
                 partial.conditional = 1
+                partial.raised = True
                 exc = join(state, partial.run()) or state
+                if partial.wrote_raising and exc.live and not exc.touched:
+                    # The raise may come before or after the write: a read on this path is
+                    # possible but not proven (a failing `fill_` is no evidence).
+                    exc = replace(exc, touched=True)
             if exc is not exc_states[idx] and exc != exc_states[idx]:
                 exc_states[idx] = exc
                 targets += node.exc_succ

@@ -39,10 +39,14 @@ class Region:
 class Ref:
     view: View
     region: Region | None = None  # for PART: which part, when it is a simple slice
+    # For MAYBE: the result of a method that copies or hands back the buffer itself (`.to()`,
+    # `.contiguous()`, `.cpu()`): a write through it may be a write of the buffer.
+    copy: bool = False
 
 
 SELF = Ref(View.SELF)
 MAYBE = Ref(View.MAYBE)
+MAYBE_COPY = Ref(View.MAYBE, copy=True)
 
 
 @dataclass(frozen=True)
