@@ -25,11 +25,12 @@ METADATA_METHODS = frozenset(
         "size", "dim", "numel", "nelement", "stride", "element_size", "is_contiguous",
         "storage_offset", "get_device", "is_floating_point", "is_complex", "is_pinned",
         "is_set_to", "type_as_shape", "ndimension", "requires_grad_", "retain_grad",
-        "is_shared", "is_inference",
+        "is_shared", "is_inference", "detach_",
     }
 )  # fmt: skip
 # Of those, the ones that return their receiver: the result is another name for the buffer.
-RETURNS_SELF_METHODS = frozenset({"requires_grad_"})
+# `detach_()` detaches in place and returns self (torch docs, Tensor.detach_).
+RETURNS_SELF_METHODS = frozenset({"requires_grad_", "detach_"})
 METADATA_FUNCTIONS = frozenset(
     {
         "builtins.len", "builtins.isinstance", "builtins.id", "builtins.type", "builtins.hasattr",

@@ -44,7 +44,7 @@ VALID = {
     "step-three": "x = torch.zeros(4, 7)\nx[:, 2::3] = 1\nx[:, ::3] = 2\nx[:, 1::3] = 3\nreturn x",
     "mask-pair": "x = torch.zeros(8)\nm = inp[0, :8] > 0.5\nx[m] = 1\nx[~m] = 2\nreturn x",
     "mask-rows": "x = torch.zeros(4, 3)\nm = inp[:4, 0] > 0.5\nx[m] = 1.0\nx[~m] = inp[0, :3]\nreturn x",
-    "zero-start": "x = torch.zeros(k)\nx[0:k] = 1\nreturn x",
+    "zero-start": "m = int(k)\nx = torch.zeros(m)\nx[0:m] = 1\nreturn x",
     "own-shape": "x = torch.zeros(k, 2)\nx[: x.shape[0]] = 1\nreturn x",
     "own-size": "x = torch.zeros(6)\nx[:3] = 1\nx[3 : x.size(0)] = 2\nreturn x",
     "own-len": "x = torch.zeros(5)\nx[: len(x)] = 2\nreturn x",
