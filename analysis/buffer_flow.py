@@ -23,7 +23,17 @@ from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import plain_dataclasses
 from zeroopt.analysis.resolve import Resolver, Scope, walk
 from zeroopt.analysis.sites import shape_args
-from zeroopt.analysis.state import MAYBE, MAYBE_COPY, SELF, UNREACHED, Ref, Region, State, View, join
+from zeroopt.analysis.state import (
+    MAYBE,
+    MAYBE_COPY,
+    SELF,
+    UNREACHED,
+    Ref,
+    Region,
+    State,
+    View,
+    join,
+)
 
 UNSAFE = "unsafe"
 UNPROVEN = "unproven"
@@ -115,7 +125,7 @@ class Context:
                 frozenset(self.escape_on_bind)
                 | frozenset(scope.captured | scope.global_names | scope.nonlocal_names),
             )
-            scope._mask_names = cached  # type: ignore[attr-defined]
+            scope._mask_names = cached
         return cached
 
     @property
@@ -130,7 +140,7 @@ class Context:
                 scope = scope.parent
             module = scope.node
             cached = capture_functions(module, resolver) if isinstance(module, ast.Module) else {}
-            resolver._capture_functions = cached  # type: ignore[attr-defined]
+            resolver._capture_functions = cached
         return cached
 
     def text(self, node: ast.AST) -> str:
@@ -299,9 +309,7 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
     return _Index("basic")
 
 
-def _own_bounds(
-    index: ast.expr, key: str, qualify: Callable[[ast.expr], str | None]
-) -> ast.expr:
+def _own_bounds(index: ast.expr, key: str, qualify: Callable[[ast.expr], str | None]) -> ast.expr:
     """`x[: x.shape[0]]`, `x[: x.size(0)]`, `x[: len(x)]` on x itself: the upper bound is the
     end of that dimension, so the slice is written as `x[:]`. Only before any `...` or None."""
     items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
@@ -384,9 +392,12 @@ def _bool_tensor(value: ast.expr, qualify: Callable[[ast.expr], str | None]) -> 
         # A comparison is a bool tensor when one side is a tensor: a slice with a tuple index
         # (`inp[0, :8]`, which no Python sequence accepts) or a torch call.
         for side in (value.left, *value.comparators):
-            if isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Tuple):
-                if any(isinstance(x, ast.Slice) for x in side.slice.elts):
-                    return True
+            if (
+                isinstance(side, ast.Subscript)
+                and isinstance(side.slice, ast.Tuple)
+                and any(isinstance(x, ast.Slice) for x in side.slice.elts)
+            ):
+                return True
             if isinstance(side, ast.Call) and (qualify(side.func) or "").startswith("torch."):
                 return True
     return False
@@ -478,7 +489,9 @@ def _split_call(
             isinstance(x, ast.Constant) and type(x.value) is int and x.value >= 0 for x in items
         ):
             return None
-    dim = dim_expr.value if isinstance(dim_expr, ast.Constant) else 0
+    dim = (
+        dim_expr.value if isinstance(dim_expr, ast.Constant) and type(dim_expr.value) is int else 0
+    )
     return recv, dim, f"{method}({', '.join(ast.unparse(a) for a in args)})"
 
 
@@ -1940,19 +1953,15 @@ class _Eval:
         partition one dimension of x. Each name is a view of its piece, chained like slices."""
         if len(s.targets) != 1 or not isinstance(s.targets[0], ast.Tuple | ast.List):
             return False
-        names = s.targets[0].elts
-        if not all(isinstance(t, ast.Name) for t in names) or len(
-            {t.id for t in names}  # type: ignore[attr-defined]
-        ) != len(names):
+        names = [t for t in s.targets[0].elts if isinstance(t, ast.Name)]
+        if len(names) != len(s.targets[0].elts) or len({t.id for t in names}) != len(names):
             return False
-        split = _split_call(
-            s.value, lambda f: self.ctx.resolver.qualified(self.ctx.scope, f)
-        )
+        split = _split_call(s.value, lambda f: self.ctx.resolver.qualified(self.ctx.scope, f))
         if split is None:
             return False
         recv, dim, tag = split
         if self.lookup(place_key(recv) or "") is not SELF or any(
-            t.id == place_key(recv) for t in names  # type: ignore[attr-defined]
+            t.id == place_key(recv) for t in names
         ):
             return False
         self.eval(recv, as_base=True)
@@ -2163,7 +2172,7 @@ def _capture_reason(cfg: CFG, ctx: Context) -> str:
         isinstance(sub, ast.Yield | ast.YieldFrom)
         for i in cfg.capture_nodes
         if cfg.nodes[i].ast_node is not None
-        for sub in ast.walk(cfg.nodes[i].ast_node)  # type: ignore[arg-type]
+        for sub in ast.walk(cfg.nodes[i].ast_node)
     ):
         reason = "it yields inside a CUDA-graph capture: code elsewhere runs under it"
     if not reason:
@@ -2171,7 +2180,7 @@ def _capture_reason(cfg: CFG, ctx: Context) -> str:
         via = referenced(roots, starters)
         if via:
             reason = f"it calls {starters[via]}"
-    cfg._capture = reason  # type: ignore[attr-defined]
+    cfg._capture = reason
     return reason
 
 

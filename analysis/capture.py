@@ -23,6 +23,7 @@ Code in other modules is assumed not to leave a capture open when it returns (th
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable
 
 from zeroopt.analysis.resolve import Resolver
@@ -119,7 +120,7 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
     found: dict[str, str] = {}
     for name, code, where, line in defs:
         scope = resolver.scopes.get(where, root)
-        why = direct_capture(code, lambda e, s=scope: resolver.qualified(s, e))
+        why = direct_capture(code, functools.partial(resolver.qualified, scope))
         if why and name not in found:
             found[name] = f"`{name}` (line {line}): {why}"
     changed = True
