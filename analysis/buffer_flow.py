@@ -1369,8 +1369,10 @@ class _Eval:
     def _comprehension(
         self, e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, parts: list[ast.expr]
     ) -> Ref | None:
-        if isinstance(e, ast.GeneratorExp):
-            # Runs later, whenever it is consumed: like a closure over the names it uses.
+        if isinstance(e, ast.GeneratorExp) and not self._contains_alloc(e):
+            # Runs later, whenever it is consumed: like a closure over the names it uses. (An
+            # allocation inside it is private to each step until the step yields it: its element
+            # is analysed as a comprehension's, whenever that runs.)
             used = {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
             first = self.eval(e.generators[0].iter)
             if first is not None:
@@ -1390,6 +1392,7 @@ class _Eval:
                 self.read(ref, gen.iter, definite=False, how="iterated in a comprehension")
             if i:
                 self.conditional -= 1
+        outer = self.conditional
         self.conditional += 1
         for gen in e.generators:
             for cond in gen.ifs:
@@ -1397,7 +1400,13 @@ class _Eval:
                 if ref is not None:
                     self.read(ref, cond, definite=True, how="truth value in a comprehension")
         for part in parts:
+            inner = self.conditional
+            if self._contains_alloc(part):
+                # A buffer made by the element exists only when the element runs: what the
+                # element does to it before yielding it happens on every path it exists on.
+                self.conditional = outer
             ref = self.eval(part)
+            self.conditional = inner
             if ref is not None:
                 self.lost(part, "collected by a comprehension")
         self.conditional -= 1

@@ -50,6 +50,9 @@ VALID = {
     "own-len": "x = torch.zeros(5)\nx[: len(x)] = 2\nreturn x",
     "folded-constant": "x = torch.zeros(2 * 4)\nx[:4] = 1\nx[4:8] = 2\nreturn x",
     "detach_": "x = torch.zeros(4)\nx.detach_()\nx.fill_(1)\nreturn x",
+    # an allocation inside a generator expression is analysed wherever the element runs
+    "generator-element": "bufs = tuple(torch.zeros(3).fill_(k) for _ in range(2))\nreturn bufs[0]",
+    "list-element": "bufs = [torch.zeros(3).copy_(inp[0, :3]) for _ in range(n)]\nreturn bufs",
 }
 
 INVALID = {
@@ -66,6 +69,8 @@ INVALID = {
     "mask-int-index": "x = torch.zeros(8)\nm = torch.tensor([0, 1])\nx[m] = 1\nx[~m] = 2\nreturn x",
     "other-shape": "x = torch.zeros(k + 1)\ny = torch.ones(k)\nx[: y.shape[0]] = 1\nreturn x",
     "own-shape-dim1": "x = torch.zeros(4, 3)\nx[: x.shape[1]] = 1\nreturn x",
+    "generator-read": "bufs = tuple(torch.zeros(3) for _ in range(2))\nreturn bufs[0] + 1",
+    "generator-partial": "bufs = tuple(torch.zeros(3).index_fill_(0, torch.tensor([0]), 1) for _ in range(2))\nreturn bufs[0]",
 }
 
 
