@@ -15,7 +15,10 @@ Recognised, conservatively, anywhere in a function (nested code included):
 - `torch.cuda.make_graphed_callables` (it runs the callable under capture) and graph pools
   (`torch.cuda.graph_pool_handle` is only used around captures);
 - a reference to a function or method of the file that does any of these, by its name: a call
-  `helper(g)`, `self.begin()`, `obj.begin()`, or the function handed on as a value.
+  `helper(g)`, `self.begin()`, `obj.begin()`, or the function handed on as a value; and any
+  name such a function stores under as a string (`setattr(self, "go", g.capture_begin)`,
+  `self.__dict__["go"] = ...`);
+- the method names above as strings (`getattr(g, "capture_begin")()`).
 
 Code in other modules is assumed not to leave a capture open when it returns (the rule's page).
 """
@@ -77,6 +80,9 @@ def direct_capture(
     for node in nodes:
         if isinstance(node, ast.Attribute) and node.attr in MANUAL_CAPTURE_ATTRS:
             return f"a CUDA graph may be captured by hand (`.{node.attr}`, line {node.lineno})"
+        if isinstance(node, ast.Constant) and node.value in MANUAL_CAPTURE_ATTRS:
+            # getattr(g, "capture_begin")(), operator.methodcaller("__enter__")
+            return f"a CUDA graph may be captured by hand ({node.value!r}, line {node.lineno})"
         if isinstance(node, ast.Name | ast.Attribute) and id(node) not in with_managers:
             qual = qualify(node)
             if qual in CAPTURE_CONTEXTS:
@@ -123,6 +129,11 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
         why = direct_capture(code, functools.partial(resolver.qualified, scope))
         if why and name not in found:
             found[name] = f"`{name}` (line {line}): {why}"
+        if why:
+            # Names it may store the capture under: setattr(self, "go", g.capture_begin),
+            # self.__dict__["go"] = ...: every identifier-like string it mentions.
+            for stored in _stored_names(code):
+                found.setdefault(stored, f"`{stored}`, stored by {found[name]}")
     changed = True
     while changed:
         changed = False
@@ -134,6 +145,36 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
                 found[name] = f"`{name}` (line {line}) uses {found[via]}"
                 changed = True
     return found
+
+
+def _stored_names(code: list[ast.AST]) -> set[str]:
+    """Attribute names set as strings: `setattr(o, "go", v)`, `o.__dict__["go"] = v`,
+    `vars(o)["go"] = v`."""
+    out: set[str] = set()
+    for node in (n for c in code for n in ast.walk(c)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            out.add(node.args[1].value)
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and (
+                (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__")
+                or (
+                    isinstance(node.value, ast.Call)
+                    and getattr(node.value.func, "id", "") == "vars"
+                )
+            )
+        ):
+            out.add(node.slice.value)
+    return out
 
 
 def referenced(roots: Iterable[ast.AST], names: dict[str, str] | frozenset[str]) -> str:
