@@ -3,8 +3,8 @@
 # string name by `setattr(self, "go", g.capture_begin)` in `Recorder.__init__` (then called as `r.go()`). The `fill_`
 # in between is recorded, not run. Responsible: analysis/capture.py (capture method names as strings; names a
 # capturing function stores under through setattr / __dict__). Needs CUDA: `python 108.py`.
-import sys
 # ruff: noqa: B009, B010  (the string spellings are the point of this case)
+import sys
 
 import torch
 
