@@ -73,6 +73,11 @@ class InlineReturn(ast.stmt):
         self.lineno = effect.lineno
 
 
+# Nested try/finally deeper than this shares one copy of the inner finally bodies (exact but
+# coarser: an exception path's state also reaches the code after the statement).
+_MAX_FINALLY_COPIES = 4
+
+
 @dataclass
 class _Loop:
     head: int
@@ -126,6 +131,7 @@ class Builder:
         self.finallies: list[_Finally] = []
         self._qualify = qualify or (lambda expr: None)
         self._capture_depth = 0
+        self._finally_copies = 0  # finally bodies being built twice, nested
         self.phase = ""
         self.returns: list[int] = []  # where `return` goes inside an inlined method
 
@@ -367,9 +373,23 @@ class Builder:
             return ends
         self.exc_targets.pop()
         self.finallies.pop()
-        for e in ends:
-            self.cfg.edge(e, fin.entry)
-        fin_ends = self._block(stmt.finalbody, [fin.entry])
+        normal_ends: list[int] | None = None
+        if self._finally_copies < _MAX_FINALLY_COPIES:
+            # Two copies of the finally body: one entered when the try completes normally, whose
+            # end falls through; one entered by an exception, return, break or continue, whose
+            # end resumes that jump. With one copy, the state of an exception path would flow
+            # on to the code after the statement, where it never goes.
+            self._finally_copies += 1
+            normal = self.cfg.add(Kind.JOIN, None, "finally")
+            for e in ends:
+                self.cfg.edge(e, normal)
+            normal_ends = self._block(stmt.finalbody, [normal])
+            fin_ends = self._block(stmt.finalbody, [fin.entry])
+            self._finally_copies -= 1
+        else:
+            for e in ends:
+                self.cfg.edge(e, fin.entry)
+            fin_ends = self._block(stmt.finalbody, [fin.entry])
         for e in fin_ends:
             # After `finally` control resumes wherever it was going: re-raise, return, jumps.
             self.cfg.edge(e, self._raise_target())
@@ -379,7 +399,7 @@ class Builder:
                 self._through_finally(e, loop.after, loop, brk=True)
             for loop in fin.continues:
                 self._through_finally(e, loop.head, loop, brk=False)
-        return fin_ends
+        return fin_ends if normal_ends is None else normal_ends
 
     def _match(self, stmt: ast.Match, preds: list[int]) -> list[int]:
         test = [self._node(Kind.EXPR, stmt.subject, preds, "match")]

@@ -29,9 +29,16 @@ class Region:
     lo: str | None  # None: from the start
     hi: str | None  # None: to the end
     names: frozenset[str]
+    # "" for a slice. Other kinds are pieces of a partition of one dimension, chained from the
+    # start (None) to the end (None) like slices, that never mix with slices or each other:
+    # "step3" for `x[r::3]` (residue r: lo r, hi r + 1), "mask:m" for `x[m]` / `x[~m]` of one bool
+    # mask, "split:..." for the views one `chunk`/`split`/`unbind` unpacks into names.
+    kind: str = ""
 
     def text(self) -> str:
         lead = ":, " * self.dim if self.dim >= 0 else "..., "
+        if self.kind:
+            return f"[{lead}{self.kind} piece {self.lo or 'first'}]"
         return f"[{lead}{self.lo or ''}:{self.hi or ''}]"
 
 
@@ -39,10 +46,14 @@ class Region:
 class Ref:
     view: View
     region: Region | None = None  # for PART: which part, when it is a simple slice
+    # For MAYBE: the result of a method that copies or hands back the buffer itself (`.to()`,
+    # `.contiguous()`, `.cpu()`): a write through it may be a write of the buffer.
+    copy: bool = False
 
 
 SELF = Ref(View.SELF)
 MAYBE = Ref(View.MAYBE)
+MAYBE_COPY = Ref(View.MAYBE, copy=True)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from libcst.metadata import (
     Assignment,
     ClassScope,
     CodeRange,
+    FunctionScope,
     ImportAssignment,
     MetadataWrapper,
     PositionProvider,
@@ -218,8 +219,10 @@ class _Planner:
             return Skip(site, "no scope information for the call")
         empty = f"torch.{_EMPTY_ATTR[site.call]}"
         line = self._start_line(call)
-        # Preference: an existing import of the empty function; adding `empty` next to the
-        # `zeros` import; the file's own `import torch`; `empty as _torch_empty` as a last resort.
+        # Preference: an existing import of the empty function; adding `empty` next to a
+        # function's own `from torch import zeros`; the file's own `import torch`; adding
+        # `empty as _torch_empty` to the `zeros` import. A module-level import never gains a
+        # public name: `from mod import *` elsewhere would import it over the importer's own.
         new_name = self._existing_binding(scope, empty, line) or self._via_zeros_import(
             site, scope, func, plain=True
         )
@@ -287,6 +290,8 @@ class _Planner:
             return None
         if isinstance(self.scopes.get(statement), ClassScope):
             return None  # a name added there is a class attribute: it may hide an inherited one
+        if plain and not isinstance(self.scopes.get(statement), FunctionScope):
+            return None  # a public module attribute: what `from mod import *` exports changes
         imported = _EMPTY_ATTR[site.call]
         key = (statement, imported)
         if key in self.added:

@@ -5,7 +5,10 @@ Finds every `torch.zeros`, `torch.zeros_like` and `Tensor.new_zeros` allocation 
 whether the zero fill is ever observed:
 
 - `safe`: on every path through the function, every element is written (`copy_`, `fill_`,
-  `zero_`, `x[:] = ...`, complementary slices such as `x[:k] = a; x[k:] = b` with `k` an int, or
+  `zero_`, `x[:] = ...`, complementary slices such as `x[:k] = a; x[k:] = b` with `k` an int,
+  bounds that are the buffer's own size (`x[: x.shape[0]]`), every residue of a step
+  (`x[::2]`, `x[1::2]`), a bool mask and its complement (`x[m] = a; x[~m] = b`, `m` only ever a
+  bool tensor that nothing changes), every piece of `a, b = x.chunk(2)` (`split`, `unbind`), or
   a declared kernel contract) before anything reads any element, and the buffer does not reach
   code the analysis cannot see before that. `out=` of a torch function counts as a write, not a
   full one: it may shrink the tensor, and the storage past the result keeps its zeros.
@@ -13,7 +16,12 @@ whether the zero fill is ever observed:
   `+=`, a gather `x[idx]`, a torch function taking it as input).
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
-  return, a closure capture, use inside CUDA-graph capture.
+  return, a closure capture, use inside CUDA-graph capture, a write through a result that may be
+  the buffer or a copy (`.to()`, `.contiguous()`, `.cpu()`). A function in which a CUDA-graph
+  capture may open or close other than by `with torch.cuda.graph(...)` (`capture_begin` /
+  `capture_end`, `__enter__` by hand, `make_graphed_callables`, graph pools, a context manager
+  of the file that yields under capture), directly or through a function, method or stored
+  callable of the same file, is not analysed: between the two, kernels are recorded, not run.
 
 ## Why
 Each zero fill is a memset kernel: ~8 us of launch-bound time in eager mode, ~0.9 us per memset
@@ -49,7 +57,12 @@ methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a clas
 other modules reading their caller's frame do not read buffers behind the analysis' back; a
 parameter annotated `int` holds a Python int (unless the function uses it as an object). Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
-stepped by a loop or an unpacking.
+stepped by a loop or an unpacking. Functions of other modules do not leave a CUDA-graph capture
+open when they return, nor close one they did not open (the file's own functions are checked).
+A kernel contract applies only to a callee that resolves, through the file's imports, to exactly
+one of the modules it was read from (`flash_attn`, `flash_attn_interface`, `flash_attn.cute`,
+`sgl_kernel.flash_attn`, `vllm.vllm_flash_attn`, sglang's dispatcher), never to a module named
+like them; varlen `out=` (`cu_seqlens_q` or `seqused_q` passed) is written only in part.
 
 Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module
 uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through

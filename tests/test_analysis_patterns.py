@@ -167,7 +167,10 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "maybe-gather-load": (P, "x = torch.zeros(8)\ny = x[i]\nx.fill_(1)\nreturn y"),
     "to-device": (P, "x = torch.zeros(8).to(dev)\nx.fill_(1)\nreturn x"),
     "reshape-copy": (P, "x = torch.zeros_like(a)\nx.reshape(-1).copy_(a.flatten())\nreturn x"),
-    "split": (P, "x = torch.zeros(8)\nh, t = x.chunk(2)\nh.fill_(1)\nt.fill_(2)\nreturn x"),
+    # unpacking succeeds only if every piece got a name: together they are the whole buffer
+    "split": (S, "x = torch.zeros(8)\nh, t = x.chunk(2)\nh.fill_(1)\nt.fill_(2)\nreturn x"),
+    "split-one-piece": (P, "x = torch.zeros(8)\nh, t = x.chunk(2)\nh.fill_(1)\nreturn x"),
+    "split-into-starred": (P, "x = torch.zeros(8)\nh, *t = x.chunk(2)\nh.fill_(1)\nreturn x"),
     "data_ptr": (P, "x = torch.zeros(8)\np = x.data_ptr()\nlaunch(p)\nx.fill_(1)\nreturn x"),
     "locals": (P, "x = torch.zeros(8)\nd = locals()\nx.fill_(1)\nreturn d"),
     "graph-capture": (

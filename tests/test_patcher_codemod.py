@@ -70,37 +70,38 @@ def rewrite(source: str | bytes, names: dict[str, str] | None = None) -> tuple[b
         ),
         (
             "from torch import zeros\nx = zeros(3)\n",
-            "from torch import zeros, empty\nx = empty(3)\n",
+            "from torch import zeros, empty as _torch_empty\nx = _torch_empty(3)\n",
         ),
         (
             "from torch import zeros_like\ny = zeros_like(x)\n",
-            "from torch import zeros_like, empty_like\ny = empty_like(x)\n",
+            "from torch import zeros_like, empty_like as _torch_empty_like\ny = _torch_empty_like(x)\n",
         ),
         (
             "from torch import zeros as z\nx = z(3)\n",
-            "from torch import zeros as z, empty\nx = empty(3)\n",
+            "from torch import zeros as z, empty as _torch_empty\nx = _torch_empty(3)\n",
         ),
         # reuse an import of empty that already exists
         (
             "from torch import empty as E, zeros\nx = zeros(3)\n",
             "from torch import empty as E, zeros\nx = E(3)\n",
         ),
-        # parenthesised multi-line import: the style (one per line, trailing comma) carries over
+        # parenthesised multi-line import: the style (one per line, trailing comma) carries over;
+        # a module-level import gains only an underscore name, which `from m import *` skips
         (
             "from torch import (\n    ones,\n    zeros,\n)\nx = zeros(3)\n",
-            "from torch import (\n    ones,\n    zeros,\n    empty,\n)\nx = empty(3)\n",
+            "from torch import (\n    ones,\n    zeros,\n    empty as _torch_empty,\n)\nx = _torch_empty(3)\n",
         ),
         (
             "from torch import (\r\n    zeros,\r\n)\r\nx = zeros(3)\r\n",
-            "from torch import (\r\n    zeros,\r\n    empty,\r\n)\r\nx = empty(3)\r\n",
+            "from torch import (\r\n    zeros,\r\n    empty as _torch_empty,\r\n)\r\nx = _torch_empty(3)\r\n",
         ),
         (
             "from torch import (\n    zeros\n)\nx = zeros(3)\n",
-            "from torch import (\n    zeros, empty\n)\nx = empty(3)\n",
+            "from torch import (\n    zeros, empty as _torch_empty\n)\nx = _torch_empty(3)\n",
         ),
         (
             "from torch import (zeros, ones)  # c\nx = zeros(3)\n",
-            "from torch import (zeros, ones, empty)  # c\nx = empty(3)\n",
+            "from torch import (zeros, ones, empty as _torch_empty)  # c\nx = _torch_empty(3)\n",
         ),
         # a local name `empty` exists: use the module the file already imports
         (
@@ -122,10 +123,11 @@ def rewrite(source: str | bytes, names: dict[str, str] | None = None) -> tuple[b
             "def f():\n    from torch import zeros\n    return zeros(3)\n",
             "def f():\n    from torch import zeros, empty\n    return empty(3)\n",
         ),
-        # `x.empty` and `f(empty=...)` do not occupy the name
+        # a module-level import never gains a public name; `x.empty` and `f(empty=...)` are
+        # no obstacle to `torch.empty`
         (
             "import torch\nfrom torch import zeros\nx = zeros(3, out=torch.empty(1))\nf(empty=1)\n",
-            "import torch\nfrom torch import zeros, empty\nx = empty(3, out=torch.empty(1))\nf(empty=1)\n",
+            "import torch\nfrom torch import zeros\nx = torch.empty(3, out=torch.empty(1))\nf(empty=1)\n",
         ),
     ],
 )
@@ -141,9 +143,14 @@ def test_import_added_once_for_many_sites_and_replacements_are_final_text() -> N
     src = "from torch import zeros\na = zeros(zeros(2).sum())\nb = zeros(3)\n"
     new, results = rewrite(src)
     assert new.decode() == (
-        "from torch import zeros, empty\na = empty(empty(2).sum())\nb = empty(3)\n"
+        "from torch import zeros, empty as _torch_empty\n"
+        "a = _torch_empty(_torch_empty(2).sum())\nb = _torch_empty(3)\n"
     )
-    assert [r.replacement for r in results] == ["empty(empty(2).sum())", "empty(2)", "empty(3)"]
+    assert [r.replacement for r in results] == [
+        "_torch_empty(_torch_empty(2).sum())",
+        "_torch_empty(2)",
+        "_torch_empty(3)",
+    ]
 
 
 def test_rewritten_names_really_are_torch_empty() -> None:

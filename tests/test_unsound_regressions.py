@@ -7,17 +7,21 @@ memory changed the result, while the analysis of its day said `safe`; its header
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import runpy
+import sys
 from pathlib import Path
 
 import pytest
 
-from zeroopt.scan.engine import analyse_source
-from zeroopt.scan.findings import Verdict
-from zeroopt.patcher.codemod import Site as PatchSite
-from zeroopt.patcher.codemod import rewrite_source
 from zeroopt.analysis.kernel_contracts import kernel_from_config
 from zeroopt.analysis.options import AnalysisOptions, Contract
+from zeroopt.patcher.codemod import Site as PatchSite
+from zeroopt.patcher.codemod import rewrite_source
+from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.findings import Verdict
 
 CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
@@ -54,7 +58,7 @@ def test_user_contracts_apply_to_their_own_function_only() -> None:
     assert by_line[48] is not Verdict.SAFE and by_line[54] is not Verdict.SAFE, by_line
 
 
-FIX_CASES = ["064.py", "065.py"]  # right verdict, wrong rewrite: run the rewritten code instead
+FIX_CASES = ["064.py", "065.py", "107.py"]  # right verdict, wrong rewrite: run the rewritten code
 
 
 @pytest.mark.parametrize("name", FIX_CASES)
@@ -69,9 +73,66 @@ def test_the_rewrite_of_a_fix_case_runs_like_the_original(name: str) -> None:
     ]
     patched, _ = rewrite_source(source, sites)
     namespace: dict[str, object] = {"__name__": "regression"}
+    if name == "107.py":
+        return  # a module: tested through its importers below
     exec(compile(patched, name, "exec"), namespace)  # the test's own fixture
     if name == "064.py":
         jobs = namespace["Jobs"]()  # type: ignore[operator]
         assert jobs.empty() is True  # Queue.empty, not a torch function added to the class
     else:
         assert namespace["f"](3).tolist() == [1.0, 1.0, 1.0]  # type: ignore[operator]
+
+
+def test_a_rewrite_does_not_change_what_a_module_exports(tmp_path: Path) -> None:
+    """107: the rewritten module is star-imported by a module that has its own `empty`."""
+    case = Path(__file__).parent / "regressions" / "107.py"
+    source = case.read_bytes()
+    result = analyse_source(source, case.name)
+    sites = [
+        PatchSite(f.line, f.col, f.call, f.end_line, f.end_col)
+        for f in result.findings
+        if f.verdict is Verdict.SAFE and f.fix is not None
+    ]
+    assert len(sites) == 2
+    patched, _ = rewrite_source(source, sites)
+    assert b"zeros(n)" not in patched
+    (tmp_path / "rewritten_lib.py").write_bytes(patched)
+    (tmp_path / "star_user.py").write_text(
+        "def empty(shape):\n"
+        "    return ['mine'] * shape\n"
+        "from rewritten_lib import *\n"
+        "RESULT = (empty(2), pad(3).tolist())\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        namespace = runpy.run_path(str(tmp_path / "star_user.py"))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("rewritten_lib", None)
+    assert namespace["RESULT"] == (["mine", "mine"], [1.0, 1.0, 1.0])
+
+
+# Cases from 100 on print what the program computes with torch.zeros and with poisoned memory; CI
+# runs them (those that need CUDA where it is available) and checks the two differ.
+EXECUTED = [c for c in CASES if int(c.stem) >= 100 and c.name not in FIX_CASES]
+
+
+@pytest.mark.parametrize("case", EXECUTED, ids=lambda p: p.stem)
+def test_zeros_and_poison_differ_when_run(case: Path) -> None:
+    import torch
+
+    if "Needs CUDA" in case.read_text() and not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    out = io.StringIO()
+    zeros = torch.zeros
+    modules = dict(sys.modules)
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(case), run_name="__main__")
+    finally:
+        torch.zeros = zeros
+        for name in set(sys.modules) - set(modules):
+            del sys.modules[name]
+    match = re.search(r"torch.zeros: (.*?)\s+poisoned \(what torch.empty may hold\): (.*)", out.getvalue())
+    assert match is not None, out.getvalue()
+    assert match.group(1) != match.group(2), out.getvalue()

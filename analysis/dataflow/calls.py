@@ -12,7 +12,7 @@ from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.stores import Stores
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
-from zeroopt.analysis.state import MAYBE, SELF, Ref, View
+from zeroopt.analysis.state import MAYBE, MAYBE_COPY, SELF, Ref, View
 
 
 class Calls(Stores):
@@ -145,7 +145,7 @@ class Calls(Stores):
                         how=f"{self._src(e)[:80]} (contract: {contract.source})",
                     )
                 continue
-            if key == "out" and qual in api.OUT_FUNCTIONS:
+            if key == "out" and (qual in api.OUT_FUNCTIONS or _torch_op_out(qual, reader)):
                 outs = a.elts if isinstance(a, ast.Tuple | ast.List) else [a]
                 for out in outs:
                     ref = self.eval(out)
@@ -204,6 +204,7 @@ class Calls(Stores):
         }
         unless = dict(kernel.unread_unless)
         rows = dict(kernel.row_reads)
+        partial = {p for p, by in kernel.partial_when if present & set(by)}
         # The kernel reads its inputs before it writes its outputs, whatever the source order.
         for p, a in sorted(bound.items(), key=lambda pa: pa[0] in kernel.writes):
             if p in kernel.ignored:
@@ -212,12 +213,19 @@ class Calls(Stores):
             if p in kernel.writes:
                 ref = self.eval(a)
                 if ref is not None:
+                    by = dict(kernel.partial_when).get(p, ())
                     self.write(
                         ref,
                         a,
-                        full=True,
+                        full=p not in partial,
                         region=None,
-                        how=f"`{p}=` of {kernel.name} (kernel contract: {kernel.source})",
+                        how=(
+                            f"`{p}=` of {kernel.name}, written only in part when "
+                            f"{' or '.join(b for b in by if b in present)} is passed "
+                            f"(kernel contract: {kernel.source})"
+                            if p in partial
+                            else f"`{p}=` of {kernel.name} (kernel contract: {kernel.source})"
+                        ),
                     )
                 continue
             if p in unless and not present & set(unless[p]):
@@ -281,7 +289,7 @@ class Calls(Stores):
             return MAYBE  # writes through a broadcast view fail; reads still count
         if m in api.MAYBE_COPY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
-            return MAYBE
+            return MAYBE_COPY
         if m in api.SPLIT_METHODS:
             self.read(
                 recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"
@@ -334,3 +342,14 @@ _FRAME_ATTRS = api.FRAME_ATTRS
 _FRAME_NAMES = api.FRAME_NAMES
 _REFLECTIVE_ATTRS = api.REFLECTIVE_ATTRS
 _ANY = "*"  # a node that can reach every variable (frame introspection): never skipped
+
+
+# Namespaces of torch's own operators: their `out=` is only written (resized to the result),
+# never read (torch.ops.* are custom operators, which may do anything with it).
+_TORCH_OP_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.special", "torch.fft"})
+
+
+def _torch_op_out(qual: str | None, reader: bool) -> bool:
+    """`out=` of a known torch operator outside OUT_FUNCTIONS (`torch.nonzero(x, out=idx)`):
+    a write of some of it, never a read."""
+    return reader and qual is not None and qual.rpartition(".")[0] in _TORCH_OP_NAMESPACES

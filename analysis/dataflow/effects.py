@@ -31,6 +31,11 @@ class Effects:
         self.node = node
         self.line = node.line
         self.conditional = 0  # >0 inside code that may not run: writes there prove nothing
+        # The node raised part-way: a write it started may have run, so a later read is no
+        # longer provably a read of unwritten memory (never `unsafe` through an exception path
+        # alone, as in `try: buf.fill_(1); return 1` / `finally: return buf.sum()`).
+        self.raised = False
+        self.wrote_raising = False  # a write started in a node that raised
         self.capture = node.index in ctx.capture_nodes
 
     # --- recording -------------------------------------------------------------------------
@@ -220,6 +225,11 @@ class Effects:
                 if self.rec is not None:
                     self._note_view(self.rec.outcome.view_writes, node, f"`{written}`: {how}")
         if ref.view is View.MAYBE:
+            # The buffer, a view of it or a copy (`.to()` of the same dtype, `.contiguous()`,
+            # `.cpu()` on cpu hand back the buffer itself): the write proves nothing, but a later
+            # read is no longer provably a read of unwritten memory.
+            if ref.copy and not self.capture and not self.conditional and not self.st.touched:
+                self.st = replace(self.st, touched=True)
             return
         if self.capture:
             if not self.st.full:
@@ -231,6 +241,7 @@ class Effects:
                 )
             return
         if self.conditional:
+            self.wrote_raising = self.raised
             return
         st = self.st
         self._event("write" if full and ref.view is not View.PART else "partial write")
@@ -337,7 +348,7 @@ class Effects:
 
     def _derive(self, base: Ref, view: View) -> Ref:
         if base.view is View.MAYBE:
-            return MAYBE
+            return base  # a view of a maybe-copy is still one
         if view is View.FULL:
             return Ref(View.FULL) if base.view in (View.SELF, View.FULL) else Ref(View.PART)
         return Ref(View.PART)

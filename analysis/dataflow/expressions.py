@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Calls
-from zeroopt.analysis.dataflow.places import _classify_index, _comp_targets, place_key
+from zeroopt.analysis.dataflow.places import _comp_targets, place_key
 from zeroopt.analysis.state import MAYBE, Ref, View
 
 
@@ -102,7 +102,7 @@ class Expressions(Calls):
                 elif not as_base and self.owns(key):
                     self._owner_used(e, key)
             return None
-        index = _classify_index(e.slice, self.ctx.int_names)
+        index = self._index(e, base, store=False)
         if index.kind == "all":
             return base
         if index.kind == "all-reshaped":
@@ -205,8 +205,10 @@ class Expressions(Calls):
     def _comprehension(
         self, e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, parts: list[ast.expr]
     ) -> Ref | None:
-        if isinstance(e, ast.GeneratorExp):
-            # Runs later, whenever it is consumed: like a closure over the names it uses.
+        if isinstance(e, ast.GeneratorExp) and not self._contains_alloc(e):
+            # Runs later, whenever it is consumed: like a closure over the names it uses. (An
+            # allocation inside it is private to each step until the step yields it: its element
+            # is analysed as a comprehension's, whenever that runs.)
             used = {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
             first = self.eval(e.generators[0].iter)
             if first is not None:
@@ -226,6 +228,7 @@ class Expressions(Calls):
                 self.read(ref, gen.iter, definite=False, how="iterated in a comprehension")
             if i:
                 self.conditional -= 1
+        outer = self.conditional
         self.conditional += 1
         for gen in e.generators:
             for cond in gen.ifs:
@@ -233,7 +236,13 @@ class Expressions(Calls):
                 if ref is not None:
                     self.read(ref, cond, definite=True, how="truth value in a comprehension")
         for part in parts:
+            inner = self.conditional
+            if self._contains_alloc(part):
+                # A buffer made by the element exists only when the element runs: what the
+                # element does to it before yielding it happens on every path it exists on.
+                self.conditional = outer
             ref = self.eval(part)
+            self.conditional = inner
             if ref is not None:
                 self.lost(part, "collected by a comprehension")
         self.conditional -= 1

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import heapq
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
-from zeroopt.analysis import semantics as api
+from zeroopt.analysis.capture import direct_capture, referenced
 from zeroopt.analysis.cfg import CFG, Kind
 from zeroopt.analysis.dataflow.calls import _ANY, _FRAME_NAMES, _REFLECTIVE_ATTRS
 from zeroopt.analysis.dataflow.outcome import BufferOutcome, Context, _Recorder
@@ -38,10 +38,43 @@ class _Mentions:
 
 # Methods that open or close a CUDA-graph capture by hand: between them, tensor operations are
 # recorded, not run, and no order of this function's statements says which writes happened.
-_MANUAL_CAPTURE = api.MANUAL_CAPTURE
 
 
-def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
+def _capture_reason(cfg: CFG, ctx: Context) -> str:
+    """Why a CUDA-graph capture may open or close inside this CFG other than by a `with` the CFG
+    models (capture.py): between the two, tensor operations are recorded, not run, and no order
+    of the statements says which writes happened. The same for every buffer of one CFG."""
+    cached = getattr(cfg, "_capture", None)
+    if cached is not None:
+        return cached
+    roots = [n.ast_node for n in cfg.nodes if n.ast_node is not None]
+    managers = [
+        n.ast_node
+        for n in cfg.nodes
+        if n.label in ("with", "__enter__") and isinstance(n.ast_node, ast.expr)
+    ]
+
+    def qualify(e: ast.expr) -> str | None:
+        return ctx.resolver.qualified(ctx.scope, e)
+
+    reason = direct_capture(roots, qualify, managers)
+    if not reason and any(
+        isinstance(sub, ast.Yield | ast.YieldFrom)
+        for i in cfg.capture_nodes
+        if cfg.nodes[i].ast_node is not None
+        for sub in ast.walk(cfg.nodes[i].ast_node)
+    ):
+        reason = "it yields inside a CUDA-graph capture: code elsewhere runs under it"
+    if not reason:
+        starters = ctx.capture_functions
+        via = referenced(roots, starters)
+        if via:
+            reason = f"it calls {starters[via]}"
+    cfg._capture = reason
+    return reason
+
+
+def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
     """What each node mentions, which node evaluates each call (by the call's id), and why the
     function cannot be analysed at all (or ""): one walk of the function, the same for every
     buffer in it, so computed once per CFG."""
@@ -49,7 +82,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
     if cached is not None:
         return cached
     out: list[_Mentions] = []
-    call_nodes: dict[int, int] = {}
+    call_nodes: dict[int, list[int]] = {}  # a finally body is built twice: two nodes
     unmodelled = ""
     for node in cfg.nodes:
         bare: set[str] = set()
@@ -76,12 +109,8 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, int], str]:
                 elif isinstance(sub, ast.Call):
                     runs_code = True
                     if node.kind not in (Kind.EXIT, Kind.CALL):
-                        call_nodes.setdefault(id(sub), node.index)
+                        call_nodes.setdefault(id(sub), []).append(node.index)
                     f = sub.func
-                    if isinstance(f, ast.Attribute) and f.attr in _MANUAL_CAPTURE:
-                        unmodelled = (
-                            f"a CUDA graph is captured by hand (`{f.attr}`, line {node.line})"
-                        )
                     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
                         called.add(f.value.id)
                 elif (
@@ -154,11 +183,14 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
     exc_states: list[State | None] = [None] * len(cfg.nodes)
     in_states[cfg.entry] = UNREACHED
     names, call_nodes, unmodelled = _node_index(cfg)
+    if not unmodelled:
+        capture = _capture_reason(cfg, ctx)
+        if capture:
+            unmodelled = f"a CUDA-graph capture may open or close here: {capture}"
     if unmodelled:
         outcome.gave_up = unmodelled
         return outcome
-    found = call_nodes.get(id(ctx.alloc))
-    alloc_nodes = {found} if found is not None else set()
+    alloc_nodes = set(call_nodes.get(id(ctx.alloc), ()))
     heap = list(range(len(order)))  # positions in reverse postorder: a min-heap as it stands
     pending = set(order)
     steps = 0
@@ -198,7 +230,12 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             ):
                 partial = Evaluator(ctx, state, None, node)
                 partial.conditional = 1
+                partial.raised = True
                 exc = join(state, partial.run()) or state
+                if partial.wrote_raising and exc.live and not exc.touched:
+                    # The raise may come before or after the write: a read on this path is
+                    # possible but not proven (a failing `fill_` is no evidence).
+                    exc = replace(exc, touched=True)
             if exc is not exc_states[idx] and exc != exc_states[idx]:
                 exc_states[idx] = exc
                 targets += node.exc_succ

@@ -6,6 +6,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.capture import capture_functions
+from zeroopt.analysis.dataflow.places import mask_names
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import plain_dataclasses
@@ -93,6 +95,36 @@ class Context:
             return {}
         declared = (n for s in self.resolver.scopes.values() for n in s.global_names)
         return plain_dataclasses(scope.node, declared)
+
+    @property
+    def mask_names(self) -> frozenset[str]:
+        """Names of the function that always hold an unchanged bool tensor (`mask_names`)."""
+        scope = self.scope
+        cached = getattr(scope, "_mask_names", None)
+        if cached is None:
+            cached = mask_names(
+                scope.node,
+                lambda e: self.resolver.qualified(scope, e),
+                frozenset(self.escape_on_bind)
+                | frozenset(scope.captured | scope.global_names | scope.nonlocal_names),
+            )
+            scope._mask_names = cached
+        return cached
+
+    @property
+    def capture_functions(self) -> dict[str, str]:
+        """Functions and methods of the module that may open or close a CUDA-graph capture
+        (capture.py), by name: computed once per module, kept on its resolver."""
+        resolver = self.resolver
+        cached = getattr(resolver, "_capture_functions", None)
+        if cached is None:
+            scope = self.scope
+            while scope.parent is not None:
+                scope = scope.parent
+            module = scope.node
+            cached = capture_functions(module, resolver) if isinstance(module, ast.Module) else {}
+            resolver._capture_functions = cached
+        return cached
 
     def text(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)

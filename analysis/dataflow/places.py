@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from zeroopt.analysis import semantics as api
+from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.sites import shape_args
 from zeroopt.analysis.state import Region
 
@@ -38,7 +39,32 @@ def _bound(
         return None  # negative bounds count from the end: not comparable as text
     if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and expr.value < 0:
         return None
+    if not names and not isinstance(expr, ast.Constant):
+        folded = _fold(expr)  # `2 * 4` is the bound `8`
+        if folded is None or folded < 0:
+            return None
+        return str(folded), frozenset()
     return ast.unparse(expr), frozenset(names)
+
+
+def _fold(expr: ast.expr) -> int | None:
+    """The value of an expression of int literals and + - * // (small, exact), or None."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    if isinstance(expr, ast.BinOp) and isinstance(
+        expr.op, ast.Add | ast.Sub | ast.Mult | ast.FloorDiv
+    ):
+        a, b = _fold(expr.left), _fold(expr.right)
+        if a is None or b is None or abs(a) > 2**40 or abs(b) > 2**40:
+            return None
+        if isinstance(expr.op, ast.Add):
+            return a + b
+        if isinstance(expr.op, ast.Sub):
+            return a - b
+        if isinstance(expr.op, ast.Mult):
+            return a * b
+        return a // b if b else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -54,6 +80,8 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
         if isinstance(item, ast.Slice):
             if item.lower is None and item.upper is None and item.step is None:
                 kinds.append("all")
+            elif _step_piece(item) is not None:
+                kinds.append("step")
             elif (
                 (item.step is None or _is_int(item.step, 1))
                 and _bound(item.lower, int_names) is not None
@@ -84,7 +112,7 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
         # `x[:]`, `x[...]`: every element, same layout; `x[None]`: every element, but its
         # dimensions are not x's, so a slice of it is not the same slice of x.
         return _Index("all-reshaped" if "newaxis" in kinds else "all")
-    special = [i for i, k in enumerate(kinds) if k in ("slice", "int")]
+    special = [i for i, k in enumerate(kinds) if k in ("slice", "int", "step")]
     others_full = all(
         k in ("all", "ellipsis", "newaxis") for i, k in enumerate(kinds) if i not in special
     )
@@ -98,6 +126,12 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
                 return _Index("basic")
         else:
             dim = sum(1 for k in kinds[:i] if k != "newaxis")
+        if kinds[i] == "step":
+            assert isinstance(item, ast.Slice)
+            residue, step = _step_piece(item)  # type: ignore[misc]
+            lo_text = None if residue == 0 else str(residue)
+            hi_text = None if residue == step - 1 else str(residue + 1)
+            return _Index("region", Region(dim, lo_text, hi_text, frozenset(), f"step{step}"))
         if isinstance(item, ast.Slice):
             lo, lo_names = _bound(item.lower, int_names) or (None, frozenset())
             hi, hi_names = _bound(item.upper, int_names) or (None, frozenset())
@@ -109,6 +143,208 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
             "region", Region(dim, None if value == 0 else str(value), str(value + 1), frozenset())
         )
     return _Index("basic")
+
+
+def _own_bounds(index: ast.expr, key: str, qualify: Callable[[ast.expr], str | None]) -> ast.expr:
+    """`x[: x.shape[0]]`, `x[: x.size(0)]`, `x[: len(x)]` on x itself: the upper bound is the
+    end of that dimension, so the slice is written as `x[:]`. Only before any `...` or None."""
+    items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    changed = False
+    for i, item in enumerate(items):
+        if not isinstance(item, ast.Slice):
+            if isinstance(item, ast.Constant) and item.value in (None, Ellipsis):
+                break
+            continue
+        if item.upper is not None and _own_size(item.upper, key, i, qualify):
+            items[i] = ast.Slice(lower=item.lower, upper=None, step=item.step)
+            changed = True
+    if not changed:
+        return index
+    return ast.Tuple(elts=items, ctx=ast.Load()) if isinstance(index, ast.Tuple) else items[0]
+
+
+def _own_size(e: ast.expr, key: str, dim: int, qualify: Callable[[ast.expr], str | None]) -> bool:
+    def lit(x: ast.expr) -> bool:
+        return isinstance(x, ast.Constant) and type(x.value) is int and x.value == dim
+
+    if isinstance(e, ast.Subscript) and lit(e.slice):
+        v = e.value
+        if isinstance(v, ast.Attribute) and v.attr == "shape":
+            return place_key(v.value) == key
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size":
+            return not v.args and not v.keywords and place_key(v.func.value) == key
+        return False
+    if isinstance(e, ast.Call) and not e.keywords and len(e.args) == 1:
+        f = e.func
+        if isinstance(f, ast.Attribute) and f.attr == "size" and lit(e.args[0]):
+            return place_key(f.value) == key
+        if dim == 0 and qualify(f) == "builtins.len":
+            return place_key(e.args[0]) == key
+    return False
+
+
+def _mask_region(index: ast.expr, masks: frozenset[str]) -> Region | None:
+    if isinstance(index, ast.Name) and index.id in masks:
+        return Region(0, None, index.id, frozenset({index.id}), f"mask {index.id}")
+    if (
+        isinstance(index, ast.UnaryOp)
+        and isinstance(index.op, ast.Invert)
+        and isinstance(index.operand, ast.Name)
+        and index.operand.id in masks
+    ):
+        name = index.operand.id
+        return Region(0, name, None, frozenset({name}), f"mask {name}")
+    return None
+
+
+# Calls that return a bool tensor (never a Python bool, whose `~` is an int: `~True == -2`).
+_BOOL_FUNCTIONS = frozenset(
+    f"torch.{n}"
+    for n in (
+        "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isin", "logical_not",
+        "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+        "greater", "less", "greater_equal", "less_equal", "not_equal",
+    )
+)  # fmt: skip
+_BOOL_METHODS = frozenset(
+    {
+        "bool", "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or",
+        "eq", "ne", "lt", "le", "gt", "ge",
+    }
+)  # fmt: skip
+# Uses of a mask that cannot change it: methods that return new tensors or Python values.
+_MASK_READERS = frozenset(
+    {"any", "all", "sum", "nonzero", "count_nonzero", "numel", "size", "dim", "item", "tolist"}
+)
+
+
+def _bool_tensor(value: ast.expr, qualify: Callable[[ast.expr], str | None]) -> bool:
+    if isinstance(value, ast.Call):
+        f = value.func
+        if qualify(f) in _BOOL_FUNCTIONS:
+            return True
+        return isinstance(f, ast.Attribute) and f.attr in _BOOL_METHODS and qualify(f) is None
+    if isinstance(value, ast.Compare) and len(value.ops) == 1:
+        # A comparison is a bool tensor when one side is a tensor: a slice with a tuple index
+        # (`inp[0, :8]`, which no Python sequence accepts) or a torch call.
+        for side in (value.left, *value.comparators):
+            if (
+                isinstance(side, ast.Subscript)
+                and isinstance(side.slice, ast.Tuple)
+                and any(isinstance(x, ast.Slice) for x in side.slice.elts)
+            ):
+                return True
+            if isinstance(side, ast.Call) and (qualify(side.func) or "").startswith("torch."):
+                return True
+    return False
+
+
+def mask_names(
+    fn: ast.AST, qualify: Callable[[ast.expr], str | None], escaping: frozenset[str]
+) -> frozenset[str]:
+    """Local names that always hold a bool tensor no code changes in place: every binding is
+    `m = <bool tensor>`, every use an index `X[m]`, `X[~m]`, or a reading method (`m.any()`).
+    A store through `m` and through `~m` then writes complementary elements."""
+    if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+        return frozenset()
+    ok: dict[str, bool] = {}
+    allowed: set[int] = set()
+    nodes = [n for stmt in fn.body for n in walk([stmt])]
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            t = node.targets[0]
+            if isinstance(t, ast.Name):
+                allowed.add(id(t))
+                good = _bool_tensor(node.value, qualify)
+                ok[t.id] = ok.get(t.id, True) and good
+        elif isinstance(node, ast.Subscript):
+            sl = node.slice
+            if isinstance(sl, ast.Name):
+                allowed.add(id(sl))
+            elif (
+                isinstance(sl, ast.UnaryOp)
+                and isinstance(sl.op, ast.Invert)
+                and isinstance(sl.operand, ast.Name)
+            ):
+                allowed.add(id(sl.operand))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MASK_READERS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            allowed.add(id(node.func.value))
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in ok and id(node) not in allowed:
+            ok[node.id] = False
+        if isinstance(node, ast.arg) and node.arg in ok:
+            ok[node.arg] = False
+    return frozenset(n for n, good in ok.items() if good and n not in escaping)
+
+
+_SPLITS = {"chunk": 1, "split": 1, "unbind": 0, "split_with_sizes": 1}
+
+
+def _split_call(
+    value: ast.expr, qualify: Callable[[ast.expr], str | None]
+) -> tuple[ast.expr, int, str] | None:
+    """`x.chunk(2)`, `x.split([2, 3], dim=1)`, `x.unbind()`, `torch.chunk(x, 2)`: the tensor
+    split, the dimension and a tag naming the partition, when every argument is a literal."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    method = value.func.attr
+    if method not in _SPLITS:
+        return None
+    args = list(value.args)
+    if qualify(value.func) == f"torch.{method}" and method != "split_with_sizes":
+        if not args:
+            return None
+        recv = args.pop(0)
+    elif qualify(value.func.value) is None:
+        recv = value.func.value
+    else:
+        return None  # `something.split` of a module that is not torch
+    if not isinstance(recv, ast.Name | ast.Attribute | ast.Subscript):
+        return None
+    keywords = {k.arg: k.value for k in value.keywords}
+    if None in keywords or set(keywords) - {"dim"}:
+        return None
+    if len(args) != _SPLITS[method] and not (method == "unbind" and len(args) == 1):
+        return None
+    dim_expr = keywords.get("dim")
+    if method == "unbind" and args:
+        if dim_expr is not None:
+            return None
+        dim_expr = args.pop()
+    if len(args) > 1:
+        return None
+    literals = [*args, *([dim_expr] if dim_expr is not None else [])]
+    for a in literals:
+        items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
+        if not items or not all(
+            isinstance(x, ast.Constant) and type(x.value) is int and x.value >= 0 for x in items
+        ):
+            return None
+    dim = (
+        dim_expr.value if isinstance(dim_expr, ast.Constant) and type(dim_expr.value) is int else 0
+    )
+    return recv, dim, f"{method}({', '.join(ast.unparse(a) for a in args)})"
+
+
+def _step_piece(item: ast.Slice) -> tuple[int, int] | None:
+    """`x[r::k]` with literal 0 <= r < k, k >= 2, to the end: (r, k). Together the k residues
+    cover the dimension, whatever its size."""
+    step, lower = item.step, item.lower
+    if item.upper is not None or not isinstance(step, ast.Constant) or type(step.value) is not int:
+        return None
+    k = step.value
+    if lower is None:
+        r = 0
+    elif isinstance(lower, ast.Constant) and type(lower.value) is int:
+        r = lower.value
+    else:
+        return None
+    return (r, k) if k >= 2 and 0 <= r < k else None
 
 
 def _is_int(node: ast.expr, value: int) -> bool:
@@ -140,11 +376,11 @@ def _covered(
     regions: Iterable[Region], dims: tuple[tuple[str | None, frozenset[str]], ...]
 ) -> bool:
     """Do the written slices chain from the start to the end of one dimension?"""
-    by_dim: dict[int, list[Region]] = {}
+    by_dim: dict[tuple[int, str], list[Region]] = {}
     for r in regions:
-        by_dim.setdefault(r.dim, []).append(r)
-    for dim, regs in by_dim.items():
-        size = dims[dim][0] if -len(dims) <= dim < len(dims) and dims else None
+        by_dim.setdefault((r.dim, r.kind), []).append(r)
+    for (dim, kind), regs in by_dim.items():
+        size = dims[dim][0] if -len(dims) <= dim < len(dims) and dims and not kind else None
         frontier: list[str | None] = [None]
         seen: set[str | None] = set()
         while frontier:

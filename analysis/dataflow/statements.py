@@ -8,9 +8,9 @@ from dataclasses import replace
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
-from zeroopt.analysis.dataflow.places import _root, place_key
+from zeroopt.analysis.dataflow.places import _root, _split_call, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import State
+from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
 
 class Evaluator(Expressions):
@@ -155,6 +155,8 @@ class Evaluator(Expressions):
 
     def _assign_stmt(self, s: ast.Assign) -> None:
         value = s.value
+        if self._unpack_pieces(s):
+            return
         if (
             len(s.targets) == 1
             and isinstance(s.targets[0], ast.Tuple | ast.List)
@@ -202,6 +204,36 @@ class Evaluator(Expressions):
                 and not self.conditional
             ):
                 self.st = replace(self.st, fresh=self.st.fresh | {tkey})
+
+    def _unpack_pieces(self, s: ast.Assign) -> bool:
+        """`a, b = x.chunk(2)` (`split`, `unbind`, `torch.chunk(x, 2)`, ...) with integer
+        literal arguments: the unpacking succeeds only if every piece gets a name, and the pieces
+        partition one dimension of x. Each name is a view of its piece, chained like slices."""
+        if len(s.targets) != 1 or not isinstance(s.targets[0], ast.Tuple | ast.List):
+            return False
+        names = [t for t in s.targets[0].elts if isinstance(t, ast.Name)]
+        if len(names) != len(s.targets[0].elts) or len({t.id for t in names}) != len(names):
+            return False
+        split = _split_call(s.value, lambda f: self.ctx.resolver.qualified(self.ctx.scope, f))
+        if split is None:
+            return False
+        recv, dim, tag = split
+        if self.lookup(place_key(recv) or "") is not SELF or any(
+            t.id == place_key(recv) for t in names
+        ):
+            return False
+        self.eval(recv, as_base=True)
+        last = len(names) - 1
+        for i, t in enumerate(names):
+            region = Region(
+                dim,
+                None if i == 0 else f"#{i}",
+                None if i == last else f"#{i + 1}",
+                frozenset(),
+                f"{tag} into {len(names)}",
+            )
+            self.assign(t, Ref(View.PART, region), s)
+        return True
 
     def _definition(self, s: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         for dec in s.decorator_list:

@@ -9,6 +9,9 @@ from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import (
     _classify_index,
     _constant_index,
+    _Index,
+    _mask_region,
+    _own_bounds,
     _root,
     _strip_first_key,
     _summary_variants,
@@ -277,8 +280,26 @@ class Stores(Effects):
         self._put(f"{dkey}[*]", carried, stmt, target, weak=True)
         return True
 
+    def _index(self, e: ast.Subscript, base: Ref, store: bool) -> _Index:
+        """How `e` indexes its base. On the buffer itself, a bound that is its own size
+        (`x[: x.shape[0]]`) is the end, and a store through a bool mask or its complement
+        (`x[m] = a`, `x[~m] = b`) is one of the two pieces of the mask's partition (a load
+        through a mask is a gather: a copy, never a piece)."""
+        index = e.slice
+        if base.view is View.SELF:
+            key = place_key(e.value)
+            if store:
+                mask = _mask_region(index, self.ctx.mask_names)
+                if mask is not None:
+                    return _Index("region", mask)
+            if key is not None:
+                index = _own_bounds(
+                    index, key, lambda f: self.ctx.resolver.qualified(self.ctx.scope, f)
+                )
+        return _classify_index(index, self.ctx.int_names)
+
     def _store_into_buffer(self, base: Ref, target: ast.Subscript, stmt: ast.AST) -> None:
-        index = _classify_index(target.slice, self.ctx.int_names)
+        index = self._index(target, base, store=True)
         how = self._src(stmt)[:100] if isinstance(stmt, ast.stmt) else self._src(target)
         if isinstance(stmt, ast.AugAssign):
             return

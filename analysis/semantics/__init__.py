@@ -28,8 +28,9 @@ _M, _A, _F = Kind.METHOD, Kind.ATTRIBUTE, Kind.FUNCTION
 METADATA_ATTRS = names(_A, Effect.METADATA)
 METADATA_METHODS = names(_M, Effect.METADATA)
 # Of those, the ones that return their receiver: the result is another name for the buffer
-# (https://pytorch.org/docs/stable/generated/torch.Tensor.requires_grad_.html).
-RETURNS_SELF_METHODS = frozenset({"requires_grad_"})
+# (https://pytorch.org/docs/stable/generated/torch.Tensor.requires_grad_.html; `detach_()` detaches
+# in place and returns self: https://pytorch.org/docs/stable/generated/torch.Tensor.detach_.html).
+RETURNS_SELF_METHODS = frozenset({"requires_grad_", "detach_"})
 # Only the first argument of these is metadata (`full_like(x, fill)` reads nothing of x).
 METADATA_FUNCTIONS = names(_F, Effect.METADATA)
 FULL_WRITE_METHODS = names(_M, Effect.FULL_WRITE)

@@ -74,7 +74,7 @@ ENTRIES: tuple[Entry, ...] = tuple(
         *_group(M, E.METADATA, _TENSOR_DOC, """
             size dim numel nelement stride element_size is_contiguous storage_offset get_device
             is_floating_point is_complex is_pinned is_set_to type_as_shape ndimension
-            requires_grad_ retain_grad is_shared is_inference"""),
+            requires_grad_ retain_grad is_shared is_inference detach_"""),
         # The first argument of the *_like factories: only its shape, dtype, layout and device.
         *_group(F, E.METADATA, _BUILTIN_DOC, """
             builtins.len builtins.isinstance builtins.id builtins.type builtins.hasattr"""),

@@ -1,0 +1,196 @@
+"""Where a CUDA-graph capture may open or close in the middle of a function.
+
+Between `capture_begin()` and `capture_end()` kernels are recorded, not run: a write there has
+not happened when the code after the capture reads the buffer. A `with torch.cuda.graph(g):`
+block is modelled by the CFG (cfg.py marks its nodes). Every other way of opening or closing a
+capture is recognised here, and a function that may do it, directly or through a function or
+method of the same file, is not analysed: no order of its statements says which writes ran.
+
+Recognised, conservatively, anywhere in a function (nested code included):
+- `.capture_begin` / `.capture_end`, and `.__enter__` / `.__exit__` called or taken by hand (a
+  `torch.cuda.graph(g).__enter__()`; any context manager entered by hand may be a capture);
+- `torch.cuda.graph` (and `torch.cuda.graphs.graph`) other than as the manager of a `with`
+  (`cm = torch.cuda.graph(g)`, then `with cm:` or `cm.__enter__()`), and a `with` on it whose
+  body yields (a context manager that leaves the capture open in its caller);
+- `torch.cuda.make_graphed_callables` (it runs the callable under capture) and graph pools
+  (`torch.cuda.graph_pool_handle` is only used around captures);
+- a reference to a function or method of the file that does any of these, by its name: a call
+  `helper(g)`, `self.begin()`, `obj.begin()`, or the function handed on as a value; and any
+  name such a function stores under as a string (`setattr(self, "go", g.capture_begin)`,
+  `self.__dict__["go"] = ...`);
+- the method names above as strings (`getattr(g, "capture_begin")()`).
+
+Code in other modules is assumed not to leave a capture open when it returns (the rule's page).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable, Iterable
+
+from zeroopt.analysis.resolve import Resolver
+from zeroopt.analysis.semantics import CAPTURE_CONTEXTS
+
+# Attribute names whose use opens or closes a capture by hand.
+MANUAL_CAPTURE_ATTRS = frozenset({"capture_begin", "capture_end", "__enter__", "__exit__"})
+# Capture contexts: entered by `with`, cfg.py models them; any other use is by hand.
+# Functions that capture (or only serve captures) whatever the syntax around them.
+CAPTURING_FUNCTIONS = frozenset(
+    {
+        "torch.cuda.make_graphed_callables",
+        "torch.cuda.graphs.make_graphed_callables",
+        "torch.cuda.graph_pool_handle",
+        "torch.cuda.graphs.graph_pool_handle",
+    }
+)
+
+# A special method that may capture, of a class of the file, runs where no name shows it.
+ANY = "*"
+_CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__"})
+
+
+def direct_capture(
+    roots: Iterable[ast.AST],
+    qualify: Callable[[ast.expr], str | None],
+    managers: Iterable[ast.expr] = (),
+) -> str:
+    """Why code under `roots` may open or close a capture by itself (or ""). `managers`: context
+    expressions known to be entered by a `with` (a CFG keeps them apart from their statement)."""
+    with_managers: set[int] = set()
+    for ctx in managers:
+        with_managers.add(id(ctx.func if isinstance(ctx, ast.Call) else ctx))
+    yielding_capture = ""
+    nodes = [n for root in roots for n in ast.walk(root)]
+    for node in nodes:
+        if isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                ctx = item.context_expr
+                func = ctx.func if isinstance(ctx, ast.Call) else ctx
+                if qualify(func) in CAPTURE_CONTEXTS:
+                    with_managers.add(id(func))
+                    body = [n for s in node.body for n in ast.walk(s)]
+                    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in body):
+                        yielding_capture = (
+                            f"yields inside `with {ast.unparse(ctx)[:60]}` (line {node.lineno}): "
+                            "its caller runs under capture"
+                        )
+    if yielding_capture:
+        return yielding_capture
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr in MANUAL_CAPTURE_ATTRS:
+            return f"a CUDA graph may be captured by hand (`.{node.attr}`, line {node.lineno})"
+        if isinstance(node, ast.Constant) and node.value in MANUAL_CAPTURE_ATTRS:
+            # getattr(g, "capture_begin")(), operator.methodcaller("__enter__")
+            return f"a CUDA graph may be captured by hand ({node.value!r}, line {node.lineno})"
+        if isinstance(node, ast.Name | ast.Attribute) and id(node) not in with_managers:
+            qual = qualify(node)
+            if qual in CAPTURE_CONTEXTS:
+                return (
+                    f"`{qual}` is used other than as a `with` manager (line {node.lineno}): "
+                    "the capture may be entered by hand"
+                )
+            if qual in CAPTURING_FUNCTIONS:
+                return f"`{qual}` (line {node.lineno}) runs or serves a CUDA-graph capture"
+    return ""
+
+
+def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
+    """Names of the file's functions, methods and stored callables that may open or close a
+    capture, directly or through another of them, each with the reason. By bare name: a method
+    `begin` of any class makes every `x.begin` suspect, which can only make more code
+    unanalysed. A class whose constructor may capture is named too (`Capturer(g)`); one whose
+    other special methods may (`__call__`, `__enter__`, ...) runs them where no name shows it,
+    so then every call is suspect (`ANY`)."""
+    defs: list[tuple[str, list[ast.AST], ast.AST, int]] = []  # (name, code, scope node, line)
+    classes: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                classes[id(item)] = node.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            code: list[ast.AST] = [*node.decorator_list, *node.body]
+            defs.append((node.name, code, node, node.lineno))
+            owner = classes.get(id(node))
+            if owner is not None and node.name.startswith("__") and node.name.endswith("__"):
+                defs.append((owner if node.name in _CONSTRUCTION else ANY, code, node, node.lineno))
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    name = sub.id if isinstance(sub, ast.Name) else getattr(sub, "attr", None)
+                    if isinstance(name, str) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
+                        defs.append((name, [node.value], node, node.lineno))
+    root = next(s for s in resolver.scopes.values() if s.parent is None)
+    found: dict[str, str] = {}
+    for name, code, where, line in defs:
+        scope = resolver.scopes.get(where, root)
+        why = direct_capture(code, functools.partial(resolver.qualified, scope))
+        if why and name not in found:
+            found[name] = f"`{name}` (line {line}): {why}"
+        if why:
+            # Names it may store the capture under: setattr(self, "go", g.capture_begin),
+            # self.__dict__["go"] = ...: every identifier-like string it mentions.
+            for stored in _stored_names(code):
+                found.setdefault(stored, f"`{stored}`, stored by {found[name]}")
+    changed = True
+    while changed:
+        changed = False
+        for name, code, _, line in defs:
+            if name in found:
+                continue
+            via = referenced(code, found)
+            if via:
+                found[name] = f"`{name}` (line {line}) uses {found[via]}"
+                changed = True
+    return found
+
+
+def _stored_names(code: list[ast.AST]) -> set[str]:
+    """Attribute names set as strings: `setattr(o, "go", v)`, `o.__dict__["go"] = v`,
+    `vars(o)["go"] = v`."""
+    out: set[str] = set()
+    for node in (n for c in code for n in ast.walk(c)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            out.add(node.args[1].value)
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and (
+                (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__")
+                or (
+                    isinstance(node.value, ast.Call)
+                    and getattr(node.value.func, "id", "") == "vars"
+                )
+            )
+        ):
+            out.add(node.slice.value)
+    return out
+
+
+def referenced(roots: Iterable[ast.AST], names: dict[str, str] | frozenset[str]) -> str:
+    """The first of `names` that code under `roots` mentions as a name or an attribute; with
+    `ANY` among them, any call."""
+    if not names:
+        return ""
+    if ANY in names:
+        for root in roots:
+            for node in ast.walk(root):
+                if isinstance(node, ast.Call | ast.With | ast.AsyncWith):
+                    return ANY
+    for root in roots:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name) and node.id in names:
+                return node.id
+            if isinstance(node, ast.Attribute) and node.attr in names:
+                return node.attr
+    return ""
