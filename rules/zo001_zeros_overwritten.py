@@ -13,7 +13,9 @@ whether the zero fill is ever observed:
   code the analysis cannot see before that. `out=` of a torch function counts as a write, not a
   full one: it may shrink the tensor, and the storage past the result keeps its zeros.
 - `unsafe`: some path reads the buffer with nothing written yet (a reduction, an operator,
-  `+=`, a gather `x[idx]`, a torch function taking it as input).
+  `+=`, a gather `x[idx]`, a torch function taking it as input). ZO002 is stricter for empties
+  (its `unsafe` fails CI): where such a read sees unwritten memory only on paths on which an
+  earlier write did not run, it says `unproven` and names the write; `scan --since` flags it.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
   return, a closure capture, use inside CUDA-graph capture, a write through a result that may be
