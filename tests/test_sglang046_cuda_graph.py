@@ -79,7 +79,9 @@ def test_reference_matches_dense_attention_and_merge_is_attention_over_the_union
     table = torch.tensor([[4, 9, 1, 7]], dtype=torch.int32)
     cu = torch.tensor([0, 3], dtype=torch.int32)
     lens = torch.tensor([7], dtype=torch.int32)
-    out, lse = harness.paged_varlen_reference(q, k_cache, v_cache, lens, table, cu, 3, 0.5, True)
+    out, lse = harness.imports.paged_varlen_reference(
+        q, k_cache, v_cache, lens, table, cu, 3, 0.5, True
+    )
     slots = torch.cat([torch.arange(p * page, (p + 1) * page) for p in table[0].tolist()])[:7]
     keys = k_cache.reshape(-1, kvh, dim)[slots].expand(7, heads, dim)
     values = v_cache.reshape(-1, kvh, dim)[slots].expand(7, heads, dim)
@@ -91,10 +93,10 @@ def test_reference_matches_dense_attention_and_merge_is_attention_over_the_union
     assert torch.allclose(out, expected, atol=1e-5)
     assert torch.allclose(lse, torch.logsumexp(scores.masked_fill(~mask, -math.inf), -1), atol=1e-5)
     # Cascade: keys 0-3 (pages 4, 9) and keys 4-6 (pages 1, 7) attended apart, then merged.
-    first = harness.paged_varlen_reference(
+    first = harness.imports.paged_varlen_reference(
         q, k_cache, v_cache, torch.tensor([4], dtype=torch.int32), table, cu, 3, 0.5, False
     )
-    second = harness.paged_varlen_reference(
+    second = harness.imports.paged_varlen_reference(
         q,
         k_cache,
         v_cache,
@@ -105,11 +107,11 @@ def test_reference_matches_dense_attention_and_merge_is_attention_over_the_union
         0.5,
         False,
     )
-    merged, _ = harness.merge_state_v2(first[0], first[1].T, second[0], second[1].T)
+    merged, _ = harness.imports.merge_state_v2(first[0], first[1].T, second[0], second[1].T)
     full = torch.einsum("qhd,khd->hqk", q, keys) * 0.5
     assert torch.allclose(merged, torch.einsum("hqk,khd->qhd", full.softmax(-1), values), atol=1e-5)
     with pytest.raises(IndexError, match="illegal memory access"):
-        harness.paged_varlen_reference(
+        harness.imports.paged_varlen_reference(
             q,
             k_cache,
             v_cache,
