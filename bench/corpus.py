@@ -51,8 +51,15 @@ def _find_wheel(directory: Path, name: str, version: str) -> Path | None:
     return matches[0] if matches else None
 
 
-def download(name: str, version: str, wheel_dir: Path, find_links: Sequence[Path] = ()) -> Path:
-    """The wheel of `name==version` in `wheel_dir`, fetched with `pip download --no-deps` if missing."""
+def download(
+    name: str,
+    version: str,
+    wheel_dir: Path,
+    find_links: Sequence[Path] = (),
+    extra_args: Sequence[str] = (),
+) -> Path:
+    """The wheel of `name==version` in `wheel_dir`, fetched with `pip download --no-deps` if missing
+    (`extra_args` go to pip, e.g. `--python-version` and `--platform` for another interpreter's wheel)."""
     wheel = _find_wheel(wheel_dir, name, version)
     if wheel is not None:
         return wheel
@@ -67,6 +74,7 @@ def download(name: str, version: str, wheel_dir: Path, find_links: Sequence[Path
         "--disable-pip-version-check",
         "-d",
         str(wheel_dir),
+        *extra_args,
         f"{name}=={version}",
     ]
     for link in find_links:

@@ -44,7 +44,7 @@ case "$mode" in
 esac
 case "$mode" in
   real|all)
-    # SGLang 0.5.23's released _init_full_cg_prefill_metadata (bench/real_sources/) under a full
+    # SGLang 0.5.23's released _init_full_cg_prefill_metadata (bench/pinned_source.py) under a full
     # prefill CUDA graph with FlashAttention 4: the scan's one `safe` there, checked at run time.
     t0=$(date +%s)
     python3 - <<'PY' || exit 4

@@ -3,7 +3,8 @@
     python bench/gpu_verify_real_sglang.py --device cuda --jobs 4 --out bench/results
     python bench/gpu_verify_real_sglang.py --device cpu --jobs 2   # torch reference, no graphs
 
-Scans bench/real_sources/sglang-0.5.23/flashattention_backend.py as `zeroopt scan` does, takes
+Scans SGLang 0.5.23's flashattention_backend.py (from the pinned wheel: bench/pinned_source.py)
+as `zeroopt scan` does, takes
 every safe or unproven zeros allocation of `_init_full_cg_prefill_metadata` (lines 746-865) as a
 site, and runs `zeroopt verify bench/sglang_full_cg_prefill.py:scenario` on them (each alone
 with every default pattern, then together). Writes verify_real_sglang_<device>.json and prints a
@@ -30,11 +31,11 @@ import sglang_full_cg_prefill as harness  # bench/ is on sys.path when run as a 
 import torch
 from verify_run import progress_printer, timings, write_result
 
+from zeroopt.runtime_checks.checker import Checker
+from zeroopt.runtime_checks.sites import Site
 from zeroopt.scan.config import load_config
 from zeroopt.scan.engine import analyse_file
 from zeroopt.scan.findings import ZEROS_CALLS, Finding
-from zeroopt.runtime_checks.checker import Checker
-from zeroopt.runtime_checks.sites import Site
 
 SCENARIO = f"{Path(harness.__file__).resolve()}:scenario"
 
@@ -52,7 +53,7 @@ def environment(device: str) -> dict[str, Any]:
         "cuda_graphs": harness.uses_flash_attn(device),
         "page_size": int(os.environ.get(harness.PAGE_SIZE_ENV, harness.DEFAULT_PAGE_SIZE)),
         "num_splits": harness.NUM_SPLITS,  # SGLang's value; on SM90 FA4 needs 1 (below)
-        "vendored_sha256": harness.VENDORED_SHA256,
+        "released_sha256": harness.RELEASED_SHA256,
     }
     if device.startswith("cuda") and torch.cuda.is_available():
         env["gpu"] = torch.cuda.get_device_name()
@@ -69,7 +70,7 @@ def environment(device: str) -> dict[str, Any]:
 
 def static_findings() -> list[Finding]:
     """The method's zeros findings, as `zeroopt scan` reports them with the project's config."""
-    path = harness.VENDORED
+    path = harness.released_file()
     config = load_config([str(path)])
     result = analyse_file(path, str(path), config.analysis)
     if result.errors:
@@ -94,7 +95,7 @@ def main() -> int:
     findings = static_findings()
     scan_seconds = time.perf_counter() - start
     candidates = [f for f in findings if f.verdict.value in ("safe", "unproven")]
-    sites = [Site(str(harness.VENDORED), f.line, f.col) for f in candidates]
+    sites = [Site(str(harness.released_file()), f.line, f.col) for f in candidates]
     by_pos = {(f.line, f.col): f for f in candidates}
     env = environment(args.device)
     print(json.dumps(env), flush=True)
@@ -146,7 +147,7 @@ def main() -> int:
     result = {
         "environment": env,
         "scenario": SCENARIO,
-        "vendored": str(harness.VENDORED),
+        "released_file": str(harness.released_file()),
         "method": f"FlashAttentionBackend.{harness.METHOD} (lines {harness.METHOD_LINES})",
         "scan": [f.to_json() for f in findings],  # the `zeroopt scan --format json` entries
         "scan_seconds": round(scan_seconds, 1),

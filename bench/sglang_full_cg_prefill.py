@@ -3,11 +3,13 @@
     zeroopt verify bench/sglang_full_cg_prefill.py:scenario --sites SCAN.json --device cpu|cuda
 
 Why it exists: `zeroopt scan` calls one allocation of a released SGLang file `safe` (line 766 of
-real_sources/sglang-0.5.23/flashattention_backend.py, `m.cache_seqlens_int32 = torch.zeros(...)`
+sglang/srt/layers/attention/flashattention_backend.py, `m.cache_seqlens_int32 = torch.zeros(...)`
 in `FlashAttentionBackend._init_full_cg_prefill_metadata`). The runtime checker poisons an
 allocation by its exact code position, so this scenario runs the released code itself: the
-`FlashAttentionMetadata` dataclass and the method are taken from the vendored file's AST and
-compiled with that file's real path, keeping its line and column numbers. Only what the method
+`FlashAttentionMetadata` dataclass and the method are taken from the released file's AST and
+compiled with that file's real path, keeping its line and column numbers. The file is not in the
+repository: bench/pinned_source.py takes it from the pinned 0.5.23 wheel (`pip download`,
+wheel and file sha256 checked, cached under ~/.cache/zeroopt-bench). Only what the method
 touches is stood in for: a backend `self` and a ForwardBatch (their attributes as SGLang sets
 them; the unified-pool and sliding-window branches are off and their names raise if reached).
 
@@ -50,14 +52,23 @@ from typing import Any
 
 import torch
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path as a scenario
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pinned_source
+
 from zeroopt.fixtures.flash_backend import _flash_attn_func
 from zeroopt.fixtures.flash_scenario import scenario_device
 from zeroopt.fixtures.paged_reference import _int32_ceil_pages
 
-VENDORED = (
-    Path(__file__).resolve().parent / "real_sources" / "sglang-0.5.23" / "flashattention_backend.py"
-)
-VENDORED_SHA256 = "a7b8d205742765e12bf0bad48b151007258736e31f6c97a03725cac6ca2c1d17"
+PIN = pinned_source.SGLANG_0_5_23_FLASHATTENTION
+RELEASED_SHA256 = PIN.sha256
+
+
+def released_file() -> Path:
+    """The released file, fetched from the pinned wheel and checked (SourceUnavailable if not)."""
+    return pinned_source.pinned_file(PIN)
+
+
 METHOD = "_init_full_cg_prefill_metadata"
 METHOD_LINES = (746, 865)
 SAFE_LINE = 766  # `m.cache_seqlens_int32 = torch.zeros(...)`: the scan's only `safe` in the file
@@ -141,15 +152,17 @@ def _free_names(func: ast.FunctionDef) -> set[str]:
     return loads - bound
 
 
-def load_real_code(path: Path = VENDORED) -> RealCode:
-    """Compile the released dataclass and method with the vendored file's own path and positions."""
+def load_real_code(path: Path | None = None) -> RealCode:
+    """Compile the released dataclass and method with the released file's own path and positions."""
     global _REAL
-    if _REAL is not None and path == VENDORED:
+    default = path is None
+    if _REAL is not None and default:
         return _REAL
+    path = path or released_file()
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != VENDORED_SHA256:
-        raise RuntimeError(f"{path}: sha256 {digest}, expected the released {VENDORED_SHA256}")
+    if digest != RELEASED_SHA256:
+        raise RuntimeError(f"{path}: sha256 {digest}, expected the released {RELEASED_SHA256}")
     filename = os.path.realpath(path)  # what co_filename must be for the interceptor to match
     tree = ast.parse(data, filename)
     body: list[ast.stmt] = []
@@ -177,7 +190,7 @@ def load_real_code(path: Path = VENDORED) -> RealCode:
     body += [classes["FlashAttentionMetadata"], method]
     code = compile(ast.Module(body=body, type_ignores=[]), filename, "exec", dont_inherit=True)
 
-    module = types.ModuleType("zeroopt_vendored_sglang_flashattention_backend")
+    module = types.ModuleType("zeroopt_released_sglang_flashattention_backend")
     module.__file__ = filename
     module.__dict__.update(
         IdSpaceKind=_NotInThisScenario("IdSpaceKind"),
@@ -191,15 +204,15 @@ def load_real_code(path: Path = VENDORED) -> RealCode:
     if missing:
         raise RuntimeError(f"{METHOD} reads names this scenario does not provide: {missing}")
     real = RealCode(module.FlashAttentionMetadata, getattr(module, METHOD), filename)
-    if path == VENDORED:
+    if default:
         _REAL = real
     return real
 
 
-def method_sites(path: Path = VENDORED) -> dict[str, tuple[int, int]]:
+def method_sites(path: Path | None = None) -> dict[str, tuple[int, int]]:
     """Target as written (`m.page_table`) -> (line, 1-based col) of each `torch.zeros` call the
     method assigns, the way `zeroopt scan` reports them (its `target`, `line` and `col`)."""
-    tree = ast.parse(path.read_bytes())
+    tree = ast.parse((path or released_file()).read_bytes())
     sites: dict[str, tuple[int, int]] = {}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.FunctionDef) and node.name == METHOD):

@@ -1,7 +1,9 @@
 """The one `safe` verdict on a released SGLang file, checked at run time on CPU.
 
-bench/real_sources/sglang-0.5.23/flashattention_backend.py is SGLang 0.5.23's FlashAttention
-backend, byte for byte; the scan calls line 766 (`m.cache_seqlens_int32 = torch.zeros(...)` in
+SGLang 0.5.23's FlashAttention backend (sglang/srt/layers/attention/flashattention_backend.py),
+taken at run time from the pinned release wheel by bench/pinned_source.py (wheel and file sha256
+checked, cached under ~/.cache/zeroopt-bench; the tests skip, saying why, where neither the
+cache nor `pip download` can provide it). The scan calls line 766 (`m.cache_seqlens_int32 = torch.zeros(...)` in
 `_init_full_cg_prefill_metadata`) safe. bench/sglang_full_cg_prefill.py runs that released
 method through SGLang's full-prefill-CUDA-graph lifecycle (eagerly here, with a torch reference
 for FlashAttention). The test needs both halves: 766 equivalent under every default pattern, and
@@ -22,13 +24,13 @@ from typing import Any
 import pytest
 import torch
 
-from zeroopt.scan.config import load_config
-from zeroopt.scan.engine import analyse_file
-from zeroopt.scan.findings import ZEROS_CALLS, FileResult
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS, patterns_for
 from zeroopt.runtime_checks.sites import Site
 from zeroopt.runtime_checks.verdicts import VerifyReport
+from zeroopt.scan.config import load_config
+from zeroopt.scan.engine import analyse_file
+from zeroopt.scan.findings import ZEROS_CALLS, FileResult
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILE = ROOT / "bench" / "sglang_full_cg_prefill.py"
@@ -36,6 +38,15 @@ HARNESS_NAME = "zeroopt_bench_sglang_full_cg_prefill"
 
 
 def _harness() -> ModuleType:
+    """The scenario module; skips the test when the released file cannot be had here."""
+    module = _load_harness()
+    reason = module.pinned_source.unavailable_reason(module.PIN)
+    if reason is not None:
+        pytest.skip(f"SGLang 0.5.23's released file is not available: {reason}")
+    return module
+
+
+def _load_harness() -> ModuleType:
     if HARNESS_NAME in sys.modules:
         return sys.modules[HARNESS_NAME]
     spec = importlib.util.spec_from_file_location(HARNESS_NAME, SCENARIO_FILE)
@@ -55,9 +66,9 @@ def _scan(path: Path) -> FileResult:
 @pytest.fixture(scope="module")
 def run() -> dict[str, Any]:
     harness = _harness()
-    vendored: Path = harness.VENDORED
+    released: Path = harness.released_file()
     targets: dict[str, tuple[int, int]] = harness.method_sites()
-    sites = {target: Site(str(vendored), line, col) for target, (line, col) in targets.items()}
+    sites = {target: Site(str(released), line, col) for target, (line, col) in targets.items()}
     safe_site = next(s for s in sites.values() if s.line == harness.SAFE_LINE)
     cu_seqlens_q = sites["m.cu_seqlens_q"]
     scenario = f"{SCENARIO_FILE}:scenario"
@@ -70,7 +81,7 @@ def run() -> dict[str, Any]:
         failing_job = pool.submit(
             Checker(scenario, device="cpu", jobs=2, patterns=("one",)).verify, [cu_seqlens_q]
         )
-        scan = _scan(vendored)
+        scan = _scan(released)
         safe_report, failing_report = safe_job.result(), failing_job.result()
     return {
         "harness": harness,
@@ -104,7 +115,7 @@ def test_the_scenario_runs_the_released_method() -> None:
     harness = _harness()
     real = harness.load_real_code()
     code = real.init_full_cg_prefill_metadata.__code__
-    assert code.co_filename == str(harness.VENDORED.resolve())
+    assert code.co_filename == str(harness.released_file().resolve())
     assert code.co_firstlineno == harness.METHOD_LINES[0]
     assert real.metadata_cls.__name__ == "FlashAttentionMetadata"
 
@@ -135,7 +146,7 @@ def test_the_harness_can_fail(run: dict[str, Any]) -> None:
 
 def test_cpu_reference_matches_dense_causal_attention() -> None:
     """The CPU stand-in for FlashAttention computes varlen causal prefill over paged K/V."""
-    harness = _harness()
+    harness = _load_harness()  # needs no released file
     gen = torch.Generator().manual_seed(7)
     page_size, kv_heads, heads, dim = 4, 2, 4, 8
     k_cache = torch.randn(12, page_size, kv_heads, dim, generator=gen)
