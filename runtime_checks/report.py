@@ -40,8 +40,10 @@ def render_text(report: VerifyReport, console: Console) -> None:
         f"baseline {report.baseline_runs} runs, {det}"
     )
     table = Table(show_lines=False)
-    table.add_column("site")
-    table.add_column("source")
+    # The site is never cut: path:line:col is what a reader acts on; the source text yields.
+    keys = [f"{s.path}:{s.line}:{s.col}" for s in report.sites]
+    table.add_column("site", no_wrap=True, min_width=min(60, max(map(len, keys), default=4)))
+    table.add_column("source", max_width=40, overflow="ellipsis", no_wrap=True)
     table.add_column("dtype")
     table.add_column("verdict")
     table.add_column("trials")
@@ -56,7 +58,7 @@ def render_text(report: VerifyReport, console: Console) -> None:
             site.dtype or "-",
             f"[{_STYLE[verdict]}]{verdict}[/]",
             _trials_cell(site.trials),
-            _first_problem(site.trials) if site.reached else "never executed by the scenario",
+            _first_problem(site.trials) if site.reached else escape(site.note or "never executed"),
         )
     if report.together is not None:
         verdict = report.together.verdict
