@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -32,12 +31,15 @@ COMMAND_KEY = "zeroopt_verify_command"
 class _VerifyCommand(typer.core.TyperCommand):
     """Splits the arguments at the first `--`: what follows is the command to verify with."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if "--" in args:
             cut = args.index("--")
             ctx.meta[COMMAND_KEY] = args[cut + 1 :]
             args = args[:cut]
         return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[-- CMD ARGS...]"]
 
 
 def _usage(err: Console, message: str) -> typer.Exit:
@@ -121,21 +123,19 @@ def verify(
 ) -> None:
     """Poison each candidate allocation at run time and compare with the zeros baseline.
 
-    [bold]zeroopt verify SCENARIO --site PATH:LINE[:COL][/bold] runs FILE.py:FUNCTION (or
-    MODULE:FUNCTION) and compares the tensors it returns.
+    [bold]zeroopt verify SCENARIO --site PATH:LINE[:COL][/bold] runs FILE.py:FUNCTION (or MODULE:FUNCTION) in a subprocess per trial and compares the tensors it returns.
 
-    [bold]zeroopt verify --site PATH:LINE[:COL] -- CMD ARGS...[/bold] runs your own command
-    (e.g. [bold]-- python -m pytest tests/test_attn.py[/bold]) and compares its exit status and
-    output; the sites are poisoned in every Python process it starts, multiprocessing workers
-    and subprocesses included. Sites may be torch.zeros* (zero-filled in the baseline) or
-    torch.empty* (zero-filled in the baseline too). Each trial poisons one pattern; a site's
-    verdict is the worst of its trials: crashed, diverged, equivalent, or not-reached.
+    [bold]zeroopt verify --site PATH:LINE[:COL] -- CMD ARGS...[/bold] runs your own command instead (e.g. [bold]-- python -m pytest tests/test_attn.py[/bold]) and compares its exit status and output (durations, addresses and temp paths masked; exit status only when two baseline runs still differ). The sites are poisoned in every Python process the command starts: multiprocessing spawn/forkserver/fork workers and Python subprocesses.
+
+    A site is a torch.zeros / zeros_like / new_zeros, or a torch.empty / empty_like / empty_strided / new_empty (zero-filled in the baseline: the runtime check of ZO002). The baseline runs twice, then each site alone and all together, one poison pattern per trial. A site's verdict is the worst of its trials: crashed (exception, signal, CUDA error, timeout), diverged, equivalent; not-reached when no process ran it.
+
+    Exit status: 0 all equivalent; 1 anything else; 2 usage error or a failing baseline.
     """
     from zeroopt.runtime_checks.checker import BaselineError, Checker, ScenarioUsageError
     from zeroopt.runtime_checks.report import render_text
     from zeroopt.runtime_checks.trial import check_scenario_spec
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     command: list[str] | None = ctx.meta.get(COMMAND_KEY)
     if command is not None and scenario is not None:
         raise _usage(err, f"give a scenario ({scenario}) or a command after --, not both")

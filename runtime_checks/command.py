@@ -61,9 +61,7 @@ _CRASH_SIGNALS = {
 _MASKS = (
     (re.compile(r"\b\d+:\d\d:\d\d(\.\d+)?\b"), "<time>"),
     (
-        re.compile(
-            r"\b\d+(\.\d+)?\s?(s|ms|us|µs|ns|sec|secs|seconds?|minutes?|min|it/s|s/it)\b"
-        ),
+        re.compile(r"\b\d+(\.\d+)?\s?(s|ms|us|µs|ns|sec|secs|seconds?|minutes?|min|it/s|s/it)\b"),
         "<time>",
     ),
     (re.compile(r"0x[0-9a-fA-F]+"), "0x<addr>"),
@@ -151,9 +149,7 @@ class CommandChecker(Checker):
         absolute = {self._absolute(s).key: s.key for s, _ in targets}
         spec = {
             "reports": str(reports),
-            "targets": [
-                {"site": self._absolute(s).to_json(), "pattern": p} for s, p in targets
-            ],
+            "targets": [{"site": self._absolute(s).to_json(), "pattern": p} for s, p in targets],
         }
         spec_path = workdir / "spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -242,9 +238,7 @@ class CommandChecker(Checker):
         if extra["timed_out"]:
             return result(RuntimeVerdict.CRASHED, f"timeout after {self.timeout:g} s (hang?)")
         if rc < 0:
-            return result(
-                RuntimeVerdict.CRASHED, f"killed by {_signal_name(-rc)}\n{_tail(output)}"
-            )
+            return result(RuntimeVerdict.CRASHED, f"killed by {_signal_name(-rc)}\n{_tail(output)}")
         if rc > 128 and rc - 128 in _CRASH_SIGNALS:
             return result(
                 RuntimeVerdict.CRASHED,
@@ -258,7 +252,9 @@ class CommandChecker(Checker):
             detail = "the poisoned allocation did not run in this trial: " + ", ".join(unreached)
             return result(RuntimeVerdict.NOT_REACHED, detail)
         if rc != 0:
-            return result(RuntimeVerdict.DIVERGED, f"exit status {rc} instead of 0\n{_tail(output)}")
+            return result(
+                RuntimeVerdict.DIVERGED, f"exit status {rc} instead of 0\n{_tail(output)}"
+            )
         if deterministic:
             diff = first_difference(
                 base_out, normalise_output(extra["stdout"]), "stdout"

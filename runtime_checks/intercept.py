@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from zeroopt.scan.findings import char_col as contract_char_col
 from zeroopt.runtime_checks.patterns import dtype_name, poison_, zero_
 from zeroopt.runtime_checks.sites import EMPTY_CALLS, Site
+from zeroopt.scan.findings import char_col as contract_char_col
 
 
 @dataclass(frozen=True)
