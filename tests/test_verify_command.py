@@ -226,3 +226,19 @@ def test_site_in_a_file_the_scenario_never_loads_is_warned_about(tmp_path: Path)
     assert result.exit_code == 1, result.output
     assert f"warning: site {other}:2: its file" in result.stderr
     assert "never loaded" in result.stderr
+
+
+def test_forkserver_worker_and_python_subprocess_are_poisoned(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    main = project / "processes.py"
+    fork = marked(main)["diverged (forkserver)"]
+    sub = marked(project / "child_script.py")["diverged (subprocess)"]
+    checker = CommandChecker(
+        [sys.executable, str(main)], patterns=("nan",), jobs=2, timeout=300, cwd=project, gpus=[]
+    )
+    report = checker.verify([fork, sub])
+    verdicts = [str(s.verdict) for s in report.sites]
+    assert verdicts == ["diverged", "diverged"], report
+    details = [s.trials[0].detail for s in report.sites]
+    assert "forkserver nan" in details[0] and "subprocess nan" in details[1]
