@@ -224,3 +224,32 @@ def test_crash_text_counts_only_what_the_baseline_did_not_print() -> None:
     assert crash_text("Segmentation fault (core dumped)\n", "") is not None
     assert crash_text("log: core dumped earlier\n", "log: core dumped earlier\n") is None
     assert crash_text("AssertionError\n", "") is None
+
+
+def test_text_report_off_a_terminal_keeps_every_site_whole() -> None:
+    import io
+
+    from rich.console import Console
+
+    from zeroopt.runtime_checks.report import render_text
+    from zeroopt.runtime_checks.verdicts import (
+        RuntimeVerdict,
+        SiteResult,
+        TrialResult,
+        VerifyReport,
+    )
+
+    long_path = "/very/long/directory/name/that/would/not/fit/in/a/table/cell/module.py"
+    site = SiteResult(long_path, 123, 45, dtype="int32")
+    site.trials = [
+        TrialResult("max", RuntimeVerdict.CRASHED, "killed by SIGSEGV\ntail"),
+        TrialResult("neg1", RuntimeVerdict.EQUIVALENT, "same exit status and output"),
+    ]
+    report = VerifyReport("python -m pytest", "cpu", 2, True, [site], None, 3, 1.0)
+    out = io.StringIO()
+    render_text(report, Console(file=out, width=80))
+    lines = out.getvalue().splitlines()
+    assert (
+        f"{long_path}:123:45: crashed [int32] max:crashed, neg1:equivalent -- "
+        "[max] killed by SIGSEGV"
+    ) in lines
