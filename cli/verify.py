@@ -107,8 +107,8 @@ def verify(
         typer.Option(
             "--jobs",
             "-j",
-            help="Trials in parallel. With GPUs visible each trial gets its own GPU "
-            "(CUDA_VISIBLE_DEVICES), so at most one per GPU. Default: one per GPU on cuda; "
+            help="Trials in parallel. With GPUs visible each trial process sees one GPU "
+            "(CUDA_VISIBLE_DEVICES), spread round-robin. Default: one per GPU on cuda; "
             "all cores for a scenario on cpu, 1 for a command on cpu.",
         ),
     ] = None,

@@ -1,8 +1,10 @@
 """Running trials in parallel: one GPU per trial process when several are visible.
 
 A trial gets a slot for its whole life: on a GPU machine the slot is one device id, handed to
-the trial as CUDA_VISIBLE_DEVICES, so no two concurrent trials share a GPU and a crash (an
-illegal memory access poisons its CUDA context) stays in its own device and process. On CPU
+the trial as CUDA_VISIBLE_DEVICES, so each trial process sees exactly one GPU and a crash (an
+illegal memory access poisons its CUDA context) stays in its own process. Slots go round-robin
+over the GPUs: with as many jobs as GPUs (the default) no two trials share one; more jobs than
+GPUs put several trials on each (a big GPU has room for several small trials). On CPU
 every slot is None and nothing is pinned. The number of GPUs is whatever is visible: the ids in
 CUDA_VISIBLE_DEVICES when set (UUIDs and MIG ids are passed through unchanged), else every
 device torch counts.
@@ -43,11 +45,11 @@ def visible_gpus(env: Mapping[str, str] | None = None) -> list[str]:
 
 
 def plan_slots(jobs: int, gpus: Sequence[str] | None) -> list[str | None]:
-    """The slots trials run in: `jobs` CPU slots, or one per GPU (at most `jobs` of them)."""
+    """The `jobs` slots trials run in: CPU slots (None), or GPU ids spread round-robin."""
     jobs = max(1, jobs)
     if not gpus:
         return [None] * jobs
-    return list(gpus[:jobs])
+    return [gpus[i % len(gpus)] for i in range(jobs)]
 
 
 def slot_env(env: Mapping[str, str], slot: str | None) -> dict[str, str]:
@@ -61,7 +63,8 @@ def slot_env(env: Mapping[str, str], slot: str | None) -> dict[str, str]:
 def run_in_slots(
     items: Sequence[T], slots: Sequence[str | None], work: Callable[[T, str | None], None]
 ) -> None:
-    """Call `work(item, slot)` for every item, at most one item per slot at any time."""
+    """Call `work(item, slot)` for every item, at most one item per slot at any time (slots
+    may repeat a GPU id: each repeat is one more concurrent trial on that GPU)."""
     if len(slots) <= 1 or len(items) <= 1:
         slot = slots[0] if slots else None
         for item in items:

@@ -144,7 +144,7 @@ def test_trials_get_one_gpu_each_and_torch_free_processes_stay_torch_free(
     target = EXAMPLES / "basic.py"
     checker = CommandChecker(
         [sys.executable, "-c", script, str(log)],
-        jobs=4,
+        jobs=3,
         timeout=120,
         gpus=["3", "5", "7"],
         baseline_runs=3,

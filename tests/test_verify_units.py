@@ -175,33 +175,34 @@ def test_visible_gpus_follow_cuda_visible_devices() -> None:
 
 def test_plan_slots_one_gpu_per_trial_any_number() -> None:
     assert plan_slots(3, []) == [None, None, None]
-    assert plan_slots(8, ["0", "1"]) == ["0", "1"]  # never two trials on one GPU
+    assert plan_slots(2, ["0", "1"]) == ["0", "1"]  # as many jobs as GPUs: one trial per GPU
+    assert plan_slots(5, ["0", "1"]) == ["0", "1", "0", "1", "0"]  # more: spread evenly
     assert plan_slots(2, [str(i) for i in range(16)]) == ["0", "1"]
     assert slot_env({"A": "1"}, "5") == {"A": "1", "CUDA_VISIBLE_DEVICES": "5"}
     assert slot_env({"A": "1"}, None) == {"A": "1"}
 
 
-def test_run_in_slots_never_shares_a_device_and_uses_them_all() -> None:
+@pytest.mark.parametrize("jobs", [3, 6])
+def test_run_in_slots_keeps_to_each_gpus_share_and_uses_them_all(jobs: int) -> None:
     gpus = ["0", "1", "2"]
-    busy: set[str] = set()
+    busy: dict[str, int] = dict.fromkeys(gpus, 0)
+    peak: dict[str, int] = dict.fromkeys(gpus, 0)
     lock = threading.Lock()
     used: list[str] = []
-    clashes: list[str] = []
 
     def work(item: int, slot: str | None) -> None:
         assert slot is not None
         with lock:
-            if slot in busy:
-                clashes.append(slot)
-            busy.add(slot)
+            busy[slot] += 1
+            peak[slot] = max(peak[slot], busy[slot])
             used.append(slot)
         time.sleep(0.02)
         with lock:
-            busy.discard(slot)
+            busy[slot] -= 1
 
-    run_in_slots(list(range(12)), plan_slots(3, gpus), work)
-    assert not clashes
+    run_in_slots(list(range(12)), plan_slots(jobs, gpus), work)
     assert len(used) == 12 and set(used) == set(gpus)
+    assert max(peak.values()) <= jobs // len(gpus)  # 3 jobs: never two trials on one GPU
 
 
 # -- command output ----------------------------------------------------------------------------
