@@ -3,7 +3,8 @@
 verify puts a private directory holding only `sitecustomize.py` (SITECUSTOMIZE below) first on
 PYTHONPATH and names a trial spec in $ZEROOPT_VERIFY_SPEC. Every Python process that inherits
 that environment (the command itself, `multiprocessing` spawn and forkserver children, Python
-subprocesses) runs the bootstrap at start-up; it calls `arm()`, which only adds an import hook:
+subprocesses) runs the bootstrap at start-up; it uses the zeroopt package the parent runs
+($ZEROOPT_VERIFY_PACKAGE), whether or not the child's Python has zeroopt installed; it calls `arm()`, which only adds an import hook:
 the interceptor goes in right after `torch` finishes importing, so a process that never imports
 torch pays for one JSON read and nothing else. Forked children inherit the armed interceptor.
 The bootstrap then runs the `sitecustomize` it shadows, if there is one.
@@ -42,12 +43,15 @@ def _zeroopt_verify_boot():
     if not os.environ.get("ZEROOPT_VERIFY_SPEC"):
         return
     try:
-        try:
-            from zeroopt.runtime_checks import hook
-        except ImportError:
-            import importlib.util
+        import importlib.util
 
-            package = os.environ["ZEROOPT_VERIFY_PACKAGE"]
+        package = os.environ.get("ZEROOPT_VERIFY_PACKAGE", "")
+        found = None if "zeroopt" in sys.modules else importlib.util.find_spec("zeroopt")
+        where = list(found.submodule_search_locations or ()) if found is not None else []
+        same = any(os.path.realpath(p) == os.path.realpath(package) for p in where)
+        if package and "zeroopt" not in sys.modules and not same:
+            # Not installed here, or another copy: load the one the parent runs, so the spec
+            # format and the interceptor are the parent's.
             spec = importlib.util.spec_from_file_location(
                 "zeroopt",
                 os.path.join(package, "__init__.py"),
@@ -56,7 +60,8 @@ def _zeroopt_verify_boot():
             module = importlib.util.module_from_spec(spec)
             sys.modules["zeroopt"] = module
             spec.loader.exec_module(module)
-            from zeroopt.runtime_checks import hook
+        from zeroopt.runtime_checks import hook
+
         hook.arm(os.environ["ZEROOPT_VERIFY_SPEC"])
     except Exception as exc:  # never break the user's process; the parent sees nothing reached
         sys.stderr.write(f"zeroopt verify: could not instrument this process: {exc!r}\\n")

@@ -242,3 +242,28 @@ def test_forkserver_worker_and_python_subprocess_are_poisoned(tmp_path: Path) ->
     assert verdicts == ["diverged", "diverged"], report
     details = [s.trials[0].detail for s in report.sites]
     assert "forkserver nan" in details[0] and "subprocess nan" in details[1]
+
+
+def _python_with_torch_without_zeroopt() -> str | None:
+    """The base interpreter of this virtualenv, when it has torch and lacks zeroopt."""
+    base = getattr(sys, "_base_executable", None)
+    if not base:
+        return None
+    probe = "import importlib.util as u; print(bool(u.find_spec('torch')), bool(u.find_spec('zeroopt')))"
+    proc = subprocess.run([base, "-c", probe], capture_output=True, text=True, timeout=60)
+    return base if proc.stdout.split() == ["True", "False"] else None
+
+
+def test_a_python_without_zeroopt_is_instrumented_from_the_parents_package(
+    tmp_path: Path,
+) -> None:
+    python = _python_with_torch_without_zeroopt()
+    if python is None:
+        pytest.skip("no interpreter here has torch but not zeroopt")
+    sub = marked(PROJECT / "child_script.py")["diverged (subprocess)"]
+    checker = CommandChecker(
+        [python, str(PROJECT / "child_script.py")], patterns=("nan",), cwd=tmp_path, gpus=[]
+    )
+    (result,) = checker.verify([sub]).sites
+    assert str(result.verdict) == "diverged"
+    assert "subprocess nan" in result.trials[0].detail
