@@ -267,3 +267,23 @@ def test_a_python_without_zeroopt_is_instrumented_from_the_parents_package(
     (result,) = checker.verify([sub]).sites
     assert str(result.verdict) == "diverged"
     assert "subprocess nan" in result.trials[0].detail
+
+
+def test_signals_and_cuda_errors_are_crashes_even_when_only_exit_status_is_compared(
+    tmp_path: Path,
+) -> None:
+    script = PROJECT / "crashy.py"
+    sites = marked(script)
+    checker = CommandChecker(
+        [sys.executable, str(script)], patterns=("nan",), jobs=2, cwd=tmp_path, gpus=[]
+    )
+    report = checker.verify(list(sites.values()))
+    assert not report.deterministic
+    assert "comparing exit status only" in report.baseline_detail
+    by_line = {s.line: s for s in report.sites}
+    for marker, site in sites.items():
+        assert str(by_line[site.line].verdict) == marker.split(" (")[0], (marker, report)
+    assert "killed by SIGSEGV" in by_line[sites["crashed (signal)"].line].trials[0].detail
+    assert "illegal memory access" in by_line[sites["crashed (cuda error)"].line].trials[0].detail
+    quiet = by_line[sites["equivalent (nondeterministic)"].line].trials[0].detail
+    assert "output not compared" in quiet
