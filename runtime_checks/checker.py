@@ -246,7 +246,9 @@ class Checker:
                 names = patterns_for(dtype, self.patterns) or patterns_for(dtype)[:1]
                 site_patterns[site.key] = names
                 for name in names if alone else ():
-                    job = _Job(f"{site.key} {name}", [(site, name)])
+                    # Every other site stays as in the baseline: an empty one zero-filled.
+                    rest = [(s, None) for s in sites if s != site]
+                    job = _Job(f"{site.key} {name}", [(site, name), *rest])
                     job.extra = {"result": result, "pattern": name}
                     alone_jobs.append(job)
 
@@ -261,7 +263,8 @@ class Checker:
                         (s, site_patterns[s.key][k % len(site_patterns[s.key])]) for s in reached
                     ]
                     label = "+".join(dict.fromkeys(p for _, p in chosen))
-                    job = _Job(f"together {label}", chosen)
+                    rest = [(s, None) for s in sites if s.key not in site_patterns]
+                    job = _Job(f"together {label}", [*chosen, *rest])
                     job.extra = {"pattern": label}
                     together_jobs.append(job)
             if on_planned is not None:
@@ -329,7 +332,9 @@ class Checker:
         if not outcome.ok:
             return TrialResult(pattern, RuntimeVerdict.CRASHED, outcome.error, outcome.seconds)
         unreached = [
-            s.key for s, _ in job.targets if outcome.sites.get(s.key, {}).get("hits", 0) == 0
+            s.key
+            for s, p in job.targets
+            if p is not None and outcome.sites.get(s.key, {}).get("hits", 0) == 0
         ]
         if unreached:
             detail = "the poisoned allocation did not run in this trial: " + ", ".join(unreached)

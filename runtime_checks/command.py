@@ -247,7 +247,7 @@ class CommandChecker(Checker):
         crash = crash_text(output, raw)
         if crash is not None:
             return result(RuntimeVerdict.CRASHED, f"exit status {rc}: {crash}")
-        unreached = [s.key for s, _ in job.targets if s.key not in outcome.sites]
+        unreached = [s.key for s, p in job.targets if p is not None and s.key not in outcome.sites]
         if unreached:
             detail = "the poisoned allocation did not run in this trial: " + ", ".join(unreached)
             return result(RuntimeVerdict.NOT_REACHED, detail)

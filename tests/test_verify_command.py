@@ -83,9 +83,10 @@ def test_pytest_suite_is_the_oracle(pytest_oracle) -> None:  # type: ignore[no-u
     sites, proc = pytest_oracle
     assert proc.returncode == 1, proc.stderr  # something diverged
     data = json.loads(proc.stdout)
-    got = {(s["line"], s["col"]): s["verdict"] for s in data["sites"]}
+    got = {(s["line"], s["col"]): s for s in data["sites"]}
     for marker, site in sites.items():
-        assert got[(site.line, site.col)] == marker.split(" (")[0], (marker, data)
+        result = got[(site.line, site.col)]
+        assert result["verdict"] == marker.split(" (")[0], (marker, result)
     assert data["together"]["verdict"] == "diverged"
     assert data["baseline"] == {"runs": 2, "deterministic": True}  # timings are masked
     assert "pytest" in data["scenario"]
