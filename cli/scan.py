@@ -202,6 +202,7 @@ def _run(
 ) -> int:
     from zeroopt.scan import changed_lines, runner
     from zeroopt.report import github, json, sarif, table
+    from zeroopt.scan import runner
 
     config = load_config(
         paths,

@@ -17,15 +17,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from zeroopt.runtime_checks.compare import baseline_spread, outputs_difference
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS, patterns_for
+from zeroopt.runtime_checks.schedule import plan_slots, run_in_slots, slot_env, visible_gpus
 from zeroopt.runtime_checks.sites import Site
 from zeroopt.runtime_checks.trial import DEVICE_ENV
 from zeroopt.runtime_checks.verdicts import (
@@ -43,13 +40,18 @@ class BaselineError(RuntimeError):
     """The scenario failed with every buffer zeroed: nothing can be verified."""
 
 
+class ScenarioUsageError(BaselineError):
+    """The scenario cannot be loaded at all (bad FILE:FUNCTION, missing file, module, function)."""
+
+
 @dataclass
 class RunOutcome:
     ok: bool
     error: str
     sites: dict[str, dict[str, Any]]
-    outputs: dict[str, torch.Tensor] | None
+    outputs: Any  # name -> tensor for a scenario; None for a command
     seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,6 +84,8 @@ class Checker:
         baseline_runs: int = 2,
         python: str = sys.executable,
         env: dict[str, str] | None = None,
+        cwd: str | Path | None = None,
+        gpus: Sequence[str] | None = None,
     ) -> None:
         if baseline_runs < 2:
             raise ValueError("the baseline must run at least twice to measure determinism")
@@ -93,37 +97,36 @@ class Checker:
         self.baseline_runs = baseline_runs
         self.python = python
         self.env = env
+        self.cwd = cwd
+        if gpus is None:
+            pinned = device != "cuda"  # "cuda:N" names one device; cpu has none to spread over
+            gpus = [] if pinned else visible_gpus(self.env)
+        self.gpus = list(gpus)
+        self.slots = plan_slots(self.jobs, self.gpus)
         self.trials_run = 0
 
-    # -- one subprocess -------------------------------------------------------------------
-    def run_once(self, targets: Sequence[tuple[Site, str | None]], workdir: Path) -> RunOutcome:
-        workdir.mkdir(parents=True, exist_ok=True)
-        status_path = workdir / "status.json"
-        outputs_path = workdir / "outputs.pt"
-        spec: dict[str, Any] = {
-            "scenario": self.scenario,
-            "device": self.device,
-            "targets": [{"site": s.to_json(), "pattern": p} for s, p in targets],
-            "status": str(status_path),
-            "outputs": str(outputs_path),
-        }
-        spec_path = workdir / "spec.json"
-        spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        env = dict(os.environ if self.env is None else self.env)
-        env[DEVICE_ENV] = self.device
-        env["PYTHONUNBUFFERED"] = "1"
-        if self.jobs > 1 and "OMP_NUM_THREADS" not in env:
+    def _base_env(self, slot: str | None) -> dict[str, str]:
+        env = slot_env(os.environ if self.env is None else self.env, slot)
+        if len(self.slots) > 1 and "OMP_NUM_THREADS" not in env:
             # Parallel trials share the cores: one intra-op pool each would oversubscribe them.
-            env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // self.jobs))
-        log = workdir / "log.txt"
+            env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // len(self.slots)))
+        return env
+
+    def _spawn(
+        self, argv: Sequence[str], env: dict[str, str], stdout: Path, stderr: Path | None
+    ) -> tuple[int, bool, float]:
+        """Run `argv` in its own process group; (exit status, timed out, seconds)."""
         start = time.perf_counter()
-        with open(log, "wb") as out:
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(open(stdout, "wb"))
+            err = out if stderr is None else stack.enter_context(open(stderr, "wb"))
             proc = subprocess.Popen(
-                [self.python, "-m", "zeroopt.runtime_checks.trial", str(spec_path)],
+                list(argv),
                 stdout=out,
-                stderr=subprocess.STDOUT,
+                stderr=subprocess.STDOUT if stderr is None else err,
                 stdin=subprocess.DEVNULL,
                 env=env,
+                cwd=self.cwd,
                 start_new_session=True,
             )
             try:
@@ -136,7 +139,30 @@ class Checker:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)  # the trial and anything it started
                 proc.wait()
-        seconds = time.perf_counter() - start
+        return rc, timed_out, time.perf_counter() - start
+
+    # -- one subprocess -------------------------------------------------------------------
+    def run_once(
+        self, targets: Sequence[tuple[Site, str | None]], workdir: Path, slot: str | None = None
+    ) -> RunOutcome:
+        workdir.mkdir(parents=True, exist_ok=True)
+        status_path = workdir / "status.json"
+        outputs_path = workdir / "outputs.pt"
+        spec: dict[str, Any] = {
+            "scenario": self.scenario,
+            "device": self.device,
+            "targets": [{"site": s.to_json(), "pattern": p} for s, p in targets],
+            "status": str(status_path),
+            "outputs": str(outputs_path),
+        }
+        spec_path = workdir / "spec.json"
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        env = self._base_env(slot)
+        env[DEVICE_ENV] = self.device
+        env["PYTHONUNBUFFERED"] = "1"
+        log = workdir / "log.txt"
+        argv = [self.python, "-m", "zeroopt.runtime_checks.trial", str(spec_path)]
+        rc, timed_out, seconds = self._spawn(argv, env, log, None)
         status: dict[str, Any] = {}
         if status_path.exists():
             try:
@@ -144,35 +170,35 @@ class Checker:
             except json.JSONDecodeError:
                 status = {}
         sites = status.get("sites", {})
+        seen = {"loaded": set(status.get("loaded", ()))}
         if timed_out:
             return RunOutcome(
                 False, f"timeout after {self.timeout:g} s (hang?)", sites, None, seconds
             )
+        if status.get("usage"):
+            return RunOutcome(False, str(status["usage"]), sites, None, seconds, {"usage": True})
         if not status.get("ok") or rc != 0:
             error = status.get("error") or f"exit status {rc}"
             tail = _tail(log)
             if tail and tail not in error:
                 error = f"{error}\n{tail}"
-            return RunOutcome(False, error, sites, None, seconds)
+            return RunOutcome(False, error, sites, None, seconds, seen)
+        import torch
+
         outputs = torch.load(outputs_path, map_location="cpu", weights_only=True)
-        return RunOutcome(True, "", sites, outputs, seconds)
+        return RunOutcome(True, "", sites, outputs, seconds, seen)
 
     def _run_jobs(self, jobs: list[_Job], root: Path, progress: Progress | None) -> None:
-        def work(index_job: tuple[int, _Job]) -> None:
+        def work(index_job: tuple[int, _Job], slot: str | None) -> None:
             index, job = index_job
-            job.outcome = self.run_once(job.targets, root / f"run{index:04d}")
+            job.outcome = self.run_once(job.targets, root / f"run{index:04d}", slot)
             self.trials_run += 1
             if progress is not None:
                 progress(job.label)
 
         base = len(list(root.iterdir())) if root.exists() else 0
         numbered = [(base + i, job) for i, job in enumerate(jobs)]
-        if self.jobs == 1:
-            for item in numbered:
-                work(item)
-        else:
-            with ThreadPoolExecutor(self.jobs) as pool:
-                list(pool.map(work, numbered))
+        run_in_slots(numbered, self.slots, work)
 
     # -- the protocol ---------------------------------------------------------------------
     def plan_size(self, sites: Sequence[Site]) -> int:
@@ -197,18 +223,8 @@ class Checker:
             baselines = [_Job(f"baseline {i + 1}", observe) for i in range(self.baseline_runs)]
             self._run_jobs(baselines, root, progress)
             outcomes = [b.outcome for b in baselines if b.outcome is not None]
-            failed = [o for o in outcomes if not o.ok]
-            if failed:
-                raise BaselineError(
-                    "the scenario fails with every buffer zeroed (baseline):\n" + failed[0].error
-                )
-            runs = [o.outputs for o in outcomes if o.outputs is not None]
-            first = runs[0]
-            nondet = [outputs_difference(first, r) for r in runs[1:]]
-            deterministic = all(d is None for d in nondet)
-            spread = None if deterministic else baseline_spread(runs)
-            baseline_detail = "" if deterministic else next(d for d in nondet if d)
-            hits = outcomes[0].sites
+            deterministic, baseline_detail, context = self._baseline(outcomes)
+            hits = self._reached(outcomes)
 
             results: list[SiteResult] = []
             alone_jobs: list[_Job] = []
@@ -222,12 +238,17 @@ class Checker:
                 result.reached = result.hits > 0
                 results.append(result)
                 if not result.reached:
+                    result.note = self._unreached_note(site, outcomes)
                     continue
+                import torch
+
                 dtype = getattr(torch, result.dtype or "float32")
                 names = patterns_for(dtype, self.patterns) or patterns_for(dtype)[:1]
                 site_patterns[site.key] = names
                 for name in names if alone else ():
-                    job = _Job(f"{site.key} {name}", [(site, name)])
+                    # Every other site stays as in the baseline: an empty one zero-filled.
+                    rest = [(s, None) for s in sites if s != site]
+                    job = _Job(f"{site.key} {name}", [(site, name), *rest])
                     job.extra = {"result": result, "pattern": name}
                     alone_jobs.append(job)
 
@@ -242,7 +263,8 @@ class Checker:
                         (s, site_patterns[s.key][k % len(site_patterns[s.key])]) for s in reached
                     ]
                     label = "+".join(dict.fromkeys(p for _, p in chosen))
-                    job = _Job(f"together {label}", chosen)
+                    rest = [(s, None) for s in sites if s.key not in site_patterns]
+                    job = _Job(f"together {label}", [*chosen, *rest])
                     job.extra = {"pattern": label}
                     together_jobs.append(job)
             if on_planned is not None:
@@ -250,13 +272,13 @@ class Checker:
             self._run_jobs(alone_jobs + together_jobs, root, progress)
 
             for job in alone_jobs:
-                job.extra["result"].trials.append(self._judge(job, first, spread))
+                job.extra["result"].trials.append(self._judge(job, context))
             if together is not None:
-                together.trials = [self._judge(job, first, spread) for job in together_jobs]
+                together.trials = [self._judge(job, context) for job in together_jobs]
 
         return VerifyReport(
-            scenario=self.scenario,
-            device=self.device,
+            scenario=self.describe(),
+            device=self.describe_device(),
             baseline_runs=self.baseline_runs,
             deterministic=deterministic,
             sites=results,
@@ -266,17 +288,53 @@ class Checker:
             baseline_detail=baseline_detail,
         )
 
-    @staticmethod
-    def _judge(
-        job: _Job, baseline: dict[str, torch.Tensor], spread: dict[str, float] | None
-    ) -> TrialResult:
+    # -- what differs between a scenario and a command -------------------------------------
+    def describe(self) -> str:
+        return self.scenario
+
+    def describe_device(self) -> str:
+        return self.device
+
+    def _baseline(self, outcomes: list[RunOutcome]) -> tuple[bool, str, Any]:
+        """(deterministic, why not, what trials are judged against); raises when it failed."""
+        from zeroopt.runtime_checks.compare import baseline_spread, outputs_difference
+
+        failed = [o for o in outcomes if not o.ok]
+        if failed:
+            if failed[0].extra.get("usage"):
+                raise ScenarioUsageError(failed[0].error)
+            raise BaselineError(
+                "the scenario fails with every buffer zeroed (baseline):\n" + failed[0].error
+            )
+        runs = [o.outputs for o in outcomes if o.outputs is not None]
+        first = runs[0]
+        nondet = [outputs_difference(first, r) for r in runs[1:]]
+        deterministic = all(d is None for d in nondet)
+        spread = None if deterministic else baseline_spread(runs)
+        detail = "" if deterministic else next(d for d in nondet if d)
+        return deterministic, detail or "", (first, spread)
+
+    def _reached(self, outcomes: list[RunOutcome]) -> dict[str, dict[str, Any]]:
+        return outcomes[0].sites
+
+    def _unreached_note(self, site: Site, outcomes: list[RunOutcome]) -> str:
+        if not any(site.realpath in o.extra.get("loaded", ()) for o in outcomes):
+            return f"its file {site.realpath} was never loaded by the scenario"
+        return "never executed by the scenario"
+
+    def _judge(self, job: _Job, context: Any) -> TrialResult:
+        from zeroopt.runtime_checks.compare import outputs_difference
+
+        baseline, spread = context
         outcome = job.outcome
         pattern = str(job.extra["pattern"])
         assert outcome is not None
         if not outcome.ok:
             return TrialResult(pattern, RuntimeVerdict.CRASHED, outcome.error, outcome.seconds)
         unreached = [
-            s.key for s, _ in job.targets if outcome.sites.get(s.key, {}).get("hits", 0) == 0
+            s.key
+            for s, p in job.targets
+            if p is not None and outcome.sites.get(s.key, {}).get("hits", 0) == 0
         ]
         if unreached:
             detail = "the poisoned allocation did not run in this trial: " + ", ".join(unreached)

@@ -1,13 +1,19 @@
 """Replace the allocation at one exact source position with poisoned memory, touching nothing else.
 
-`torch.zeros`, `torch.zeros_like` and `Tensor.new_zeros` are wrapped for the life of a trial
-process. The wrapper looks at its caller's frame: on Python 3.11+ `co_positions()` at
+`torch.zeros`, `torch.zeros_like`, `Tensor.new_zeros` and the empties (`torch.empty`,
+`empty_like`, `empty_strided`, `Tensor.new_empty`) are wrapped for the life of a trial process. The wrapper looks at its caller's frame: on Python 3.11+ `co_positions()` at
 `f_lasti // 2` is the span of the executing CALL instruction, which is the whole call
 expression, so (file, line, col) identifies one call even when a line holds several. Code
 positions count columns in UTF-8 bytes from 0; scan findings count characters from 1, so the
 byte offset is converted through the source line. Every other call passes straight through.
 The result of a matched call is filled with the pattern right after allocation ("poison once
-at allocation"): the memory then holds exactly what an uninitialised buffer might.
+at allocation"): the memory then holds exactly what an uninitialised buffer might. An empty
+site is zero-filled in the baseline (pattern None), so the baseline is what `torch.zeros` would
+give and a trial shows what reading its unwritten memory does.
+
+`on_hit(target, stats)` is called on every matched call, and `on_load(realpath)` once per target
+file whose module code starts executing (seen through the `exec` audit event): a command-mode
+trial reports both through files, since the processes it watches may end with `os._exit`.
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from zeroopt.analysis.semantics import ZEROS_CALLS
-from zeroopt.runtime_checks.patterns import dtype_name, poison_
+from zeroopt.analysis.semantics import EMPTY_CALLS, ZEROS_CALLS
+from zeroopt.runtime_checks.patterns import dtype_name, poison_, zero_
 from zeroopt.runtime_checks.sites import Site
 from zeroopt.scan.findings import char_col as contract_char_col
 
@@ -78,16 +84,25 @@ def call_position(frame: FrameType) -> tuple[int, int | None]:
 class Interceptor:
     """Installs the wrappers; `stats` counts, per site key, how often each allocation ran."""
 
-    CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")
+    CALLS = (*ZEROS_CALLS, *EMPTY_CALLS)
 
-    def __init__(self, targets: Iterable[Target]) -> None:
+    def __init__(
+        self,
+        targets: Iterable[Target],
+        on_hit: Callable[[Target, SiteStats], None] | None = None,
+        on_load: Callable[[str], None] | None = None,
+    ) -> None:
         self.targets = list(targets)
+        self.on_hit = on_hit
+        self.on_load = on_load
+        self.loaded: set[str] = set()
         self.stats: dict[str, SiteStats] = {t.site.key: SiteStats() for t in self.targets}
         self._by_file: dict[str, list[Target]] = {}
         for t in self.targets:
             self._by_file.setdefault(t.site.realpath, []).append(t)
         self._realpaths: dict[str, str] = {}
         self._saved: list[tuple[Any, str, Any]] = []
+        self._audit_added = False
 
     def _realpath(self, filename: str) -> str:
         real = self._realpaths.get(filename)
@@ -126,19 +141,48 @@ class Interceptor:
                     stats.device = str(result.device)
                 if target.pattern is not None:
                     poison_(result, target.pattern)
+                elif call in EMPTY_CALLS:
+                    zero_(result)  # the baseline of an empty site is what zeros would give
+                if self.on_hit is not None:
+                    self.on_hit(target, stats)
             return result
 
         return wrapper
 
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event != "exec" or not self._saved or not args:
+            return
+        filename = getattr(args[0], "co_filename", None)
+        if not isinstance(filename, str):
+            return
+        self._note_loaded(filename)
+
+    def _note_loaded(self, filename: str) -> None:
+        real = self._realpath(filename)
+        if real in self._by_file and real not in self.loaded:
+            self.loaded.add(real)
+            if self.on_load is not None:
+                self.on_load(real)
+
     def install(self) -> None:
         import torch
 
-        for call in ZEROS_CALLS:
+        if not self._saved:
+            # Target files imported before the wrappers went in count as loaded too.
+            for module in list(sys.modules.values()):
+                filename = getattr(module, "__file__", None)
+                if isinstance(filename, str):
+                    self._note_loaded(filename)
+        for call in (*ZEROS_CALLS, *EMPTY_CALLS):
             owner_name, name = call.rsplit(".", 1)
             owner = torch.Tensor if owner_name == "Tensor" else torch
             original = getattr(owner, name)
             self._saved.append((owner, name, original))
             setattr(owner, name, self._wrap(original, call))
+        if self.on_load is not None and not self._audit_added:
+            # Audit hooks cannot be removed: _audit does nothing once uninstalled.
+            sys.addaudithook(self._audit)
+            self._audit_added = True
 
     def uninstall(self) -> None:
         for owner, name, original in reversed(self._saved):

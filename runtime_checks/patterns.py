@@ -81,3 +81,12 @@ def poison_(tensor: torch.Tensor, name: str) -> torch.Tensor:
             full = torch.full(tensor.shape, float(value), dtype=torch.float32, device=tensor.device)
             tensor.copy_(full.to(tensor.dtype))
     return tensor
+
+
+def zero_(tensor: torch.Tensor) -> torch.Tensor:
+    """Fill `tensor` with zeros in place: the baseline of an empty site."""
+    import torch
+
+    with torch.no_grad():
+        tensor.zero_()
+    return tensor

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zeroopt.scan.findings import ZEROS_CALLS
+# Every uninitialised allocation verify can zero-fill (baseline) or poison (trials): the same
+# calls the scan judges (analysis/semantics).
+from zeroopt.scan.findings import EMPTY_CALLS, ZEROS_CALLS
+
+
+class StaleSitesError(ValueError):
+    """A report names sites whose source changed since it was made."""
 
 
 @dataclass(frozen=True)
@@ -52,24 +58,77 @@ def parse_site(text: str) -> Site:
     return site
 
 
-def sites_from_report(report_path: Path, base: Path | None = None) -> list[Site]:
-    """The zeros findings of a `zeroopt scan --format json` report that may become empty.
+def _report_base(report_path: Path, data: dict[str, Any]) -> Path:
+    """The directory a report's relative paths are relative to: its recorded `root` (itself
+    relative to the report when not absolute), else the report file's own directory."""
+    here = report_path.resolve().parent
+    root = data.get("root")
+    if isinstance(root, str) and root:
+        base = Path(root)
+        return base if base.is_absolute() else (here / base).resolve()
+    return here
 
-    `unsafe` findings are left out: the scan already showed a read of unwritten memory.
-    Relative paths are resolved against `base` (default: the current directory), as scan
-    reports paths relative to where it ran.
+
+def sites_from_report(report_path: Path, base: Path | None = None) -> list[Site]:
+    """The findings of a `zeroopt scan --format json` report that verify can decide.
+
+    Zeros (`safe` or `unproven`; an `unsafe` one already has its read shown) may become empty;
+    every empty (ZO002, any verdict) is checked as it stands. Relative paths resolve against
+    `base`, else the report's recorded `root`, else the report file's directory (a path that
+    exists only relative to the current directory is taken from there). A finding that records
+    its call's source and fingerprint is refused when the file no longer matches
+    (`StaleSitesError`, naming every such site), so a moved call is never poisoned in its place.
     """
+    from zeroopt.scan.site_identity import stale_reason
+
     data = json.loads(report_path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or "findings" not in data:
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise ValueError(f"{report_path}: not a zeroopt scan report (no 'findings')")
+    root = base if base is not None else _report_base(report_path, data)
     sites: list[Site] = []
+    stale: list[str] = []
+    texts: dict[str, str | None] = {}
     for finding in data["findings"]:
-        if finding.get("call") not in ZEROS_CALLS:
+        call = finding.get("call")
+        if call in ZEROS_CALLS:
+            if finding.get("verdict") not in ("safe", "unproven"):
+                continue
+        elif call not in EMPTY_CALLS:
             continue
-        if finding.get("verdict") not in ("safe", "unproven"):
-            continue
-        path = finding["path"]
-        if base is not None and not os.path.isabs(path):
-            path = str(base / path)
-        sites.append(Site(path, int(finding["line"]), int(finding["col"])))
+        path = str(finding["path"])
+        if not os.path.isabs(path):
+            resolved = root / path
+            if not resolved.exists() and Path(path).exists():
+                resolved = Path(path).resolve()
+            path = str(resolved)
+        line, col = int(finding["line"]), int(finding["col"])
+        site = Site(path, line, col)
+        if "source" in finding or "fingerprint" in finding:
+            if path not in texts:
+                try:
+                    texts[path] = Path(path).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    texts[path] = None
+            text = texts[path]
+            if text is None:
+                stale.append(f"{site.key}: the file cannot be read")
+                continue
+            reason = stale_reason(
+                text,
+                line,
+                col,
+                int(finding.get("end_line", line)),
+                int(finding.get("end_col", col)),
+                finding.get("source"),
+                finding.get("fingerprint"),
+            )
+            if reason is not None:
+                stale.append(f"{site.key}: {reason}")
+                continue
+        sites.append(site)
+    if stale:
+        raise StaleSitesError(
+            f"{report_path}: {len(stale)} site(s) changed since the report was made; "
+            "scan again: " + "; ".join(stale)
+        )
     return sites

@@ -21,15 +21,42 @@ from typing import Any
 DEVICE_ENV = "ZEROOPT_DEVICE"
 
 
+class ScenarioNotFound(Exception):
+    """The scenario spec names no loadable function: a usage error, not a failing scenario."""
+
+
+def check_scenario_spec(spec: str) -> str | None:
+    """What is wrong with `spec` that can be seen without importing it, or None."""
+    target, sep, name = spec.rpartition(":")
+    if not sep or not target or not name or not name.isidentifier():
+        return f"scenario {spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION"
+    if _is_file_target(target):
+        if not Path(target).is_file():
+            return f"scenario file {target} does not exist"
+        return None
+    top = target.split(".", 1)[0]  # find_spec of a submodule would import its package
+    try:
+        found = importlib.util.find_spec(top) if top.isidentifier() else None
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return f"scenario module {target} cannot be found (not installed, or not on sys.path)"
+    return None
+
+
+def _is_file_target(target: str) -> bool:
+    return target.endswith(".py") or os.sep in target or "/" in target
+
+
 def load_scenario(spec: str) -> Callable[..., Any]:
     """`path/to/file.py:function` or `package.module:function`."""
     target, sep, name = spec.rpartition(":")
-    if not sep or not target or not name:
-        raise ValueError(f"scenario {spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION")
-    if target.endswith(".py") or os.sep in target or "/" in target:
+    if not sep or not target or not name or not name.isidentifier():
+        raise ScenarioNotFound(f"scenario {spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION")
+    if _is_file_target(target):
         path = Path(target).resolve()
         if not path.is_file():
-            raise FileNotFoundError(f"scenario file {target} does not exist")
+            raise ScenarioNotFound(f"scenario file {target} does not exist")
         module_name = f"zeroopt_scenario_{path.stem}"
         module_spec = importlib.util.spec_from_file_location(module_name, path)
         if module_spec is None or module_spec.loader is None:
@@ -39,10 +66,19 @@ def load_scenario(spec: str) -> Callable[..., Any]:
         sys.modules[module_name] = module
         module_spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(target)
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (target == exc.name or target.startswith(exc.name + ".")):
+                raise ScenarioNotFound(
+                    f"scenario module {target} cannot be found (not installed, or not on sys.path)"
+                ) from None
+            raise
     func = getattr(module, name, None)
+    if func is None:
+        raise ScenarioNotFound(f"scenario {spec!r}: {target} has no function {name}")
     if not callable(func):
-        raise AttributeError(f"scenario {spec!r}: {name} is not a function of {target}")
+        raise ScenarioNotFound(f"scenario {spec!r}: {name} in {target} is not a function")
     return func
 
 
@@ -63,7 +99,8 @@ def run(spec: dict[str, Any]) -> int:
 
     status_path = Path(spec["status"])
     targets = [Target(Site.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]]
-    interceptor = Interceptor(targets)
+    loaded: list[str] = []
+    interceptor = Interceptor(targets, on_load=loaded.append)
     status: dict[str, Any] = {"ok": False}
     try:
         import torch
@@ -73,7 +110,11 @@ def run(spec: dict[str, Any]) -> int:
         os.environ[DEVICE_ENV] = spec["device"]
         torch.manual_seed(0)
         interceptor.install()
-        func = load_scenario(spec["scenario"])
+        try:
+            func = load_scenario(spec["scenario"])
+        except ScenarioNotFound as exc:
+            status["usage"] = str(exc)
+            raise
         result = call_scenario(func, spec["device"])
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()  # surface asynchronous kernel errors here, not later
@@ -86,6 +127,7 @@ def run(spec: dict[str, Any]) -> int:
     finally:
         interceptor.uninstall()
         status["sites"] = {k: s.to_json() for k, s in interceptor.stats.items()}
+        status["loaded"] = sorted(set(loaded))
         status_path.write_text(json.dumps(status), encoding="utf-8")
     return 0 if status["ok"] else 1
 

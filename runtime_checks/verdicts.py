@@ -57,6 +57,7 @@ class SiteResult:
     dtype: str | None = None
     shape: list[int] | None = None
     hits: int = 0
+    note: str = ""  # why a site was not reached, when known (text output only)
 
     @property
     def verdict(self) -> RuntimeVerdict:

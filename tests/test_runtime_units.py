@@ -67,7 +67,9 @@ def test_parse_site_forms() -> None:
             parse_site(bad)
 
 
-def test_sites_from_scan_report_take_safe_and_unproven_zeros_only(tmp_path: Path) -> None:
+def test_sites_from_scan_report_take_safe_and_unproven_zeros_and_every_empty(
+    tmp_path: Path,
+) -> None:
     def finding(line: int, verdict: str, call: str = "torch.zeros") -> dict[str, object]:
         return {
             "path": "m.py",
@@ -94,12 +96,16 @@ def test_sites_from_scan_report_take_safe_and_unproven_zeros_only(tmp_path: Path
             finding(3, "unsafe"),
             finding(4, "unsafe", "torch.empty"),
             finding(5, "safe", "Tensor.new_zeros"),
+            finding(6, "unproven", "torch.empty_strided"),
+            finding(7, "unsafe", "torch.ones"),
         ],
     }
     path = tmp_path / "scan.json"
     path.write_text(json.dumps(report))
     sites = sites_from_report(path, base=tmp_path)
-    assert [(s.line, s.col) for s in sites] == [(1, 5), (2, 5), (5, 5)]
+    # The unsafe zeros (line 3) already has its read shown; an unsafe empty (ZO002, line 4) is
+    # what the runtime check of the guard decides.
+    assert [(s.line, s.col) for s in sites] == [(1, 5), (2, 5), (4, 5), (5, 5), (6, 5)]
     assert sites[0].path == str(tmp_path / "m.py")
     path.write_text("[]")
     with pytest.raises(ValueError):
