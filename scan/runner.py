@@ -9,6 +9,7 @@ failure analysing one file becomes an `errors` entry for that file; the scan goe
 
 from __future__ import annotations
 
+import ast
 import gc
 import hashlib
 import multiprocessing
@@ -29,6 +30,7 @@ from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
+from zeroopt.scan.site_identity import SiteIdentity, site_identity
 from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan.suppressions import (
     Suppression,
@@ -60,6 +62,9 @@ class ScanReport:
     cache_hits: int = 0
     generated: int = 0  # skipped because of an @generated marker
     stdin_source: str | None = None
+    # The absolute directory the finding paths are relative to (the working directory of the
+    # scan): a report read from elsewhere resolves its paths against it.
+    root: str = field(default_factory=os.getcwd)
 
     @property
     def lifecycles(self) -> list[LifecycleReport]:
@@ -89,6 +94,52 @@ class ScanReport:
     def __post_init__(self) -> None:
         self._lines: dict[str, list[str]] = {}
         self._stdin_display: str | None = None
+        self._modules: dict[str, tuple[str, list[ast.AST]] | None] = {}
+
+    def identity(self, f: Finding) -> SiteIdentity | None:
+        """What `f` judged: the call's source text and its function's fingerprint, from the file
+        as it was analysed; None when the file now differs from the bytes the findings come from
+        (a reader of the report then refuses the entry rather than trust a guess)."""
+        module = self._modules.get(f.path, False)
+        if module is False:
+            module = self._module(f.path)
+            self._modules[f.path] = module
+        if module is None:
+            return None
+        text, defs = module
+        # The outermost def holding the line: its subtree holds every def that may be the
+        # innermost one, so the fingerprint is the one `site_identity` computes on the whole
+        # module, without walking the whole module once per finding.
+        holder = next((d for d in defs if _span(d)[0] <= f.line <= _span(d)[1]), None)
+        tree = holder if holder is not None else ast.Module(body=[], type_ignores=[])
+        return site_identity(text, f.line, f.col, f.end_line, f.end_col, tree=tree)
+
+    def _module(self, path: str) -> tuple[str, list[ast.AST]] | None:
+        expected = next((r.source_hash for r in self.results if r.path == path), "")
+        if self.stdin_source is not None and path == self._stdin_display:
+            data = self.stdin_source.encode("utf-8")
+            expected = expected or hashlib.sha256(data).hexdigest()
+        else:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return None
+        if not expected or hashlib.sha256(data).hexdigest() != expected:
+            return None
+        try:
+            text = data.decode("utf-8")
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            return None
+        defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        # Outermost first: ast.walk is breadth-first, so an enclosing def comes before its inner ones.
+        return text, defs
+
+
+def _span(node: ast.AST) -> tuple[int, int]:
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno or node.lineno
 
 
 @dataclass
