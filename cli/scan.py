@@ -184,8 +184,8 @@ def _run(
     quiet: bool,
     err: Console,
 ) -> int:
-    from zeroopt.scan import runner
     from zeroopt.report import github, json, sarif, table
+    from zeroopt.scan import runner
 
     config = load_config(
         paths,

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeroopt.scan.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
-from zeroopt.scan.site_identity import stale_reason
 from zeroopt.patcher.codemod import Failure, Site, SiteResult, Skip, Success, rewrite_source
 from zeroopt.patcher.diff import FileChange, make_patch
 from zeroopt.patcher.writer import WriteError, atomic_write, check_unchanged
+from zeroopt.scan.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
+from zeroopt.scan.site_identity import stale_reason
 
 EQUIVALENT = "equivalent"
 
@@ -98,8 +98,10 @@ def load_verified(report_path: Path, base_dir: Path) -> VerifiedSites:
                 continue
             key = (_key_path(str(site["path"]), base), int(site["line"]), int(site["col"]))
             source, fingerprint = site.get("source"), site.get("fingerprint")
-            ok = isinstance(source, str) and isinstance(fingerprint, str)
-            identities[key] = (source, fingerprint) if ok else None  # type: ignore[assignment]
+            if isinstance(source, str) and isinstance(fingerprint, str):
+                identities[key] = (source, fingerprint)
+            else:
+                identities[key] = None
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{report_path}: malformed site entry: {exc}") from exc
     skipped = len(data["sites"]) - len(identities)

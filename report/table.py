@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
 from zeroopt.analysis.cost import human_bytes
+from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport

@@ -25,13 +25,13 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
+from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan import engine
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
 from zeroopt.scan.site_identity import SiteIdentity, site_identity
-from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan.suppressions import (
     Suppression,
     UnusedSuppression,
@@ -94,16 +94,15 @@ class ScanReport:
     def __post_init__(self) -> None:
         self._lines: dict[str, list[str]] = {}
         self._stdin_display: str | None = None
-        self._modules: dict[str, tuple[str, list[ast.AST]] | None] = {}
+        self._modules: dict[str, tuple[str, list[_Def]] | None] = {}
 
     def identity(self, f: Finding) -> SiteIdentity | None:
         """What `f` judged: the call's source text and its function's fingerprint, from the file
         as it was analysed; None when the file now differs from the bytes the findings come from
         (a reader of the report then refuses the entry rather than trust a guess)."""
-        module = self._modules.get(f.path, False)
-        if module is False:
-            module = self._module(f.path)
-            self._modules[f.path] = module
+        if f.path not in self._modules:
+            self._modules[f.path] = self._module(f.path)
+        module = self._modules[f.path]
         if module is None:
             return None
         text, defs = module
@@ -114,7 +113,7 @@ class ScanReport:
         tree = holder if holder is not None else ast.Module(body=[], type_ignores=[])
         return site_identity(text, f.line, f.col, f.end_line, f.end_col, tree=tree)
 
-    def _module(self, path: str) -> tuple[str, list[ast.AST]] | None:
+    def _module(self, path: str) -> tuple[str, list[_Def]] | None:
         expected = next((r.source_hash for r in self.results if r.path == path), "")
         if self.stdin_source is not None and path == self._stdin_display:
             data = self.stdin_source.encode("utf-8")
@@ -136,8 +135,10 @@ class ScanReport:
         return text, defs
 
 
-def _span(node: ast.AST) -> tuple[int, int]:
-    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _span(node: _Def) -> tuple[int, int]:
     start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     return start, node.end_lineno or node.lineno
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan import engine
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
-from zeroopt.analysis.options import AnalysisOptions
 
 
 def fake_analyse_source(

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from zeroopt.scan import engine
 from zeroopt.cli.app import app
+from zeroopt.scan import engine
 
 SAFE = "import torch\n\ndef f():\n    x = torch.zeros(4)\n    x.fill_(1)\n    return x.sum()\n"
 UNSAFE_EMPTY = "import torch\n\ndef g():\n    y = torch.empty(4)\n    return y.sum()\n"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 from zeroopt.patcher.apply import load_verified, plan, repository_root, write
+from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 from zeroopt.scan.site_identity import site_identity
 
 _CALLS = {

@@ -101,7 +101,7 @@ def test_apply_verified_refuses_a_site_whose_function_was_swapped(
     report["sites"] = report["sites"][:1]  # only make_table's buffer was verified
     project("verify.json", json.dumps(report))
     f.write_text(SWAPPED)  # make_sums's accumulator now sits at the verified position
-    code, out, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
+    code, _, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
     assert f.read_text() == SWAPPED, "a stale report rewrote another allocation"
     assert code == 1
     line, col = report["sites"][0]["line"], report["sites"][0]["col"]
@@ -112,7 +112,7 @@ def test_apply_verified_refuses_a_site_whose_function_was_swapped(
 def test_apply_verified_still_applies_an_unchanged_site(project: Callable[..., Path]) -> None:
     f = project("m.py", ORIGINAL)
     project("verify.json", json.dumps(_verify_report(_scan("m.py"))))
-    code, out, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
+    code, _, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
     assert code == 0, err
     assert f.read_text() == ORIGINAL.replace("torch.zeros", "torch.empty")
 
@@ -120,7 +120,7 @@ def test_apply_verified_still_applies_an_unchanged_site(project: Callable[..., P
 def test_apply_verified_refuses_entries_without_identity(project: Callable[..., Path]) -> None:
     f = project("m.py", ORIGINAL)
     project("verify.json", json.dumps(_verify_report(_scan("m.py"), identity=False)))
-    code, out, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
+    code, _, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
     assert code == 1 and f.read_text() == ORIGINAL
     assert err.count("refused") == 2 and "records no source text" in " ".join(err.split())
 
@@ -129,7 +129,7 @@ def test_apply_verified_refuses_an_edited_call(project: Callable[..., Path]) -> 
     f = project("m.py", ORIGINAL)
     project("verify.json", json.dumps(_verify_report(_scan("m.py"))))
     f.write_text(ORIGINAL.replace("torch.zeros(n)", "torch.zeros(n + 1)", 1))
-    code, out, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
+    code, _, err = _cli("apply", "m.py", "--verified", "verify.json", "--no-cache", "-j", "1")
     assert code == 1
     text = f.read_text()
     assert "torch.zeros(n + 1)" in text  # the edited site is refused ...
