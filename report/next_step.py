@@ -88,11 +88,11 @@ def reason_class(f: Finding) -> str:
         name = callee(f)
         return "opaque kernel" if name and _is_kernel(name) else "passed as argument"
     checks: tuple[tuple[str, str], ...] = (
-        ("the function returns", "returned"),
-        ("returned", "returned"),
         ("attribute `", "escapes to attribute"),
         ("stored into `self.", "escapes to attribute"),
         ("stored in `self.", "escapes to attribute"),
+        ("the function returns", "returned"),
+        ("returned", "returned"),
         ("stored in a container", "stored in container"),
         ("stored into `", "stored in container"),
         ("collected by a comprehension", "stored in container"),
@@ -169,9 +169,9 @@ def next_step(f: Finding, source_line: Callable[[str, int], str]) -> NextStep | 
             written = str(key) if isinstance(key, int) else f'"{key}"'
             toml = f'[tool.zeroopt.contracts]\n"{name}" = {{ writes = [{written}] }}'
             text = (
-                f'if `{name}` writes all of argument {written} without reading it: '
+                f"if `{name}` writes all of argument {written} without reading it: "
                 f'[tool.zeroopt.contracts] "{name}" = {{ writes = [{written}] }}; '
                 f"otherwise run `{command}`"
             )
             return NextStep(text, command, toml)
-    return NextStep(f"run `{command}` (a scenario that runs this code)", command)
+    return NextStep(f"run `{command}`", command)
