@@ -90,7 +90,7 @@ def test_concise_lines_on_the_real_fixtures() -> None:
 def test_text_table_off_a_terminal_keeps_locations_and_messages(project: Project) -> None:
     name = "buffer_with_a_rather_long_name"
     project("m.py", f"import torch\n\ndef f(n):\n    {name} = torch.zeros(n)\n    return {name}\n")
-    code, out, _ = _invoke("scan", "m.py", "--no-cache", "--format", "text")
+    _, out, _ = _invoke("scan", "m.py", "--no-cache", "--format", "text")
     data = json.loads(_invoke("scan", "m.py", "--no-cache", "--format", "json")[1])
     (f,) = data["findings"]
     assert f"{f['line']}:{f['col']}" in out and name in out and "…" not in out
