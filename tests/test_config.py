@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from zeroopt.analysis.options import Contract
 from zeroopt.cli.app import app
 from zeroopt.scan.config import DEFAULT_EXCLUDE, ConfigError, PathMatcher, load_config
-from zeroopt.analysis.options import Contract
 
 FULL = """
 [tool.zeroopt]
