@@ -123,6 +123,9 @@ class FileResult:
     errors: list[FileError] = field(default_factory=list)
     source_hash: str = ""
     lifecycles: list[LifecycleReport] = field(default_factory=list)
+    # What each finding judged, by its span (line, col, end_line, end_col): the call's source text
+    # and its function's fingerprint (scan/site_identity.py), computed from the analysed bytes.
+    identities: dict[tuple[int, int, int, int], tuple[str, str]] = field(default_factory=dict)
 
 
 ZEROS_CALLS = ("torch.zeros", "torch.zeros_like", "Tensor.new_zeros")

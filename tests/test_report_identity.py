@@ -135,3 +135,37 @@ def test_apply_verified_refuses_an_edited_call(project: Callable[..., Path]) -> 
     assert "torch.zeros(n + 1)" in text  # the edited site is refused ...
     assert text.count("torch.empty(n)") == 1  # ... the other verified one is still applied
     assert "the report judged `torch.zeros(n)` here" in " ".join(err.split())
+
+
+NESTED = """\
+import torch
+
+
+class Runner:
+    @staticmethod
+    def build(n):
+        def inner(k):
+            return torch.zeros(k)
+
+        out = torch.zeros(n)
+        return inner(n), out
+
+
+BUF = torch.zeros(3)
+"""
+
+
+def test_identities_match_the_helper_and_survive_the_cache(project: Callable[..., Path]) -> None:
+    f = project("m.py", NESTED)
+    text = f.read_text()
+    runs = []
+    for _ in range(2):  # the second run is served from the cache
+        code, out, err = _cli("scan", "m.py", "--format", "json", "--jobs", "1")
+        assert code in (0, 1), err
+        runs.append([(x["source"], x["fingerprint"]) for x in json.loads(out)["findings"]])
+        for x in json.loads(out)["findings"]:
+            span = (x["line"], x["col"], x["end_line"], x["end_col"])
+            expected = site_identity(text, *span)  # the whole-module computation
+            assert (expected.source, expected.fingerprint) == (x["source"], x["fingerprint"])
+    assert runs[0] == runs[1] and len(runs[0]) == 3
+    assert len({fp for _, fp in runs[0]}) == 3  # inner def, its method, the module
