@@ -118,6 +118,8 @@ def apply(
             err.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from exc
     scanned = scan(targets, config, jobs=jobs, use_cache=not no_cache, cache_dir=cache_dir)
+    if scanned.files == 0 and not scanned.generated and not scanned.errors:
+        err.print("[yellow]warning:[/] No Python files found under the given path(s)")
     report = plan(
         scanned.results, scanned.findings, base_dir=base, verified=sites, scan_errors=scanned.errors
     )

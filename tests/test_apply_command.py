@@ -209,3 +209,9 @@ def test_file_errors_exit_1_as_in_scan(project: Project, fake_engine: list[str])
     assert code == 1 and "bad.py" in err
     code, _, err = run("missing.py")
     assert code == 1 and "missing.py" in err
+
+
+def test_warns_when_no_python_file_was_found(project: Project) -> None:
+    (project.root / "empty").mkdir()  # type: ignore[attr-defined]
+    code, _, err = run("empty")
+    assert code == 0 and "warning: No Python files found" in err
