@@ -158,7 +158,13 @@ def next_step(f: Finding, source_line: Callable[[str, int], str]) -> NextStep | 
     site = f"{f.path}:{f.line}:{f.col}"
     command = f"zeroopt verify {SCENARIO} --site {site}"
     name = callee(f)
-    if name is not None and _DOTTED.match(name) and not name.startswith("self."):
+    # torch's own functions are modelled by the analysis (a user contract would override what it
+    # knows); `self.x` is not a name a contract can match.
+    if (
+        name is not None
+        and _DOTTED.match(name)
+        and not name.startswith(("self.", "torch.", "builtins."))
+    ):
         lines = [e.line for e in f.evidence if name in e.text] or [f.line]
         key = None
         for line in dict.fromkeys(lines):

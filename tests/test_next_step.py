@@ -68,3 +68,12 @@ def test_next_step_in_the_table(project: Callable[..., Path]) -> None:
     project("m.py", "import torch\nfrom helpers import fill\nx = torch.zeros(3)\nfill(x)\n")
     out = CliRunner().invoke(app, ["scan", "m.py", "--no-cache", "-f", "text"]).stdout
     assert "next: if `helpers.fill` writes all of argument 0" in " ".join(out.split())
+
+
+def test_no_contract_is_suggested_for_torch_functions(project: Callable[..., Path]) -> None:
+    project("m.py", "import torch\nx = torch.zeros(3)\np = torch.nn.Parameter(x)\n")
+    (f,) = _scan("m.py")["findings"]
+    assert f["verdict"] == "unproven" and "torch.nn.Parameter" in f["message"], f
+    # the callee is torch's: a verify run, never a contract that would override the analysis
+    assert f["next_step"]["toml"] is None
+    assert f["next_step"]["text"].startswith("run `zeroopt verify")
