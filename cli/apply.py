@@ -13,20 +13,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from zeroopt.patcher.apply import (
-    ApplyReport,
-    VerifiedSites,
-    load_verified,
-    plan,
-    repository_root,
-    write,
-)
+if TYPE_CHECKING:
+    from zeroopt.patcher.apply import ApplyReport, VerifiedSites
 
 
 def _codes(values: list[str] | None) -> list[str] | None:
@@ -86,6 +80,8 @@ def apply(
     ] = "text",
 ) -> None:
     """Rewrite provably-overwritten torch.zeros / zeros_like / new_zeros to their empty variants."""
+    # libcst is imported here, not when the CLI loads: `zeroopt scan` never needs it.
+    from zeroopt.patcher.apply import load_verified, plan, repository_root, write
     from zeroopt.scan.config import ConfigError, load_config
     from zeroopt.scan.runner import scan
 
