@@ -7,12 +7,18 @@ import sys
 from typing import Annotated
 
 import typer
+import typer.rich_utils
 
 import zeroopt
 from zeroopt.cli import apply as _apply
 from zeroopt.cli import rules as _rules
 from zeroopt.cli import scan as _scan
 from zeroopt.cli import verify as _verify
+
+# Help off a terminal (CI logs, pipes, `--help | less`): rich would lay it out for 80 columns and
+# cut option names and help text with an ellipsis. A wide layout keeps every word.
+if typer.rich_utils.MAX_WIDTH is None and not os.environ.get("COLUMNS") and not sys.stdout.isatty():
+    typer.rich_utils.MAX_WIDTH = 160
 
 app = typer.Typer(
     name="zeroopt",

@@ -1,9 +1,11 @@
 """`zeroopt apply PATH...`: rewrite safe `torch.zeros` to `torch.empty`, in place or as a patch.
 
-Exit status, as ruff's fixing mode: 0 when everything actionable was fixed (or nothing was
-actionable); 1 with --check/--diff when anything actionable remains or would change, and
-without them when actionable findings remain unfixed (an unsafe `torch.empty`, a skipped site)
-or, with --exit-non-zero-on-fix, when a file was changed; 2 on errors.
+Exit status, as ruff's fixing mode and as `zeroopt scan`: 0 when everything actionable was
+fixed (or nothing was actionable); 1 with --check/--diff/--patch when anything actionable
+remains or would change, and without them when actionable findings remain unfixed (an unsafe
+`torch.empty`, a skipped site), when a file could not be read, parsed or written, when a report
+entry is stale, or, with --exit-non-zero-on-fix, when a file was changed; 2 on usage, option,
+configuration or internal errors.
 """
 
 from __future__ import annotations
@@ -11,26 +13,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from zeroopt.patcher.apply import (
-    ApplyReport,
-    VerifiedSites,
-    load_verified,
-    plan,
-    repository_root,
-    write,
-)
+if TYPE_CHECKING:
+    from zeroopt.patcher.apply import ApplyReport, VerifiedSites
 
 
 def _codes(values: list[str] | None) -> list[str] | None:
     if values is None:
         return None
-    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+    return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
 
 
 def apply(
@@ -84,6 +80,8 @@ def apply(
     ] = "text",
 ) -> None:
     """Rewrite provably-overwritten torch.zeros / zeros_like / new_zeros to their empty variants."""
+    # libcst is imported here, not when the CLI loads: `zeroopt scan` never needs it.
+    from zeroopt.patcher.apply import load_verified, plan, repository_root, write
     from zeroopt.scan.config import ConfigError, load_config
     from zeroopt.scan.runner import scan
 
@@ -116,6 +114,8 @@ def apply(
             err.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from exc
     scanned = scan(targets, config, jobs=jobs, use_cache=not no_cache, cache_dir=cache_dir)
+    if scanned.files == 0 and not scanned.generated and not scanned.errors:
+        err.print("[yellow]warning:[/] No Python files found under the given path(s)")
     report = plan(
         scanned.results, scanned.findings, base_dir=base, verified=sites, scan_errors=scanned.errors
     )
@@ -148,14 +148,19 @@ def apply(
         if patch is not None:
             err.print(f"wrote {len(report.changed_files)} file diff(s) to {escape(str(patch))}")
     raise typer.Exit(
-        exit_code(report, check=check or diff, exit_non_zero_on_fix=exit_non_zero_on_fix)
+        exit_code(
+            report,
+            check=check or diff or patch is not None,
+            exit_non_zero_on_fix=exit_non_zero_on_fix,
+        )
     )
 
 
 def exit_code(report: ApplyReport, *, check: bool, exit_non_zero_on_fix: bool) -> int:
-    """ruff's fixing-mode convention (see the module docstring)."""
+    """ruff's fixing-mode convention (see the module docstring): a file that could not be
+    analysed or rewritten is something to act on (1), as in `zeroopt scan`."""
     if report.errors:
-        return 2
+        return 1
     if check:
         return 1 if report.changed_files or any(f.actionable for f in report.findings) else 0
     if report.remaining:

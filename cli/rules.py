@@ -22,7 +22,10 @@ def rules_command() -> None:
     for rule in rule_catalog():
         fix = "[green]yes[/green]" if rule_has_fix(rule) else "no"
         table.add_row(str(rule.code), str(rule.name), str(rule.summary), fix)
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # a pipe or a log: no need to wrap at 80 columns
+        console = Console(width=160)
+    console.print(table)
 
 
 def rule_command(

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import replace
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from rich.markup import escape
 from zeroopt.scan.changed_lines import GitError
 from zeroopt.scan.config import ConfigError, load_config
 from zeroopt.scan.findings import Verdict
+
+if TYPE_CHECKING:
+    from zeroopt.scan import runner
 
 EPILOG = """\
 [bold]Examples[/bold]
@@ -30,14 +33,17 @@ EPILOG = """\
   [cyan]cat f.py | zeroopt scan - --stdin-filename f.py[/cyan]
 
   [cyan]zeroopt scan src/ --since origin/main[/cyan]  (the guard: only changed lines; every torch.empty there must prove itself)
+  [cyan]zeroopt scan . --statistics[/cyan]  (counts per rule, verdict and reason)
 
-[bold]Exit status[/bold]: 0 nothing to act on; 1 a safe rewrite is available or a torch.empty is read before it is written; 2 usage or internal error.
+[bold]Exit status[/bold]: 0 nothing to act on; 1 a safe rewrite is available, a torch.empty is read before it is written (with --since: a changed torch.empty that is unsafe or unproven), or a path does not exist or a file cannot be read, decoded or parsed; 2 usage or internal error.
+
 Suppress a line with `# zeroopt: ignore[ZO001]` or `# noqa: ZO001`. Settings live in \\[tool.zeroopt] of pyproject.toml.
 """
 
 
 class OutputFormat(StrEnum):
     text = "text"
+    concise = "concise"
     json = "json"
     sarif = "sarif"
     github = "github"
@@ -59,8 +65,16 @@ def scan_command(
         ),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
-    ] = OutputFormat.text,
+        OutputFormat | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format (default: text on a terminal, concise otherwise: one line per "
+            "finding, `path:line:col: CODE \\[verdict] message`).",
+            case_sensitive=False,
+            show_default=False,
+        ),
+    ] = None,
     select: Annotated[
         list[str] | None,
         typer.Option(
@@ -131,6 +145,20 @@ def scan_command(
             show_default=False,
         ),
     ] = None,
+    statistics: Annotated[
+        bool,
+        typer.Option(
+            "--statistics",
+            help="Print counts per rule, verdict and reason (of the unproven) instead of the "
+            "findings.",
+        ),
+    ] = False,
+    output_file: Annotated[
+        str | None,
+        typer.Option(
+            "--output-file", "-o", help="Write the output to this file.", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Find [bold]torch.zeros[/bold] buffers that are provably overwritten before they are read.
 
@@ -157,6 +185,8 @@ def scan_command(
             quiet,
             err,
             since,
+            statistics=statistics,
+            output_file=output_file,
         )
     except (ConfigError, GitError) as exc:
         what = "configuration error" if isinstance(exc, ConfigError) else "--since"
@@ -183,9 +213,25 @@ def scan_command(
     raise typer.Exit(0 if exit_zero else code)
 
 
+def _keep_verdicts(report: runner.ScanReport, wanted: set[Verdict]) -> None:
+    """`--verdict`: the findings, and the rows of the lifecycle tables, with those verdicts."""
+    report.findings = [f for f in report.findings if f.verdict in wanted]
+    results = []
+    for result in report.results:
+        tables = []
+        for lc in result.lifecycles:
+            buffers = tuple(b for b in lc.buffers if b.verdict in wanted)
+            if buffers:
+                kept = {(b.target, b.line) for b in buffers}
+                groups = tuple(g for g in lc.coupled_groups if set(g) <= kept)
+                tables.append(replace(lc, buffers=buffers, coupled_groups=groups))
+        results.append(replace(result, lifecycles=tables))
+    report.results = results
+
+
 def _run(
     paths: list[str],
-    output_format: OutputFormat,
+    output_format: OutputFormat | None,
     select: list[str] | None,
     extend_select: list[str] | None,
     ignore: list[str] | None,
@@ -199,10 +245,13 @@ def _run(
     quiet: bool,
     err: Console,
     since: str | None = None,
+    *,
+    statistics: bool = False,
+    output_file: str | None = None,
 ) -> int:
+    from zeroopt.report import concise, github, json, sarif, table
+    from zeroopt.report import statistics as stats
     from zeroopt.scan import changed_lines, runner
-    from zeroopt.report import github, json, sarif, table
-    from zeroopt.scan import runner
 
     config = load_config(
         paths,
@@ -224,6 +273,7 @@ def _run(
     if "-" in paths:
         stream = sys.stdin
         stdin = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+
     report = runner.scan(
         paths,
         config,
@@ -237,19 +287,46 @@ def _run(
     if changed is not None:
         report = changed_lines.filter_report(report, changed, paths)
     if verdicts:
-        wanted = set(verdicts)
-        report.findings = [f for f in report.findings if f.verdict in wanted]
-    out = sys.stdout
-    if output_format is OutputFormat.json:
-        out.write(json.render(report))
-    elif output_format is OutputFormat.sarif:
-        out.write(sarif.render(report))
-    elif output_format is OutputFormat.github:
-        out.write(github.render(report))
-    else:
-        table.render(report, Console(), show_evidence=show_evidence, quiet=quiet)
-    out.flush()
-    return 1 if any(f.actionable for f in report.findings) else 0
+        _keep_verdicts(report, set(verdicts))
+    if report.files == 0 and not report.generated and not report.errors:
+        err.print(
+            "[yellow]warning:[/yellow] No Python files found under the given path(s)",
+            highlight=False,
+        )
+    out: TextIO = sys.stdout
+    if output_file is not None:
+        try:
+            out = open(output_file, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise ConfigError(f"--output-file {output_file}: {exc.strerror or exc}") from exc
+    try:
+        terminal = output_file is None and Console().is_terminal
+        if output_format is None:
+            output_format = OutputFormat.text if terminal else OutputFormat.concise
+        if statistics:
+            if output_format is OutputFormat.json:
+                out.write(stats.render_json(report))
+            else:
+                out.write(stats.render_text(report))
+        elif output_format is OutputFormat.json:
+            out.write(json.render(report))
+        elif output_format is OutputFormat.sarif:
+            out.write(sarif.render(report))
+        elif output_format is OutputFormat.github:
+            out.write(github.render(report))
+        elif output_format is OutputFormat.concise:
+            out.write(concise.render(report, show_evidence=show_evidence, quiet=quiet))
+        else:
+            # Off a terminal, wide enough that no message or location is cut.
+            console = Console(file=out, width=None if terminal else 200)
+            table.render(report, console, show_evidence=show_evidence, quiet=quiet)
+        out.flush()
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    # Nothing analysed is not "nothing to act on": a missing path or an unreadable, undecodable
+    # or unparsable file fails the run, as in ruff.
+    return 1 if report.errors or any(f.actionable for f in report.findings) else 0
 
 
 def register(app: typer.Typer) -> None:

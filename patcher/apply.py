@@ -7,6 +7,11 @@ Which findings are applied is a soundness decision, made here in one place:
   came out `equivalent` in every trial, and the all-sites-together run (if present) too;
 - an `unsafe` finding: never, whatever a runtime report says (a static read of unwritten memory
   is a counterexample; a passing run only shows the scenario did not hit it).
+A report names sites by position, and a position is not an identity: after an edit that moves
+code another allocation can sit there. So every report entry apply relies on must carry what it
+judged (the call's `source` text and its function's `fingerprint`, scan/site_identity.py), and
+an entry that no longer matches the file, or carries no identity, is refused by name: that
+site is not rewritten, and the run fails.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeroopt.scan.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
 from zeroopt.patcher.codemod import Failure, Site, SiteResult, Skip, Success, rewrite_source
 from zeroopt.patcher.diff import FileChange, make_patch
 from zeroopt.patcher.writer import WriteError, atomic_write, check_unchanged
+from zeroopt.scan.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
+from zeroopt.scan.site_identity import stale_reason
 
 EQUIVALENT = "equivalent"
 
@@ -32,9 +38,27 @@ class VerifiedSites:
 
     sites: frozenset[tuple[str, int, int]]  # (resolved path, line, col)
     note: str = ""  # why the report verifies fewer sites than it lists, if it does
+    # What each site judged: (source, fingerprint), None where the entry records no identity.
+    identities: dict[tuple[str, int, int], tuple[str, str] | None] = field(default_factory=dict)
+    report: str = ""  # the report's path, for messages
 
     def __contains__(self, key: tuple[str, int, int]) -> bool:
         return key in self.sites
+
+    def stale(self, finding: Finding, key: tuple[str, int, int], text: str) -> str | None:
+        """Why the report's entry at `key` does not describe `finding` in `text` (the file as
+        it is now), or None when it still does."""
+        identity = self.identities.get(key)
+        if identity is None:
+            return (
+                f"the entry in {self.report} records no source text or fingerprint, so "
+                "whether it still describes this call cannot be checked; verify again"
+            )
+        source, fingerprint = identity
+        why = stale_reason(
+            text, finding.line, finding.col, finding.end_line, finding.end_col, source, fingerprint
+        )
+        return None if why is None else f"{why} ({self.report} is stale here; verify again)"
 
 
 def _all_equivalent(entry: dict[str, Any]) -> bool:
@@ -64,14 +88,25 @@ def load_verified(report_path: Path, base_dir: Path) -> VerifiedSites:
             f"{report_path}: the all-sites-together run is {together.get('verdict')!r}, "
             "so no site from it is applied",
         )
-    sites = {
-        (_key_path(str(site["path"]), base_dir), int(site["line"]), int(site["col"]))
-        for site in data["sites"]
-        if _all_equivalent(site)
-    }
-    skipped = len(data["sites"]) - len(sites)
+    root = data.get("root")
+    # Relative paths are relative to the directory the report was made in, when it says so.
+    base = Path(root) if isinstance(root, str) and os.path.isabs(root) else base_dir
+    identities: dict[tuple[str, int, int], tuple[str, str] | None] = {}
+    try:
+        for site in data["sites"]:
+            if not _all_equivalent(site):
+                continue
+            key = (_key_path(str(site["path"]), base), int(site["line"]), int(site["col"]))
+            source, fingerprint = site.get("source"), site.get("fingerprint")
+            if isinstance(source, str) and isinstance(fingerprint, str):
+                identities[key] = (source, fingerprint)
+            else:
+                identities[key] = None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{report_path}: malformed site entry: {exc}") from exc
+    skipped = len(data["sites"]) - len(identities)
     note = f"{report_path}: {skipped} site(s) not equivalent in every trial" if skipped else ""
-    return VerifiedSites(frozenset(sites), note)
+    return VerifiedSites(frozenset(identities), note, identities, str(report_path))
 
 
 def _key_path(path: str, base_dir: Path) -> str:
@@ -111,6 +146,7 @@ class FileOutcome:
     file: Path  # where it is on disk
     source_hash: str
     sites: list[SiteOutcome] = field(default_factory=list)
+    refused: list[tuple[Finding, str]] = field(default_factory=list)  # stale report entries
     original: bytes | None = None
     new: bytes | None = None  # set only when the content changes
     error: str | None = None
@@ -166,6 +202,10 @@ class ApplyReport:
                 FileError(f.path, f"{s.finding.line}:{s.finding.col}: {s.detail}")
                 for s in f.sites
                 if isinstance(s.result, Failure) and f.error is None
+            )
+            errors.extend(
+                FileError(f.path, f"{fd.line}:{fd.col}: refused, not rewritten: {why}")
+                for fd, why in f.refused
             )
         return errors
 
@@ -284,12 +324,38 @@ def plan(
         except WriteError as exc:
             outcome.error = str(exc)
             continue
+        if verified is not None:
+            text = source.decode("utf-8", errors="surrogateescape")
+            kept = []
+            for f in chosen:
+                key = (_key_path(f.path, base), f.line, f.col)
+                why = (
+                    verified.stale(f, key, text)
+                    if f.verdict is Verdict.UNPROVEN and key in verified
+                    else None
+                )
+                if why is None:
+                    kept.append(f)
+                else:
+                    outcome.refused.append((f, why))
+            chosen = kept
         sites = [Site(f.line, f.col, f.call, f.end_line, f.end_col) for f in chosen]
         new, site_results = rewrite_source(source, sites)
         outcome.sites = [SiteOutcome(f, r) for f, r in zip(chosen, site_results, strict=True)]
         outcome.original = source
         if new != source:
             outcome.new = new
+    if verified is not None:
+        unproven = {
+            (_key_path(f.path, base), f.line, f.col)
+            for f in report.findings
+            if f.verdict is Verdict.UNPROVEN and f.call in ZEROS_CALLS
+        }
+        for path, line, col in sorted(verified.sites - unproven):
+            report.notes.append(
+                f"{verified.report}: {os.path.relpath(path)}:{line}:{col} holds no unproven "
+                "zeros now (moved, edited, or decided statically): nothing applied from it"
+            )
     return report
 
 

@@ -1,8 +1,11 @@
 """`--format json`: the machine-readable contract of docs/contracts.md (version 1).
 
 Keys beyond the contract are additive only (`unused_suppressions`, `lifecycles`: per-class tables
-of buffers judged across methods, with their `coupled_groups`); the contract keys never
-change shape, because tests and outside tools parse them.
+of buffers judged across methods, with their `coupled_groups`; `root`: the absolute directory
+the finding paths are relative to; per finding `source` and `fingerprint`, what it judged (see
+scan/site_identity.py; null when the file changed while it was scanned), and `next_step`, what
+would decide an unproven one); the contract keys never change shape, because tests and outside
+tools parse them.
 """
 
 from __future__ import annotations
@@ -10,10 +13,23 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from zeroopt.report.next_step import next_step
+from zeroopt.scan.findings import Finding
+
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
 
 JSON_VERSION = 1
+
+
+def finding_to_json(report: ScanReport, f: Finding) -> dict[str, Any]:
+    data = f.to_json()
+    identity = report.identity(f)
+    data["source"] = identity.source if identity is not None else None
+    data["fingerprint"] = identity.fingerprint if identity is not None else None
+    step = next_step(f, report.source_line)
+    data["next_step"] = step.to_json() if step is not None else None
+    return data
 
 
 def report_to_json(report: ScanReport) -> dict[str, Any]:
@@ -22,7 +38,8 @@ def report_to_json(report: ScanReport) -> dict[str, Any]:
         counts[str(f.verdict)] += 1
     return {
         "version": JSON_VERSION,
-        "findings": [f.to_json() for f in report.findings],
+        "root": report.root,
+        "findings": [finding_to_json(report, f) for f in report.findings],
         "errors": [e.to_json() for e in report.errors],
         "summary": {
             "files": report.files,

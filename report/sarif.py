@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import zeroopt
-from zeroopt.scan.findings import Finding, Verdict
 from zeroopt.report import rule_catalog, rule_doc
+from zeroopt.scan.findings import Finding, Verdict
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport

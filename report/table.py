@@ -1,8 +1,8 @@
 """`--format text`: findings grouped by file, one rich table per file, verdicts in colour.
 
 Each row shows where (line:col), the rule, the verdict, the buffer and a short message, with
-the source line under the message so the reader need not open the file; `--show-evidence`
-adds the lines that decided the verdict.
+the source line under the message so the reader need not open the file, and for an unproven
+one what would decide it; `--show-evidence` adds the lines that decided the verdict.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
 from zeroopt.analysis.cost import human_bytes
+from zeroopt.report.next_step import next_step
+from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
@@ -38,6 +39,9 @@ def _message_cell(report: ScanReport, f: Finding, show_evidence: bool) -> Text:
         cell.append(f"\n{f.line:>5} │ {source}", style="dim")
     if f.fix is not None:
         cell.append(f"\n  fix: {f.fix.replacement}", style="green")
+    step = next_step(f, report.source_line)
+    if step is not None:
+        cell.append(f"\n  next: {step.text}", style="yellow")
     if show_evidence:
         for e in f.evidence:
             cell.append(f"\n  {e.line:>5} {e.kind:<14} {e.text}", style="cyan")

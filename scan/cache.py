@@ -89,6 +89,7 @@ def _entry_to_json(e: CacheEntry) -> dict[str, Any]:
         "errors": [err.message for err in e.result.errors],
         "suppressions": [s.to_json() for s in e.suppressions],
         "lifecycles": [lc.to_json() for lc in e.result.lifecycles],
+        "identities": [[*span, *ident] for span, ident in e.result.identities.items()],
     }
 
 
@@ -99,7 +100,11 @@ def _entry_from_json(data: dict[str, Any], display: str) -> CacheEntry:
     lifecycles = [
         replace(LifecycleReport.from_json(lc), path=display) for lc in data.get("lifecycles", ())
     ]
-    result = FileResult(display, findings, errors, str(data["sha256"]), lifecycles)
+    identities = {
+        (int(i[0]), int(i[1]), int(i[2]), int(i[3])): (str(i[4]), str(i[5]))
+        for i in data.get("identities", ())
+    }
+    result = FileResult(display, findings, errors, str(data["sha256"]), lifecycles, identities)
     sups = [Suppression.from_json(s) for s in data["suppressions"]]
     return CacheEntry(
         str(data["sha256"]),

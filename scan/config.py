@@ -355,8 +355,7 @@ def load_config(
     if not isinstance(cfg_force, bool):
         raise ConfigError(f"{where}: [tool.zeroopt] force-exclude must be true or false")
     lifecycles = raw.get("lifecycles", {})
-    if not isinstance(lifecycles, dict):
-        raise ConfigError(f"{where}: [tool.zeroopt] lifecycles must be a table")
+    _check_lifecycles(lifecycles, where)
     try:
         models = lifecycles_from_config(lifecycles)
     except ValueError as exc:
@@ -398,6 +397,96 @@ def load_config(
         jobs=jobs if jobs is not None else cfg_jobs,
         lifecycles=lifecycles,
     )
+
+
+_LIFECYCLE_KEYS = {
+    "requires": "a non-empty list of method names",
+    "init": "a list of method names",
+    "forward": "a list of method names",
+    "cycles": 'a list of tables like { name = "replay", setup = ["prepare"] }',
+}
+_CYCLE_KEYS = {
+    "name": "a string",
+    "setup": "a list of method names",
+    "runs_forward": "true or false",
+}
+
+
+def _type_name(value: Any) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
+
+
+def _check_lifecycles(table: Any, where: str) -> None:
+    """`[tool.zeroopt.lifecycles.NAME]`: every problem names the key and the type expected (a
+    string where a list belongs would otherwise be read as a list of its characters)."""
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"{where}: [tool.zeroopt] lifecycles must be a table of models, got {_type_name(table)}"
+        )
+    for name, spec in table.items():
+        ctx = f"{where}: [tool.zeroopt.lifecycles.{name}]"
+        if not isinstance(spec, dict):
+            raise ConfigError(
+                f"{ctx} must be a table with keys {', '.join(_LIFECYCLE_KEYS)}, "
+                f"got {_type_name(spec)}"
+            )
+        unknown = sorted(set(spec) - set(_LIFECYCLE_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"{ctx}: unknown key(s) {', '.join(map(repr, unknown))} "
+                f"(known: {', '.join(_LIFECYCLE_KEYS)})"
+            )
+        if "requires" not in spec:
+            raise ConfigError(f"{ctx}: `requires` is missing: {_LIFECYCLE_KEYS['requires']}")
+        for key in ("requires", "init", "forward"):
+            if key in spec:
+                _check_names(spec[key], f"{ctx} {key}", _LIFECYCLE_KEYS[key])
+        if not spec["requires"]:
+            raise ConfigError(f"{ctx} requires must name at least one method")
+        cycles = spec.get("cycles", [])
+        if not isinstance(cycles, list):
+            raise ConfigError(
+                f"{ctx} cycles must be {_LIFECYCLE_KEYS['cycles']}, got {_type_name(cycles)}"
+            )
+        for i, cycle in enumerate(cycles):
+            cctx = f"{ctx} cycles[{i}]"
+            if not isinstance(cycle, dict):
+                raise ConfigError(
+                    f'{cctx} must be a table like {{ name = "replay", setup = ["prepare"] }}, '
+                    f"got {_type_name(cycle)}"
+                )
+            unknown = sorted(set(cycle) - set(_CYCLE_KEYS))
+            if unknown:
+                raise ConfigError(
+                    f"{cctx}: unknown key(s) {', '.join(map(repr, unknown))} "
+                    f"(known: {', '.join(_CYCLE_KEYS)})"
+                )
+            if not isinstance(cycle.get("name"), str):
+                got = _type_name(cycle["name"]) if "name" in cycle else "nothing"
+                raise ConfigError(f"{cctx} name must be a string, got {got}")
+            if "setup" in cycle:
+                _check_names(cycle["setup"], f"{cctx} setup", _CYCLE_KEYS["setup"])
+            if "runs_forward" in cycle and not isinstance(cycle["runs_forward"], bool):
+                raise ConfigError(
+                    f"{cctx} runs_forward must be true or false, "
+                    f"got {_type_name(cycle['runs_forward'])}"
+                )
+
+
+def _check_names(value: Any, ctx: str, expected: str) -> None:
+    if not isinstance(value, list):
+        hint = f" (write [{value!r}] for one method)" if isinstance(value, str) else ""
+        raise ConfigError(f"{ctx} must be {expected}, got {_type_name(value)}{hint}")
+    for item in value:
+        if not isinstance(item, str) or not _IDENT.match(item):
+            raise ConfigError(f"{ctx} must be {expected}; {item!r} is not a method name")
 
 
 def _check_codes(codes: Iterable[str], where: str) -> None:

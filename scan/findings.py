@@ -127,6 +127,9 @@ class FileResult:
     errors: list[FileError] = field(default_factory=list)
     source_hash: str = ""
     lifecycles: list[LifecycleReport] = field(default_factory=list)
+    # What each finding judged, by its span (line, col, end_line, end_col): the call's source text
+    # and its function's fingerprint (scan/site_identity.py), computed from the analysed bytes.
+    identities: dict[tuple[int, int, int, int], tuple[str, str]] = field(default_factory=dict)
 
 
 # The allocation calls live with the rest of the torch semantics (analysis/semantics).

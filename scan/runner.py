@@ -9,6 +9,7 @@ failure analysing one file becomes an `errors` entry for that file; the scan goe
 
 from __future__ import annotations
 
+import ast
 import gc
 import hashlib
 import multiprocessing
@@ -24,12 +25,13 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
+from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan import engine
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
-from zeroopt.analysis.options import AnalysisOptions
+from zeroopt.scan.site_identity import SiteIdentity, site_identity
 from zeroopt.scan.suppressions import (
     Suppression,
     UnusedSuppression,
@@ -60,6 +62,9 @@ class ScanReport:
     cache_hits: int = 0
     generated: int = 0  # skipped because of an @generated marker
     stdin_source: str | None = None
+    # The absolute directory the finding paths are relative to (the working directory of the
+    # scan): a report read from elsewhere resolves its paths against it.
+    root: str = field(default_factory=os.getcwd)
 
     @property
     def lifecycles(self) -> list[LifecycleReport]:
@@ -89,6 +94,96 @@ class ScanReport:
     def __post_init__(self) -> None:
         self._lines: dict[str, list[str]] = {}
         self._stdin_display: str | None = None
+        self._modules: dict[str, tuple[str, list[_Def]] | None] = {}
+        self._by_path: dict[str, FileResult] | None = None
+
+    def identity(self, f: Finding) -> SiteIdentity | None:
+        """What `f` judged: the call's source text and its function's fingerprint, from the bytes
+        that were analysed (computed in the worker, kept in the cache); for a result without
+        them, from the file as it is now, or None when it now differs from the bytes the
+        findings come from (a reader of the report then refuses the entry)."""
+        if self._by_path is None:
+            self._by_path = {r.path: r for r in self.results}
+        result = self._by_path.get(f.path)
+        known = result.identities.get((f.line, f.col, f.end_line, f.end_col)) if result else None
+        if known is not None:
+            return SiteIdentity(*known)
+        if f.path not in self._modules:
+            self._modules[f.path] = self._module(f.path)
+        module = self._modules[f.path]
+        if module is None:
+            return None
+        text, defs = module
+        return _identity(text, defs, f)
+
+    def _module(self, path: str) -> tuple[str, list[_Def]] | None:
+        result = (self._by_path or {}).get(path)
+        expected = result.source_hash if result is not None else ""
+        if self.stdin_source is not None and path == self._stdin_display:
+            data = self.stdin_source.encode("utf-8")
+            expected = expected or hashlib.sha256(data).hexdigest()
+        else:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return None
+        if not expected or hashlib.sha256(data).hexdigest() != expected:
+            return None
+        try:
+            text = data.decode("utf-8")
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            return None
+        return text, _outer_defs(tree)
+
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _outer_defs(tree: ast.AST) -> list[_Def]:
+    """The defs not nested in another def (methods included), without walking their bodies."""
+    out: list[_Def] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append(node)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _identity(text: str, defs: list[_Def], f: Finding) -> SiteIdentity:
+    # The outermost def holding the line: its subtree holds every def that may be the innermost
+    # one, so the fingerprint is the one `site_identity` computes on the whole module, without
+    # walking the whole module once per finding.
+    holder = next((d for d in defs if _span(d)[0] <= f.line <= _span(d)[1]), None)
+    tree = holder if holder is not None else ast.Module(body=[], type_ignores=[])
+    return site_identity(text, f.line, f.col, f.end_line, f.end_col, tree=tree)
+
+
+def _identities(
+    data: bytes, findings: Sequence[Finding]
+) -> dict[tuple[int, int, int, int], tuple[str, str]]:
+    """Every finding's identity, from the bytes it was found in ({} when they do not parse)."""
+    if not findings:
+        return {}
+    try:
+        text = data.decode("utf-8")
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return {}
+    defs = _outer_defs(tree)
+    out = {}
+    for f in findings:
+        ident = _identity(text, defs, f)
+        out[(f.line, f.col, f.end_line, f.end_col)] = (ident.source, ident.fingerprint)
+    return out
+
+
+def _span(node: _Def) -> tuple[int, int]:
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno or node.lineno
 
 
 @dataclass
@@ -387,6 +482,9 @@ def _analyse_bytes(data: bytes, display: str, options: AnalysisOptions) -> _Outc
             gc.enable()
     if not result.source_hash:
         result = replace(result, source_hash=sha)
+    if result.findings and not result.identities:
+        # Here, in the worker, from the bytes analysed; cached with the findings.
+        result = replace(result, identities=_identities(data, result.findings))
     sups = parse_suppressions(data) if needs_suppressions(data, result.findings) else []
     return _Outcome(result, sups, sha, True)
 

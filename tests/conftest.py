@@ -8,14 +8,15 @@ be tested independently of the real analysis: every line holding `torch.zeros(` 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan import engine
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
-from zeroopt.analysis.options import AnalysisOptions
 
 
 def fake_analyse_source(
@@ -97,6 +98,7 @@ def _check_scan_json(data: object) -> None:
     assert isinstance(data, dict)
     assert data["version"] == 1
     assert {"version", "findings", "errors", "summary"} <= set(data)
+    assert os.path.isabs(data["root"])
     finding_types = {
         "path": str,
         "line": int,
@@ -110,7 +112,12 @@ def _check_scan_json(data: object) -> None:
         "message": str,
     }
     for f in data["findings"]:
-        assert set(f) == {*finding_types, "evidence", "fix"}, sorted(f)
+        # additive keys: what the finding judged, and what would decide an unproven one
+        assert set(f) == {*finding_types, "evidence", "fix", "source", "fingerprint", "next_step"}
+        assert f["source"] is None or isinstance(f["source"], str)
+        assert f["fingerprint"] is None or f["fingerprint"].startswith("sha256:")
+        assert (f["next_step"] is None) == (f["verdict"] != "unproven"), f
+
         for key, typ in finding_types.items():
             assert type(f[key]) is typ, (key, f[key])
         assert f["line"] >= 1 and f["col"] >= 1 and f["end_line"] >= f["line"]

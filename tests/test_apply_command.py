@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from zeroopt.scan import engine
 from zeroopt.cli.app import app
+from zeroopt.scan import engine
 
 SAFE = "import torch\n\ndef f():\n    x = torch.zeros(4)\n    x.fill_(1)\n    return x.sum()\n"
 UNSAFE_EMPTY = "import torch\n\ndef g():\n    y = torch.empty(4)\n    return y.sum()\n"
@@ -130,7 +130,7 @@ def test_diff_from_a_subdirectory_applies_at_the_repository_root(
 def test_patch_file_leaves_sources(project: Project, fake_engine: list[str]) -> None:
     f = project("m.py", SAFE)
     code, _, err = run("--patch", "out.patch", "m.py")
-    assert code == 0 and f.read_text() == SAFE
+    assert code == 1 and f.read_text() == SAFE  # changes pending, as with --diff
     patch = (project.root / "out.patch").read_text()  # type: ignore[attr-defined]
     assert "-    x = torch.zeros(4)\n+    x = torch.empty(4)\n" in patch
     assert patch.startswith("# zeroopt apply: 1 rewrite(s) in 1 file(s)\n")
@@ -167,7 +167,7 @@ def test_read_only_file_is_an_error(project: Project, fake_engine: list[str]) ->
     f.chmod(0o444)
     try:
         code, _, err = run("m.py")
-        assert code == 2
+        assert code == 1  # a file that cannot be rewritten, as scan's unreadable files
         assert "read-only" in err and f.read_text() == SAFE
     finally:
         f.chmod(0o644)
@@ -189,3 +189,29 @@ def test_with_the_real_engine(project: Project) -> None:
     assert run("--exit-non-zero-on-fix", "m.py")[0] == 1
     assert f.read_text() == SAFE.replace("torch.zeros", "torch.empty")
     assert run("--check", "m.py")[0] == 0
+
+
+def test_lowercase_rule_codes_are_accepted_as_by_scan(
+    project: Project, fake_engine: list[str]
+) -> None:
+    f = project("m.py", SAFE + UNSAFE_EMPTY)
+    code, _, err = run("--select", "zo001", "m.py")
+    assert code == 0, err  # the unsafe empty (ZO002) is not selected
+    assert "torch.empty(4)\n    x.fill_" in f.read_text()
+    f.write_text(SAFE)
+    code, _, err = run("--ignore", "zo001", "--check", "m.py")
+    assert code == 0 and f.read_text() == SAFE, err
+
+
+def test_file_errors_exit_1_as_in_scan(project: Project, fake_engine: list[str]) -> None:
+    project("bad.py", "import torch\nx = torch.zeros(\nBOOM\n")
+    code, _, err = run("bad.py")
+    assert code == 1 and "bad.py" in err
+    code, _, err = run("missing.py")
+    assert code == 1 and "missing.py" in err
+
+
+def test_warns_when_no_python_file_was_found(project: Project) -> None:
+    (project.root / "empty").mkdir()  # type: ignore[attr-defined]
+    code, _, err = run("empty")
+    assert code == 0 and "warning: No Python files found" in err

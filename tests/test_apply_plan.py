@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 from zeroopt.patcher.apply import load_verified, plan, repository_root, write
+from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
+from zeroopt.scan.site_identity import site_identity
 
 _CALLS = {
     "zeros": "torch.zeros",
@@ -164,17 +165,21 @@ def _verify_report(path: Path, sites: list[dict], together: dict | None) -> Path
     return report
 
 
+VERIFIED_SRC = "import torch\na = torch.zeros(1)\nb = torch.zeros(2)\nc = torch.zeros(3)\n"
+
+
 def _site(line: int, verdict: str, trials: list[str]) -> dict:
+    # What verify records of each site: its position and what it judged there.
+    identity = site_identity(VERIFIED_SRC, line, 5, line, 19)
     return {
         "path": "m.py",
         "line": line,
         "col": 5,
+        "source": identity.source,
+        "fingerprint": identity.fingerprint,
         "verdict": verdict,
         "trials": [{"pattern": f"p{i}", "verdict": v, "detail": ""} for i, v in enumerate(trials)],
     }
-
-
-VERIFIED_SRC = "import torch\na = torch.zeros(1)\nb = torch.zeros(2)\nc = torch.zeros(3)\n"
 
 
 def test_verified_unproven_sites_are_applied_never_unsafe_ones(tmp_path: Path) -> None:

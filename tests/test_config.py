@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from zeroopt.analysis.options import Contract
 from zeroopt.cli.app import app
 from zeroopt.scan.config import DEFAULT_EXCLUDE, ConfigError, PathMatcher, load_config
-from zeroopt.analysis.options import Contract
 
 FULL = """
 [tool.zeroopt]
@@ -110,6 +110,29 @@ def test_command_line_overrides(project: Callable[..., Path]) -> None:
         ("contracts = { 'not a name' = { writes = [0] } }", "not a name"),
         ("contracts = { 'f' = [0] }", "'f'"),
         ("lifecycles = 3", "lifecycles"),
+        ("lifecycles = { m = { requires = 'prepare' } }", "requires must be a non-empty list"),
+        ("lifecycles = { m = { requires = 5 } }", "requires must be a non-empty list"),
+        ("lifecycles = { m = { requires = 5 } }", "got an integer"),
+        ("lifecycles = { m = { requires = ['p'], requirez = ['q'] } }", "'requirez'"),
+        ("lifecycles = { m = { requires = [] } }", "requires must name at least one"),
+        ("lifecycles = { m = { init = ['i'] } }", "`requires` is missing"),
+        ("lifecycles = { m = { requires = ['p'], init = 'i' } }", "init must be a list"),
+        ("lifecycles = { m = { requires = ['p'], forward = [3] } }", "3 is not a method name"),
+        ("lifecycles = { m = { requires = ['p'], cycles = { name = 'r' } } }", "cycles must be"),
+        ("lifecycles = { m = { requires = ['p'], cycles = [{ setup = ['p'] }] } }", "name must be"),
+        (
+            "lifecycles = { m = { requires = ['p'], cycles = [{ name = 'r', setup = 'p' }] } }",
+            "setup must be",
+        ),
+        (
+            "lifecycles = { m = { requires = ['p'], cycles = [{ name = 'r', stup = [] }] } }",
+            "'stup'",
+        ),
+        (
+            "lifecycles = { m = { requires = ['p'], cycles = [{ name = 'r', runs_forward = 1 }] } }",
+            "runs_forward must be true or false",
+        ),
+        ("lifecycles = { m = 'x' }", "lifecycles.m] must be a table"),
     ],
 )
 def test_invalid_settings_name_key_and_file(

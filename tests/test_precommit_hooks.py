@@ -325,3 +325,20 @@ def test_guard_blocks_the_sglang_seed_change(
     assert _status(out, "zeroopt guard") == "Failed"
     assert "cache_seqlens" in out and "unsafe" in out, out
     assert _git(repo, env, "rev-parse", "HEAD") == head
+
+
+def test_both_hooks_fail_on_a_file_that_cannot_be_parsed(
+    hook_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A file nothing could be judged in is not a clean file: the check hook fails with the fix
+    hook, and both name it."""
+    src, env = hook_repo
+    broken = "import torch\n\ndef f(:\n    return torch.zeros(3)\n"
+    repo = _target(tmp_path, env, {"broken.py": broken, "clean.py": CLEAN})
+    done = _run(repo, src, env, "--files", "broken.py", "clean.py")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert _status(out, "zeroopt (torch.zeros") == "Failed"
+    assert _status(out, "zeroopt check") == "Failed"
+    assert "broken.py: error: syntax error" in out, out
+    assert (repo / "broken.py").read_text() == broken

@@ -13,7 +13,7 @@ def test_text_output(project: Callable[..., Path], fake_engine: list[str]) -> No
     project("pkg/b.py", "import torch\ny = torch.empty(2)\n")
     project("pkg/c.py", "def (:\n")
     env = {"COLUMNS": "160"}
-    out = CliRunner().invoke(app, ["scan", "pkg", "--no-cache"], env=env).stdout
+    out = CliRunner().invoke(app, ["scan", "pkg", "--no-cache", "--format", "text"], env=env).stdout
     assert "pkg/a.py" in out and "pkg/b.py" in out
     assert "2:5" in out and "ZO001" in out and "safe" in out and "unsafe" in out
     assert "x = torch.zeros(4)" in out  # the source line under the message
@@ -22,7 +22,9 @@ def test_text_output(project: Callable[..., Path], fake_engine: list[str]) -> No
     assert "1 fixable with `zeroopt apply`" in out
     assert "alloc" not in out
     evidence = (
-        CliRunner().invoke(app, ["scan", "pkg", "--no-cache", "--show-evidence"], env=env).stdout
+        CliRunner()
+        .invoke(app, ["scan", "pkg", "--no-cache", "--show-evidence", "-f", "text"], env=env)
+        .stdout
     )
     assert "alloc" in evidence
     quiet = CliRunner().invoke(app, ["scan", "pkg", "--no-cache", "-q"], env=env).stdout
