@@ -7,6 +7,7 @@ unknown and the intra-procedural `unproven` stands.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from zeroopt.analysis.lifecycle_program import (
 )
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import Contract
+from zeroopt.analysis.records import _module_bindings
 from zeroopt.analysis.resolve import Resolver, walk, walk_scope
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.sites import Site
@@ -57,26 +59,33 @@ def analyse_lifecycles(
     )
     results: list[LifecycleOutcome] = []
     module_scope = resolver.scope_of(tree)
+    facts: ModuleFacts | None = None
+    bindings: Counter[str] = Counter()
     for cls in classes:
         methods = class_methods(cls)
         model = next((m for m in models if m.matches(set(methods))), None)
         if model is None:
             continue
-        init = {id(methods[m]) for m in model.init if m in methods}
+        init = {id(methods[m]) for m in model.allocating() if m in methods}
         cls_sites = [s for s in sites if id(s.owner) in init and wanted(s)]
         if not cls_sites:
             continue
-        program = build_program(cls, model, resolver)
+        if facts is None:
+            facts, bindings = ModuleFacts(tree), _module_bindings(tree)
+        program = build_program(cls, model, resolver, shadowed_methods(cls, facts))
         every = _all_methods(cls)
         used_outside = _used_outside(
-            {name: fn for name, fn in every.items() if name not in program.methods}, every
+            {name: fn for name, fn in every.items() if name not in program.methods},
+            every,
+            foreign_uses(cls, facts),
+            cls.name,
         )
         # Why no buffer of the class can be judged, if so. `self` is private to the modelled
         # order only if no closure holds it: a nested function or lambda may run at any time.
-        class_reason = _class_reason(cls, classes, model, set(methods), resolver) or (
-            "a nested function or lambda in a modelled method captures `self`"
-            if "self" in program.escape_on_bind
-            else ""
+        class_reason = (
+            _class_reason(cls, classes, model, set(methods), resolver)
+            or module_class_reason(cls, tree, facts, model, resolver, bindings)
+            or (_closure_reason(cls, program.methods) if "self" in program.escape_on_bind else "")
         )
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
         ints = int_names(
@@ -93,8 +102,18 @@ def analyse_lifecycles(
             outside = used_outside(attr) if attr is not None else ""
             reason = (
                 class_reason
-                or ("the allocation runs again later in the lifecycle" if len(copies) != 1 else "")
-                or ("the buffer is not stored on self" if attr is None else "")
+                or (
+                    f"method `{getattr(site.owner, 'name', '?')}` (line {site.call.lineno}) is "
+                    "inlined more than once: the allocation runs again later in the lifecycle"
+                    if len(copies) != 1
+                    else ""
+                )
+                or (
+                    f"the buffer of method `{getattr(site.owner, 'name', '?')}` (line "
+                    f"{site.call.lineno}) is not stored on self"
+                    if attr is None
+                    else ""
+                )
                 or outside
             )
             if reason:
@@ -119,6 +138,24 @@ def analyse_lifecycles(
             )
             results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
     return results
+
+
+def _closure_reason(cls: ast.ClassDef, modelled: list[str]) -> str:
+    """Name the nested function or lambda of a modelled method that captures `self`."""
+    for fn in cls.body:
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name not in modelled:
+            continue
+        me = _self_param(fn)
+        for node in walk(fn.body):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and any(
+                isinstance(n, ast.Name) and n.id == me for n in walk([node])
+            ):
+                kind = "a lambda" if isinstance(node, ast.Lambda) else f"`{node.name}`"
+                return (
+                    f"{kind} in method `{fn.name}` (line {node.lineno}) captures `{me}`: it may "
+                    "run at any time"
+                )
+    return "a nested function or lambda in a modelled method captures `self`"
 
 
 def _all_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -158,6 +195,8 @@ def _self_attribute(site: Site) -> str | None:
 def _used_outside(
     outside: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
     every: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    foreign: dict[str, tuple[str, str, int]],
+    cls_name: str,
 ) -> Callable[[str], str]:
     """For an attribute, why code the model does not order may reach `self.<attr>`, or "":
     a method outside the modelled order touches it, calls a method of the class (which may
@@ -166,7 +205,6 @@ def _used_outside(
     # Per outside method, in order: the first line using each `self.<attr>`, and the first line
     # using `self` whole or calling one of the class's methods.
     uses: list[tuple[str, str, dict[str, int], tuple[int, str] | None]] = []
-    foreign: dict[str, tuple[str, str, int]] = {}  # attr -> (method, `other.attr`, line)
     # Per method: the `self` attributes it names, and those it assigns. An attribute assigned in
     # a method that names the buffer's may hold a view of it (`self.head = self.buf[:1]`).
     names_assigns: list[tuple[set[str], set[str]]] = []
@@ -186,8 +224,6 @@ def _used_outside(
                         assigned.add(node.attr)  # also `self.a, x = ...` and `for self.a in`
                     if whole is None and node.attr in every:
                         whole = (node.lineno, f"`{me}.{node.attr}` is called by method `{name}`")
-                else:
-                    foreign.setdefault(node.attr, (name, ast.unparse(node), node.lineno))
             elif isinstance(node, ast.Name) and node.id == me:
                 bare.append(node)
         if me is None:
@@ -219,9 +255,11 @@ def _used_outside(
                 return f"`{me}.{a}`{via} is used by method `{name}` (line {attrs[a]}), which the lifecycle model does not order"
             if whole is not None:
                 return f"{whole[1]} (line {whole[0]}), which the lifecycle model does not order"
-        if attr in foreign:
-            method, text, line = foreign[attr]
-            return f"`{text}` in method `{method}` (line {line}) may be another object's buffer"
+        for a in sorted(held, key=lambda a: (a != attr, a)):
+            if mangle(a, cls_name) in foreign:
+                where, text, line = foreign[mangle(a, cls_name)]
+                via = "" if a == attr else f" (`{a}` may hold `self.{attr}`)"
+                return f"`{text}` in {where} (line {line}) may be another object's buffer{via}"
         return ""
 
     return reason
@@ -398,3 +436,217 @@ def _subclass(cls: ast.ClassDef, classes: Sequence[ast.ClassDef]) -> ast.ClassDe
                     changed = True
                     break
     return found
+
+
+def mangle(attr: str, cls_name: str | None) -> str:
+    """What `x.__attr` written inside class `cls_name` names at run time (`_Cls__attr`)."""
+    if cls_name and attr.startswith("__") and not attr.endswith("__") and cls_name.strip("_"):
+        return f"_{cls_name.lstrip('_')}{attr}"
+    return attr
+
+
+@dataclass
+class _Use:
+    attr: str  # mangled
+    node: ast.expr  # the Attribute (or the getattr/setattr call)
+    cls: ast.ClassDef | None  # the class whose method this is in, if any
+    where: str  # "method `m`", "function `f`", "module level"
+    own: bool  # `me.attr` with `me` the method's own first parameter
+    store: bool  # assigned or deleted
+
+
+class ModuleFacts:
+    """What the whole module does with attributes, walked once per file: every attribute use
+    (mangled as Python does), and the statements that may replace a class's methods."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.uses: list[_Use] = []
+        self.any_setattr: list[tuple[int, str]] = []  # (line, text): may set any attribute
+        self.class_stores: list[tuple[str, int, str]] = []  # (class name or "", line, text)
+        self._visit(tree.body, None, None, "module level")
+
+    def _visit(
+        self,
+        body: Sequence[ast.AST],
+        cls: ast.ClassDef | None,
+        me: str | None,
+        where: str,
+    ) -> None:
+        stack: list[ast.AST] = list(reversed(body))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                for sub in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+                    self._visit([sub], cls, me, where)
+                self._visit(node.body, node, None, f"class `{node.name}` body")
+                continue
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for sub in [*node.decorator_list, *_defaults(node.args)]:
+                    self._visit([sub], cls, me, where)
+                method = cls is not None and where.startswith("class ")
+                inner_me = _self_param(node) if method else me
+                label = f"method `{node.name}`" if method else where
+                if cls is None:
+                    label = f"function `{node.name}`"
+                self._visit(node.body, cls, inner_me, label)
+                continue
+            if isinstance(node, ast.Attribute):
+                self._attribute(node, cls, me, where)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                self._call(node, cls, me, where)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _attribute(
+        self, node: ast.Attribute, cls: ast.ClassDef | None, me: str | None, where: str
+    ) -> None:
+        own = isinstance(node.value, ast.Name) and me is not None and node.value.id == me
+        name = cls.name if cls is not None else None
+        store = not isinstance(node.ctx, ast.Load)
+        self.uses.append(_Use(mangle(node.attr, name), node, cls, where, own, store))
+        if store:
+            self._class_store(node.value, node.lineno, node, me)
+        if node.attr in ("__dict__", "__setattr__", "__delattr__", "__getattribute__"):
+            self.any_setattr.append((node.lineno, ast.unparse(node)))
+
+    def _call(self, node: ast.Call, cls: ast.ClassDef | None, me: str | None, where: str) -> None:
+        assert isinstance(node.func, ast.Name)
+        fname = node.func.id
+        if fname in ("setattr", "delattr", "getattr", "hasattr") and len(node.args) >= 2:
+            key, obj = node.args[1], node.args[0]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                own = isinstance(obj, ast.Name) and me is not None and obj.id == me
+                store = fname in ("setattr", "delattr")
+                attr = mangle(key.value, None)  # getattr does not mangle
+                self.uses.append(_Use(attr, node, cls, where, own, store))
+                if store:
+                    self._class_store(obj, node.lineno, node, me)
+            elif fname in ("setattr", "delattr", "getattr"):
+                self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+        elif fname == "vars":
+            self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+
+    def _class_store(self, obj: ast.expr, line: int, node: ast.AST, me: str | None) -> None:
+        """`Cls.m = f`, `setattr(Cls, ...)`, `type(x).m = f`, `x.__class__.m = f`."""
+        text = ast.unparse(node)[:80]
+        if isinstance(obj, ast.Name) and obj.id != me:
+            self.class_stores.append((obj.id, line, text))
+        elif (isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and obj.func.id == "type") or (
+            isinstance(obj, ast.Attribute) and obj.attr == "__class__"
+        ):
+            self.class_stores.append(("", line, text))
+
+
+def _defaults(args: ast.arguments) -> list[ast.expr]:
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+# Bases whose code never runs on an instance's buffers: no methods of their own that matter.
+_HARMLESS_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"})
+_TRANSPARENT_CLASS_DECORATORS = frozenset({"typing.final", "typing_extensions.final"})
+
+
+def module_class_reason(
+    cls: ast.ClassDef,
+    tree: ast.Module,
+    facts: ModuleFacts,
+    model: Lifecycle,
+    resolver: Resolver,
+    bindings: Counter[str],
+) -> str:
+    """Why code elsewhere in the module may replace or wrap what the model runs, or "": a class
+    decorator, a store into the class or its instances under a modelled method's name, a
+    setattr of any name, a rebinding of the class's name, or a `super()` into a base the model
+    does not know."""
+    scope = resolver.scope_of(cls)
+    outer = scope.parent or scope
+    for d in cls.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        if resolver.qualified(outer, func) not in _TRANSPARENT_CLASS_DECORATORS:
+            return (
+                f"its class decorator `{ast.unparse(d)}` (line {d.lineno}) may wrap or replace "
+                "its methods"
+            )
+    if bindings[cls.name] > 1:
+        return f"the module binds the name `{cls.name}` more than once: it may name another class"
+    for node in walk([tree]):
+        if isinstance(node, ast.Global) and cls.name in node.names:
+            return f"`global {cls.name}` (line {node.lineno}) lets a function rebind the class"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "globals":
+                return f"`globals()` (line {node.lineno}) may rebind the class's name"
+    for name, line, text in facts.class_stores:
+        if name in ("", cls.name):
+            return f"`{text}` (line {line}) may replace a method of the class"
+    if facts.any_setattr:
+        line, text = facts.any_setattr[0]
+        return f"`{text}` (line {line}) may read or set any attribute, a method included"
+    runs = {mangle(m, cls.name) for m in model.method_names()}
+    for use in facts.uses:
+        if use.store and use.attr in runs:
+            return (
+                f"`{ast.unparse(use.node)[:60]}` in {use.where} (line {use.node.lineno}) stores "
+                f"an attribute named like the modelled method `{use.attr}`: a call may run what "
+                "was stored"
+            )
+    bases = [b.value if isinstance(b, ast.Subscript) else b for b in cls.bases]
+    known = set(model.default_bases) | _HARMLESS_BASES
+    for base in bases:
+        qual = resolver.qualified(outer, base)
+        if qual not in known:
+            return (
+                f"its base `{ast.unparse(base)}` (line {base.lineno}) is not one the model "
+                "knows: its code may run on the object"
+            )
+    plain = all(resolver.qualified(outer, b) in _HARMLESS_BASES for b in bases)
+    for fn in cls.body:
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in walk(fn.body):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "super"
+            ):
+                continue
+            called = _super_method(node, fn)
+            if called == "__init__" and (plain or "__init__" in model.harmless_super):
+                continue
+            what = f"`super().{called}`" if called else "`super()`"
+            return (
+                f"{what} in method `{fn.name}` (line {node.lineno}) runs code of a base the "
+                "model does not know on the object"
+            )
+    return ""
+
+
+def _super_method(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """`m` for `super().m(...)` called at once; "" for any other use of `super()`."""
+    for node in walk(fn.body):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.value is call
+        ):
+            return node.func.attr
+    return ""
+
+
+def shadowed_methods(cls: ast.ClassDef, facts: ModuleFacts) -> frozenset[str]:
+    """Methods of the class that some attribute store anywhere in the module may shadow with an
+    instance attribute (`self._fill = _skip`): a call through the name runs what was stored."""
+    names = {mangle(n, cls.name): n for n in _all_methods(cls)}
+    return frozenset(names[u.attr] for u in facts.uses if u.store and u.attr in names)
+
+
+def foreign_uses(
+    cls: ast.ClassDef, facts: ModuleFacts
+) -> dict[str, tuple[str, str, int]]:
+    """Per mangled attribute: the first use anywhere in the module that is not a method's use of
+    its own object (`other.buf`, `self.target.buf`, `getattr(obj, "buf")`, a module function's
+    `backend.buf`): it may reach an instance of this class, outside the modelled order."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for use in facts.uses:
+        if use.own:
+            continue
+        out.setdefault(use.attr, (use.where, ast.unparse(use.node)[:60], use.node.lineno))
+    return out

@@ -85,7 +85,25 @@ def test_eager_path_without_setup_write_is_not_safe() -> None:
         "return q * self.lens.sum()",
         eager="self.other = seq_lens",
     )
-    assert only(src).verdict is Verdict.UNSAFE  # eager forward reads what nobody wrote
+    # With graphs enabled a capture writes it before any later eager read; without graphs it
+    # is never allocated: no read of this buffer is unwritten.
+    assert only(src).verdict is Verdict.SAFE
+
+
+def test_buffer_of_init_written_only_when_graphs_are_enabled_is_not_safe() -> None:
+    """init_cuda_graph_state runs only with CUDA graphs enabled: an eager-only run reads an
+    `__init__` buffer that nothing wrote."""
+    src = backend(
+        "self.lens.fill_(1)",
+        "self.lens.fill_(2)",
+        "self.lens.copy_(seq_lens)",
+        "return q * self.lens.sum()",
+        eager="self.other = seq_lens",
+        extra="def __init__(self, max_bs=4):\n    self.lens = torch.zeros(max_bs)\n",
+    )
+    f = only(src)
+    assert f.verdict is Verdict.UNSAFE, f.message
+    assert any("eager" in e.text and e.kind == "read" for e in f.evidence), f.evidence
 
 
 def test_partial_writes_then_full_read_is_unproven() -> None:
