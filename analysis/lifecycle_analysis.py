@@ -530,9 +530,9 @@ class ModuleFacts:
         text = ast.unparse(node)[:80]
         if isinstance(obj, ast.Name) and obj.id != me:
             self.class_stores.append((obj.id, line, text))
-        elif (isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and obj.func.id == "type") or (
-            isinstance(obj, ast.Attribute) and obj.attr == "__class__"
-        ):
+        elif (
+            isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and obj.func.id == "type"
+        ) or (isinstance(obj, ast.Attribute) and obj.attr == "__class__"):
             self.class_stores.append(("", line, text))
 
 
@@ -571,9 +571,12 @@ def module_class_reason(
     for node in walk([tree]):
         if isinstance(node, ast.Global) and cls.name in node.names:
             return f"`global {cls.name}` (line {node.lineno}) lets a function rebind the class"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "globals":
-                return f"`globals()` (line {node.lineno}) may rebind the class's name"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "globals"
+        ):
+            return f"`globals()` (line {node.lineno}) may rebind the class's name"
     for name, line, text in facts.class_stores:
         if name in ("", cls.name):
             return f"`{text}` (line {line}) may replace a method of the class"
@@ -638,9 +641,7 @@ def shadowed_methods(cls: ast.ClassDef, facts: ModuleFacts) -> frozenset[str]:
     return frozenset(names[u.attr] for u in facts.uses if u.store and u.attr in names)
 
 
-def foreign_uses(
-    cls: ast.ClassDef, facts: ModuleFacts
-) -> dict[str, tuple[str, str, int]]:
+def foreign_uses(cls: ast.ClassDef, facts: ModuleFacts) -> dict[str, tuple[str, str, int]]:
     """Per mangled attribute: the first use anywhere in the module that is not a method's use of
     its own object (`other.buf`, `self.target.buf`, `getattr(obj, "buf")`, a module function's
     `backend.buf`): it may reach an instance of this class, outside the modelled order."""
