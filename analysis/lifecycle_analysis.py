@@ -77,7 +77,7 @@ def analyse_lifecycles(
         used_outside = _used_outside(
             {name: fn for name, fn in every.items() if name not in program.methods},
             every,
-            foreign_uses(cls, facts),
+            foreign_uses(cls, facts, record_classes(tree, cls, classes, bindings)),
             cls.name,
         )
         # Why no buffer of the class can be judged, if so. `self` is private to the modelled
@@ -453,6 +453,8 @@ class _Use:
     where: str  # "method `m`", "function `f`", "module level"
     own: bool  # `me.attr` with `me` the method's own first parameter
     store: bool  # assigned or deleted
+    fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # the innermost function around it
+    me: str | None = None  # the first parameter of the method it is in
 
 
 class ModuleFacts:
@@ -463,6 +465,7 @@ class ModuleFacts:
         self.uses: list[_Use] = []
         self.any_setattr: list[tuple[int, str]] = []  # (line, text): may set any attribute
         self.class_stores: list[tuple[str, int, str]] = []  # (class name or "", line, text)
+        self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self._visit(tree.body, None, None, "module level")
 
     def _visit(
@@ -488,7 +491,9 @@ class ModuleFacts:
                 label = f"method `{node.name}`" if method else where
                 if cls is None:
                     label = f"function `{node.name}`"
+                outer_fn, self._fn = self._fn, node
                 self._visit(node.body, cls, inner_me, label)
+                self._fn = outer_fn
                 continue
             if isinstance(node, ast.Attribute):
                 self._attribute(node, cls, me, where)
@@ -502,7 +507,7 @@ class ModuleFacts:
         own = isinstance(node.value, ast.Name) and me is not None and node.value.id == me
         name = cls.name if cls is not None else None
         store = not isinstance(node.ctx, ast.Load)
-        self.uses.append(_Use(mangle(node.attr, name), node, cls, where, own, store))
+        self.uses.append(_Use(mangle(node.attr, name), node, cls, where, own, store, self._fn, me))
         if store:
             self._class_store(node.value, node.lineno, node, me)
         if node.attr in ("__dict__", "__setattr__", "__delattr__", "__getattribute__"):
@@ -517,7 +522,7 @@ class ModuleFacts:
                 own = isinstance(obj, ast.Name) and me is not None and obj.id == me
                 store = fname in ("setattr", "delattr")
                 attr = mangle(key.value, None)  # getattr does not mangle
-                self.uses.append(_Use(attr, node, cls, where, own, store))
+                self.uses.append(_Use(attr, node, cls, where, own, store, self._fn, me))
                 if store:
                     self._class_store(obj, node.lineno, node, me)
             elif fname in ("setattr", "delattr", "getattr"):
@@ -641,13 +646,177 @@ def shadowed_methods(cls: ast.ClassDef, facts: ModuleFacts) -> frozenset[str]:
     return frozenset(names[u.attr] for u in facts.uses if u.store and u.attr in names)
 
 
-def foreign_uses(cls: ast.ClassDef, facts: ModuleFacts) -> dict[str, tuple[str, str, int]]:
+def foreign_uses(
+    cls: ast.ClassDef,
+    facts: ModuleFacts,
+    records: frozenset[str] = frozenset(),
+) -> dict[str, tuple[str, str, int]]:
     """Per mangled attribute: the first use anywhere in the module that is not a method's use of
     its own object (`other.buf`, `self.target.buf`, `getattr(obj, "buf")`, a module function's
-    `backend.buf`): it may reach an instance of this class, outside the modelled order."""
+    `backend.buf`): it may reach an instance of this class, outside the modelled order. A use
+    whose object is provably an instance of one of `records` (classes that never make an instance
+    of this one) is not: `meta.cache_seqlens` of a metadata dataclass beside `self.cache_seqlens`.
+    """
+    typed = _RecordTyping(cls, facts, records) if records else None
     out: dict[str, tuple[str, str, int]] = {}
     for use in facts.uses:
         if use.own:
             continue
+        if (
+            typed is not None
+            and isinstance(use.node, ast.Attribute)
+            and typed.is_record(use.node.value, use.fn, use.me)
+        ):
+            continue
         out.setdefault(use.attr, (use.where, ast.unparse(use.node)[:60], use.node.lineno))
     return out
+
+
+def record_classes(
+    tree: ast.Module, cls: ast.ClassDef, classes: Sequence[ast.ClassDef], bindings: Counter[str]
+) -> frozenset[str]:
+    """Module-level classes whose call can only make an instance of themselves, never of `cls`:
+    bound once, no base, no metaclass or `__new__`, no decorator but `dataclass`, and neither
+    `cls` nor a class derived from it."""
+    related = {cls.name}
+    grew = True
+    while grew:
+        grew = False
+        for other in classes:
+            if other.name not in related and any(
+                getattr(b, "id", getattr(b, "attr", None)) in related for b in other.bases
+            ):
+                related.add(other.name)
+                grew = True
+    out = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name in related or bindings[node.name] != 1:
+            continue
+        if node.bases or node.keywords:
+            continue
+        if any(decorator_name(d) != "dataclass" for d in node.decorator_list):
+            continue
+        if any(
+            isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__new__"
+            for s in node.body
+        ):
+            continue
+        out.add(node.name)
+    return frozenset(out)
+
+
+class _RecordTyping:
+    """Which expressions provably hold an instance of a record class (or None): `R(...)`, a
+    local name bound only to such values, and `self.x` where every store to `.x` in the module
+    is one of the class's own methods storing such a value on its own object."""
+
+    def __init__(self, cls: ast.ClassDef, facts: ModuleFacts, records: frozenset[str]) -> None:
+        self.records = records
+        self.cls = cls
+        self.attrs: dict[str, bool] = {}
+        self._stores: dict[str, list[_Use]] = {}
+        for use in facts.uses:
+            if use.store:
+                self._stores.setdefault(use.attr, []).append(use)
+
+    def is_record(
+        self,
+        e: ast.expr,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef | None,
+        me: str | None,
+        depth: int = 0,
+    ) -> bool:
+        if depth > 3:
+            return False
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+            return e.func.id in self.records and (fn is None or not _binds(fn, e.func.id))
+        if isinstance(e, ast.Constant) and e.value is None:
+            return True
+        if isinstance(e, ast.Name) and fn is not None and e.id != me:
+            values = _name_values(fn, e.id)
+            return values is not None and all(self.is_record(v, fn, me, depth + 1) for v in values)
+        if (
+            isinstance(e, ast.Attribute)
+            and isinstance(e.value, ast.Name)
+            and me is not None
+            and e.value.id == me
+        ):
+            return self._attr_is_record(mangle(e.attr, self.cls.name), depth)
+        return False
+
+    def _attr_is_record(self, attr: str, depth: int) -> bool:
+        if attr in self.attrs:
+            return self.attrs[attr]
+        self.attrs[attr] = False  # while deciding (a cycle proves nothing)
+        stores = self._stores.get(attr, [])
+        ok = bool(stores)
+        for use in stores:
+            parent = _assign_of(use)
+            if not (use.own and use.cls is self.cls and parent is not None):
+                ok = False
+                break
+            if not self.is_record(parent.value, use.fn, use.me, depth + 1):
+                ok = False
+                break
+        self.attrs[attr] = ok
+        return ok
+
+
+def _assign_of(use: _Use) -> ast.Assign | None:
+    """The `me.x = value` statement a store use is the sole target of, if it is one."""
+    if use.fn is None or not isinstance(use.node, ast.Attribute):
+        return None
+    for node in walk(use.fn.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is use.node:
+            return node
+    return None
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    a = fn.args
+    names = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    return names | {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+
+
+def _binds(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return name in _params(fn) or any(
+        (isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] == name)
+        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name)
+        or (isinstance(n, ast.Global | ast.Nonlocal) and name in n.names)
+        for n in walk(fn.body)
+    )
+
+
+def _name_values(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[ast.expr] | None:
+    """Every value `name` is bound to in `fn` if each binding is a plain `name = value` (no
+    parameter, loop target, `with ... as`, walrus, augmented assignment, `del`, import, nested
+    def, `global` or `nonlocal`); None otherwise."""
+    if name in _params(fn):
+        return None
+    values: list[ast.expr] = []
+    plain: set[int] = set()
+    for node in walk(fn.body):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+        ):
+            values.append(node.value)
+            plain.add(id(node.targets[0]))
+    for node in walk(fn.body):
+        if (
+            (isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load))
+            and id(node) not in plain
+        ) or (isinstance(node, ast.arg) and node.arg == name):
+            return None
+        if isinstance(node, ast.alias) and (node.asname or node.name).split(".")[0] == name:
+            return None
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
+            node.name == name
+        ):
+            return None
+        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return None
+    return values or None
