@@ -497,7 +497,7 @@ class ModuleFacts:
                 continue
             if isinstance(node, ast.Attribute):
                 self._attribute(node, cls, me, where)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
                 self._call(node, cls, me, where)
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
@@ -514,8 +514,16 @@ class ModuleFacts:
             self.any_setattr.append((node.lineno, ast.unparse(node)))
 
     def _call(self, node: ast.Call, cls: ast.ClassDef | None, me: str | None, where: str) -> None:
-        assert isinstance(node.func, ast.Name)
-        fname = node.func.id
+        func = node.func
+        if isinstance(func, ast.Name):
+            fname = func.id
+        elif isinstance(func, ast.Attribute) and _dotted_root(func.value) == "builtins":
+            fname = func.attr  # `builtins.setattr(...)`
+        else:
+            return
+        if fname in ("exec", "eval", "__import__"):
+            self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+            return
         if fname in ("setattr", "delattr", "getattr", "hasattr") and len(node.args) >= 2:
             key, obj = node.args[1], node.args[0]
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -527,7 +535,7 @@ class ModuleFacts:
                     self._class_store(obj, node.lineno, node, me)
             elif fname in ("setattr", "delattr", "getattr"):
                 self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
-        elif fname == "vars":
+        elif fname in ("vars", "globals"):
             self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
 
     def _class_store(self, obj: ast.expr, line: int, node: ast.AST, me: str | None) -> None:
@@ -539,6 +547,12 @@ class ModuleFacts:
             isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and obj.func.id == "type"
         ) or (isinstance(obj, ast.Attribute) and obj.attr == "__class__"):
             self.class_stores.append(("", line, text))
+
+
+def _dotted_root(e: ast.expr) -> str:
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else ""
 
 
 def _defaults(args: ast.arguments) -> list[ast.expr]:
@@ -588,6 +602,12 @@ def module_class_reason(
     if facts.any_setattr:
         line, text = facts.any_setattr[0]
         return f"`{text}` (line {line}) may read or set any attribute, a method included"
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in model.excludes:
+            return (
+                f"method `{stmt.name}` (line {stmt.lineno}) belongs to another engine generation, "
+                "which calls other methods than this model runs"
+            )
     runs = {mangle(m, cls.name) for m in model.method_names()}
     for use in facts.uses:
         if use.store and use.attr in runs:
@@ -596,6 +616,17 @@ def module_class_reason(
                 f"an attribute named like the modelled method `{use.attr}`: a call may run what "
                 "was stored"
             )
+    mine = {mangle(m, cls.name) for m in _all_methods(cls)}
+    for use in facts.uses:
+        if use.own or use.store or use.attr not in mine:
+            continue
+        value = use.node.value if isinstance(use.node, ast.Attribute) else None
+        if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "super":
+            continue  # judged below
+        return (
+            f"`{ast.unparse(use.node)[:60]}` in {use.where} (line {use.node.lineno}) may call "
+            f"method `{use.attr}` of an instance outside the modelled order"
+        )
     bases = [b.value if isinstance(b, ast.Subscript) else b for b in cls.bases]
     known = set(model.default_bases) | _HARMLESS_BASES
     for base in bases:

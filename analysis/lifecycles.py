@@ -56,6 +56,9 @@ class Lifecycle:
     # Methods of `default_bases` that a `super().m(...)` may call: they touch no buffer and call
     # no method of the object (read in the base's source at the version in `source`).
     harmless_super: tuple[str, ...] = ()
+    # Methods whose presence means the class may run under another engine generation, which
+    # calls other methods: such a class is not judged under this model.
+    excludes: tuple[str, ...] = ()
 
     def allocating(self) -> tuple[str, ...]:
         """The methods whose allocations the model judges: they run before every cycle."""
@@ -120,6 +123,10 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         forward=_SGLANG_FORWARD,
         source="sglang AttentionBackend + CudaGraphRunner (capture_one_batch_size, replay)",
         optional=_SGLANG_DEFAULTS,
+        # Engines from 0.5.x on call out_graph/in_graph instead (sglang 0.5.23
+        # layers/attention/base_attn_backend.py:55: the legacy hooks are removed from the ABC):
+        # a class defining both generations may run under either, so it is not judged.
+        excludes=("init_forward_metadata_out_graph",),
         default_bases=_SGLANG_BASE,
         called_at=_SG_GRAPH_INIT,
     ),
