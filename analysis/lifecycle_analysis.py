@@ -515,6 +515,15 @@ class ModuleFacts:
 
     def _call(self, node: ast.Call, cls: ast.ClassDef | None, me: str | None, where: str) -> None:
         func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if called in ("attrgetter", "methodcaller"):  # `operator.attrgetter("buf")(backend)`
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    for part in arg.value.split("."):
+                        self.uses.append(_Use(part, node, cls, where, False, False, self._fn, me))
+                else:
+                    self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+            return
         if isinstance(func, ast.Name):
             fname = func.id
         elif isinstance(func, ast.Attribute) and _dotted_root(func.value) == "builtins":

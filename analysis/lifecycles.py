@@ -88,6 +88,9 @@ _SGLANG_FORWARD = ("forward_decode", "forward_extend", "forward_mixed", "forward
 # forward_decode/forward_extend/forward_mixed (which the model runs itself when defined; the base
 # versions raise NotImplementedError), init_forward_metadata_in_graph is documented "Default: no-op".
 _SGLANG_DEFAULTS = ("forward", "forward_mixed", "forward_extend", "init_forward_metadata_in_graph")
+# The base defines no __init__ (sglang 0.5.23 layers/attention/base_attn_backend.py:38-556): a
+# `super().__init__()` runs object's.
+_SGLANG_SUPER = ("__init__",)
 _SGLANG_BASE = ("sglang.srt.layers.attention.base_attn_backend.AttentionBackend",)
 
 _SG = "sglang 0.5.23 sglang/srt/"
@@ -97,7 +100,10 @@ _VL = "vllm 0.33.0 vllm/"
 # builds only with CUDA graphs enabled (`--disable-cuda-graph` never calls it), once per backend
 # object (pdmux builds separate backends for its group: model_runner_components/
 # attention_backend_setup.py:115), possibly after eager steps: ensure_decode_cuda_graphs
-# (model_executor/model_runner.py:1640) enables graphs on a role switch, idempotently.
+# (model_executor/model_runner.py:1640) enables graphs on a role switch, idempotently. No capture
+# needs to follow for a given object: wrappers forward init_cuda_graph_state to inner backends
+# whose capture hooks they may never call (layers/attention/hybrid_attn_backend.py:149-154
+# initialises the prefill backend too, which then runs eager steps only).
 _SG_GRAPH_INIT = (
     f"{_SG}model_executor/runner/decode_cuda_graph_runner.py:429 and :722 (maybe_init_pdmux); "
     f"{_SG4}model_executor/cuda_graph_runner.py (CudaGraphRunner.__init__)"
@@ -110,7 +116,6 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         requires=("init_cuda_graph_state", "init_forward_metadata_capture_cuda_graph", "init_forward_metadata_replay_cuda_graph"),
         init=("__init__",),
         graph_init=("init_cuda_graph_state",),
-        graph_first=("capture warm-up",),
         cycles=(
             # CudaGraphRunner.capture_one_batch_size: capture-time metadata, then warm-up
             # forwards that execute for real, then the recorded forward (replayed later).
@@ -128,6 +133,7 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         # a class defining both generations may run under either, so it is not judged.
         excludes=("init_forward_metadata_out_graph",),
         default_bases=_SGLANG_BASE,
+        harmless_super=_SGLANG_SUPER,
         called_at=_SG_GRAPH_INIT,
     ),
     Lifecycle(
@@ -135,7 +141,6 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         requires=("init_cuda_graph_state", "init_forward_metadata_out_graph"),
         init=("__init__",),
         graph_init=("init_cuda_graph_state",),
-        graph_first=("capture warm-up",),
         cycles=(
             # out_graph runs eagerly before capture and before each replay; in_graph is
             # recorded at capture and re-executed by every replay, before the forward kernels.
@@ -149,6 +154,7 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         source="sglang 0.5.x AttentionBackend (init_forward_metadata_out_graph / _in_graph)",
         optional=_SGLANG_DEFAULTS,
         default_bases=_SGLANG_BASE,
+        harmless_super=_SGLANG_SUPER,
         called_at=_SG_GRAPH_INIT,
     ),
     Lifecycle(

@@ -1,27 +1,26 @@
-# UNSOUND (lifecycle models before this fix): zeroopt says `safe` for the zeros at line 34.
+# UNSOUND (lifecycle models before this fix): zeroopt says `safe` for the zeros at line 33.
 # a class that defines every modelled method was accepted whatever its base: a base of another module may run
 # its own code on the object (here its `__init__` hook reads the buffer through an overridden method)
 # Responsible: analysis/lifecycle_analysis.py, analysis/lifecycle_program.py, analysis/lifecycles.py. `python 089.py`
+import pathlib
 import sys
-import types
+import tempfile
 
 import torch
 
-# A base class of another module (built here so that the file runs on its own).
-_base = types.ModuleType("attn_base")
-_ns: dict = {}
-exec(
+# A base class of another module (written here so that the file runs on its own).
+_dir = tempfile.mkdtemp()
+pathlib.Path(_dir, "attn_base.py").write_text(
     "class BaseBackend:\n"
     "    def __init_subclass__(cls, **kw):\n"
     "        orig = cls.init_forward_metadata\n"
     "        def wrapped(self, bs, seq_lens):\n"
     "            self.before = self.lens.sum()\n"
     "            orig(self, bs, seq_lens)\n"
-    "        cls.init_forward_metadata = wrapped\n",
-    _ns,
+    "        cls.init_forward_metadata = wrapped\n"
 )
-_base.BaseBackend = _ns["BaseBackend"]
-sys.modules["attn_base"] = _base
+sys.path.insert(0, _dir)
+sys.modules.pop("attn_base", None)
 
 from attn_base import BaseBackend  # noqa: E402
 

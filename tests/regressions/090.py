@@ -1,23 +1,22 @@
-# UNSOUND (lifecycle models before this fix): zeroopt says `safe` for the zeros at line 27.
+# UNSOUND (lifecycle models before this fix): zeroopt says `safe` for the zeros at line 26.
 # vLLM builder: `super().build(...)` in `build` runs a base of another module that reads the buffer before
 # `build` writes it
 # Responsible: analysis/lifecycle_analysis.py, analysis/lifecycle_program.py, analysis/lifecycles.py. `python 090.py`
+import pathlib
 import sys
-import types
+import tempfile
 
 import torch
 
-# A base class of another module (built here so that the file runs on its own).
-_base = types.ModuleType("attn_base")
-_ns: dict = {}
-exec(
+# A base class of another module (written here so that the file runs on its own).
+_dir = tempfile.mkdtemp()
+pathlib.Path(_dir, "attn_base.py").write_text(
     "class BaseBackend:\n"
     "    def build(self, common_prefix_len, m):\n"
-    "        return self.seq_lens.sum()\n",
-    _ns,
+    "        return self.seq_lens.sum()\n"
 )
-_base.BaseBackend = _ns["BaseBackend"]
-sys.modules["attn_base"] = _base
+sys.path.insert(0, _dir)
+sys.modules.pop("attn_base", None)
 
 from attn_base import BaseBackend  # noqa: E402
 
