@@ -15,8 +15,13 @@ The analysis assumes what a model declares: these methods, and the `self` method
 the only code that reads the object's buffers, apart from callees explicitly handed a buffer. It
 checks what it can see in the module: a class is judged only if the methods the model runs are
 its own plain `def`s (no class-body rebinding, no decorator but known transparent ones, no
-generator or coroutine), its bases are none or the model's `default_bases`, and no class of the
-module derives from it. Subclasses in other modules are assumed not to change those methods.
+generator or coroutine, no class decorator, no store into the class or of an attribute named like
+a method anywhere in the module, no computed setattr or `exec`), its bases are none, object, or
+the model's `default_bases` (and `super()` reaches only `harmless_super` methods of those), no
+class of the module derives from it, and no code of the module reaches its buffers or methods
+other than through a method's own `self` (a module function is treated like a method the model
+does not run). Subclasses and callers in other modules are assumed not to change those methods or
+call them out of order.
 """
 
 from __future__ import annotations
