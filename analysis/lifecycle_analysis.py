@@ -625,7 +625,9 @@ def module_class_reason(
                 f"an attribute named like the modelled method `{use.attr}`: a call may run what "
                 "was stored"
             )
-    mine = {mangle(m, cls.name) for m in _all_methods(cls)}
+    # Instance methods only: a static or class method gets no instance (what it does with one
+    # handed to it is read in its body like any other code).
+    mine = {mangle(m, cls.name) for m, fn in _all_methods(cls).items() if _self_param(fn)}
     for use in facts.uses:
         if use.own or use.store or use.attr not in mine:
             continue
