@@ -27,7 +27,7 @@ CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 
 def test_there_are_cases() -> None:
-    assert len(CASES) >= 76
+    assert len(CASES) >= 99
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
