@@ -510,7 +510,9 @@ class ModuleFacts:
         self.uses.append(_Use(mangle(node.attr, name), node, cls, where, own, store, self._fn, me))
         if store:
             self._class_store(node.value, node.lineno, node, me)
-        if node.attr in ("__dict__", "__setattr__", "__delattr__", "__getattribute__"):
+        if node.attr in ("__dict__", "__setattr__", "__delattr__", "__getattribute__") or (
+            store and node.attr in ("__class__", "__bases__", "__mro__")
+        ):  # `self.__class__ = Other` swaps every method at once
             self.any_setattr.append((node.lineno, ast.unparse(node)))
 
     def _call(self, node: ast.Call, cls: ast.ClassDef | None, me: str | None, where: str) -> None:

@@ -657,3 +657,36 @@ def test_every_builtin_model_names_its_engine_call_sites() -> None:
         if model.graph_init:
             assert ".py:" in model.called_at, model.name
             assert any(c.graphs_only for c in model.cycles)
+
+
+JUDGED = backend(
+    "self.lens = torch.zeros(max_bs)",
+    "self.lens.fill_(1)",
+    "self.lens.fill_(1)",
+    "return q * self.lens.sum()",
+    extra="def _helper(self):\n    return None\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        # each changes what a modelled method is, or reaches the buffer, from somewhere else
+        ("\nclass Fast:\n    pass\n\n\ndef swap(b):\n    b.__class__ = Fast\n", "__class__"),
+        ("\nimport builtins\nbuiltins.setattr(Backend, 'forward_' + 'decode', None)\n", "setattr"),
+        ("\nB = Backend\nB.forward_decode = None\n", "B.forward_decode"),
+        ("\ndef f(b):\n    b.__dict__.update(forward_decode=None)\n", "__dict__"),
+        ("\nexec('Backend.forward_decode = None')\n", "exec"),
+        ("\nimport operator\nget = operator.attrgetter('lens')\n", "attrgetter"),
+        ("\ndef peek(b):\n    return b.lens.sum()\n", "b.lens"),
+        ("\ndef peek(b):\n    return b.target.lens.sum()\n", "b.target.lens"),
+        ("\ndef warm(b):\n    return b.forward_decode(1, 2, 3)\n", "b.forward_decode"),
+        ("\ndef warm(b):\n    return b._helper()\n", "b._helper"),
+        ("\ndef patch(b):\n    b.init_forward_metadata = print\n", "named like the modelled"),
+    ],
+)
+def test_code_elsewhere_in_the_module_keeps_the_class_unjudged(change: str, reason: str) -> None:
+    assert only(JUDGED).verdict is Verdict.SAFE
+    f = only(JUDGED + change)
+    assert f.verdict is Verdict.UNPROVEN, f.message
+    assert reason in f.message and "(line " in f.message, f.message
