@@ -84,7 +84,7 @@ def analyse_lifecycles(
         # order only if no closure holds it: a nested function or lambda may run at any time.
         class_reason = (
             _class_reason(cls, classes, model, set(methods), resolver)
-            or module_class_reason(cls, tree, facts, model, resolver, bindings)
+            or module_class_reason(cls, tree, facts, model, resolver, bindings, classes)
             or (_closure_reason(cls, program.methods) if "self" in program.escape_on_bind else "")
         )
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
@@ -463,7 +463,9 @@ class ModuleFacts:
 
     def __init__(self, tree: ast.Module) -> None:
         self.uses: list[_Use] = []
-        self.any_setattr: list[tuple[int, str]] = []  # (line, text): may set any attribute
+        # (line, text, class, own): may read or set any attribute; `own` when the object is the
+        # enclosing method's own `self` (then only instances of that class are reached)
+        self.any_setattr: list[tuple[int, str, ast.ClassDef | None, bool]] = []
         self.class_stores: list[tuple[str, int, str]] = []  # (class name or "", line, text)
         self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self._visit(tree.body, None, None, "module level")
@@ -513,7 +515,7 @@ class ModuleFacts:
         if node.attr in ("__dict__", "__setattr__", "__delattr__", "__getattribute__") or (
             store and node.attr in ("__class__", "__bases__", "__mro__")
         ):  # `self.__class__ = Other` swaps every method at once
-            self.any_setattr.append((node.lineno, ast.unparse(node)))
+            self.any_setattr.append((node.lineno, ast.unparse(node), cls, False))
 
     def _call(self, node: ast.Call, cls: ast.ClassDef | None, me: str | None, where: str) -> None:
         func = node.func
@@ -524,7 +526,7 @@ class ModuleFacts:
                     for part in arg.value.split("."):
                         self.uses.append(_Use(part, node, cls, where, False, False, self._fn, me))
                 else:
-                    self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+                    self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False))
             return
         if isinstance(func, ast.Name):
             fname = func.id
@@ -533,7 +535,7 @@ class ModuleFacts:
         else:
             return
         if fname in ("exec", "eval", "__import__"):
-            self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+            self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False))
             return
         if fname in ("setattr", "delattr", "getattr", "hasattr") and len(node.args) >= 2:
             key, obj = node.args[1], node.args[0]
@@ -545,9 +547,10 @@ class ModuleFacts:
                 if store:
                     self._class_store(obj, node.lineno, node, me)
             elif fname in ("setattr", "delattr", "getattr"):
-                self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+                own = isinstance(obj, ast.Name) and me is not None and obj.id == me
+                self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, own))
         elif fname in ("vars", "globals"):
-            self.any_setattr.append((node.lineno, ast.unparse(node)[:80]))
+            self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False))
 
     def _class_store(self, obj: ast.expr, line: int, node: ast.AST, me: str | None) -> None:
         """`Cls.m = f`, `setattr(Cls, ...)`, `type(x).m = f`, `x.__class__.m = f`."""
@@ -582,6 +585,7 @@ def module_class_reason(
     model: Lifecycle,
     resolver: Resolver,
     bindings: Counter[str],
+    classes: Sequence[ast.ClassDef] = (),
 ) -> str:
     """Why code elsewhere in the module may replace or wrap what the model runs, or "": a class
     decorator, a store into the class or its instances under a modelled method's name, a
@@ -610,8 +614,10 @@ def module_class_reason(
     for name, line, text in facts.class_stores:
         if name in ("", cls.name):
             return f"`{text}` (line {line}) may replace a method of the class"
-    if facts.any_setattr:
-        line, text = facts.any_setattr[0]
+    related = _related_classes(cls, classes)
+    for line, text, where, own in facts.any_setattr:
+        if own and where is not None and where.name not in related:
+            continue  # another class's own `self`: never an instance of this one
         return f"`{text}` (line {line}) may read or set any attribute, a method included"
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in model.excludes:
@@ -629,7 +635,13 @@ def module_class_reason(
             )
     # Instance methods only: a static or class method gets no instance (what it does with one
     # handed to it is read in its body like any other code).
-    mine = {mangle(m, cls.name) for m, fn in _all_methods(cls).items() if _self_param(fn)}
+    # The model's forward methods are exempt: wherever they are called from (a model layer's
+    # `backend.forward_decode(q, k, v)`), that call is the engine's forward within a cycle.
+    mine = {
+        mangle(m, cls.name)
+        for m, fn in _all_methods(cls).items()
+        if _self_param(fn) and m not in model.forward
+    }
     for use in facts.uses:
         if use.own or use.store or use.attr not in mine:
             continue
@@ -669,6 +681,22 @@ def module_class_reason(
                 "model does not know on the object"
             )
     return ""
+
+
+def _related_classes(cls: ast.ClassDef, classes: Sequence[ast.ClassDef]) -> set[str]:
+    """Names of this module's classes an instance of `cls` may also be: itself, its bases and
+    the classes derived from it (matched by name, as the subclass check does)."""
+    related = {cls.name} | {getattr(b, "id", getattr(b, "attr", "")) for b in cls.bases}
+    grew = True
+    while grew:
+        grew = False
+        for other in classes:
+            if other.name not in related and any(
+                getattr(b, "id", getattr(b, "attr", None)) in related for b in other.bases
+            ):
+                related.add(other.name)
+                grew = True
+    return related
 
 
 def _super_method(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

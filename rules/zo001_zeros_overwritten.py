@@ -52,7 +52,8 @@ Lifecycle models (cross-method buffers): the engine calls the modelled methods i
 model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
 a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);
 code outside the module does not read an object's buffers or call its methods other than in that
-order, and subclasses in other modules do not replace its methods. Inside the module everything
+order, a call of a forward method (`backend.forward_decode(...)` in a model layer) anywhere is
+the engine's forward within a cycle, and subclasses in other modules do not replace its methods. Inside the module everything
 is checked: a method the model does not run, a module function, or another class reaching the
 attribute through anything but a method's own `self` (`other.buf`, `self.target.buf`,
 `getattr(x, "buf")`, name-mangled `_Cls__buf`) leaves the buffer unjudged, unless the object is

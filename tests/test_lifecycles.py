@@ -680,7 +680,7 @@ JUDGED = backend(
         ("\nimport operator\nget = operator.attrgetter('lens')\n", "attrgetter"),
         ("\ndef peek(b):\n    return b.lens.sum()\n", "b.lens"),
         ("\ndef peek(b):\n    return b.target.lens.sum()\n", "b.target.lens"),
-        ("\ndef warm(b):\n    return b.forward_decode(1, 2, 3)\n", "b.forward_decode"),
+        ("\ndef warm(b):\n    return b.init_forward_metadata(1, 2)\n", "b.init_forward_metadata"),
         ("\ndef warm(b):\n    return b._helper()\n", "b._helper"),
         ("\ndef patch(b):\n    b.init_forward_metadata = print\n", "named like the modelled"),
     ],
