@@ -74,10 +74,17 @@ def decorator_name(d: ast.expr) -> str:
     return d.id if isinstance(d, ast.Name) else ""
 
 
-def build_program(cls: ast.ClassDef, model: Lifecycle, resolver: Resolver) -> Program:
+def build_program(
+    cls: ast.ClassDef,
+    model: Lifecycle,
+    resolver: Resolver,
+    shadowed: frozenset[str] = frozenset(),
+) -> Program:
+    """`shadowed`: method names some instance attribute may hold instead (`self._fill = f`):
+    a call through them runs whatever was stored, so it is never inlined."""
     methods = class_methods(cls)
     program = Program(body=[])
-    inliner = _Inliner(methods, resolver, program)
+    inliner = _Inliner(methods, resolver, program, shadowed)
     for name in model.init:
         if name in methods:
             program.body += inliner.inline(name, f"init: {name}", args=None, ret=None, stack=())
@@ -99,20 +106,23 @@ def build_program(cls: ast.ClassDef, model: Lifecycle, resolver: Resolver) -> Pr
         return stmts
 
     line = cls.lineno
-    captures = [c for c in model.cycles if "capture" in c.name]
-    replays = [c for c in model.cycles if "replay" in c.name]
-    others = [c for c in model.cycles if c not in captures and c not in replays]
-    if captures and replays:
-        # Graphs disabled: only the other cycles run. Enabled: a capture comes first (a replay
-        # needs a captured graph), then replays, other cycles and re-captures in any order.
-        disabled: list[ast.stmt] = [_loop([run(c) for c in others], line)]
-        enabled = [
-            *_choice([run(c) for c in captures], line),
-            _loop([run(c) for c in model.cycles], line),
-        ]
-        program.body += _choice([disabled, enabled], line)
-    else:
-        program.body.append(_loop([run(c) for c in model.cycles], line))
+    # Names carry no meaning: what runs when is the model's data. Without CUDA graphs only the
+    # other cycles run, in any order. With them, graph_init runs once, possibly after eager
+    # cycles (a role switch enables graphs late); then one of `graph_first` runs first (when the
+    # model names any), then every cycle in any order.
+    always = [c for c in model.cycles if not c.graphs_only]
+    program.body.append(_loop([run(c) for c in always], line))
+    if model.graph_init or len(always) < len(model.cycles):
+        graph_init: list[ast.stmt] = []
+        for name in model.graph_init:
+            if name in methods:
+                graph_init += inliner.inline(
+                    name, f"graphs enabled: {name}", args=None, ret=None, stack=()
+                )
+        first = [c for c in model.cycles if c.name in model.graph_first]
+        build = [*graph_init, *(_choice([run(c) for c in first], line) if first else [])]
+        enabled = [*build, _loop([run(c) for c in model.cycles], line)]
+        program.body += _choice([[], enabled], line)
     return program
 
 
@@ -169,10 +179,12 @@ class _Inliner:
         methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
         resolver: Resolver,
         program: Program,
+        shadowed: frozenset[str] = frozenset(),
     ) -> None:
         self.methods = methods
         self.resolver = resolver
         self.program = program
+        self.shadowed = shadowed
 
     def inline(
         self,
@@ -235,6 +247,7 @@ class _Inliner:
             and isinstance(call.func.value, ast.Name)
             and call.func.value.id == "self"
             and call.func.attr in self.methods
+            and call.func.attr not in self.shadowed
             and call.func.attr not in stack
             and len(stack) < _MAX_DEPTH
         ):

@@ -57,7 +57,20 @@ Exceptions that leave the function abandon the object they were building; attrib
 methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class),
 `__torch_function__` overrides, callables or iterators handed in by a caller, and functions of
 other modules reading their caller's frame do not read buffers behind the analysis' back; a
-parameter annotated `int` holds a Python int (unless the function uses it as an object). Closures, lambdas and generators defined in the analysed code
+parameter annotated `int` holds a Python int (unless the function uses it as an object).
+Lifecycle models (cross-method buffers): the engine calls the modelled methods in the order its
+model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
+a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);
+code outside the module does not read an object's buffers or call its methods other than in that
+order, a call of a forward method (`backend.forward_decode(...)` in a model layer) anywhere is
+the engine's forward within a cycle, and subclasses in other modules do not replace its methods. Inside the module everything
+is checked: a method the model does not run, a module function, or another class reaching the
+attribute through anything but a method's own `self` (`other.buf`, `self.target.buf`,
+`getattr(x, "buf")`, name-mangled `_Cls__buf`) leaves the buffer unjudged, unless the object is
+provably a metadata record of the module; a class decorator, a store into the class or of an
+attribute named like one of its methods, a setattr of a computed name, `exec`, a base the model
+does not know, or `super()` into one, leaves the class unjudged, the message naming the line.
+Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
 stepped by a loop or an unpacking. Functions of other modules do not leave a CUDA-graph capture
 open when they return, nor close one they did not open (the file's own functions are checked).

@@ -101,8 +101,14 @@ def test_what_the_analysis_proves_safe_runs_equivalent_poisoned_on_cpu() -> None
     result = analyse_file(BACKEND_PATH, str(BACKEND_PATH), config.analysis)
     by_line = {line: name for name, (line, _) in buffer_sites().items()}
     safe = [by_line[f.line] for f in result.findings if f.verdict.value == "safe"]
-    assert {"cache_seqlens", "cu_seqlens_q"} <= set(safe)  # cache_seqlens: across methods
+    assert "cu_seqlens_q" in safe
+    # The fixture's CudaGraphRunner lives in the backend's module and calls its modelled methods
+    # (init_cuda_graph_state, the capture and replay hooks): code of the module calling them is
+    # not assumed to follow the model's order, so the cross-method buffers stay unjudged here.
+    lifecycle = [f for f in result.findings if "cache_seqlens" in f.target]
+    assert lifecycle and all(f.verdict.value != "safe" for f in lifecycle)
+    assert all("may call method `init_cuda_graph_state`" in f.message for f in lifecycle)
     checker = Checker("zeroopt.fixtures.flash_scenario:scenario", jobs=2)
-    report = checker.verify([parse_site(s) for s in site_args(safe)], alone=False)
-    assert report.together is not None
-    assert str(report.together.verdict) == "equivalent", report.together.to_json()
+    report = checker.verify([parse_site(s) for s in site_args(safe)], alone=len(safe) == 1)
+    assert report.sites and report.trials_run > 0
+    assert report.all_equivalent, report

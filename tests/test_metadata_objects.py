@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from tests.soundness.oracle import check_program, engine_findings
+from zeroopt.scan.engine import analyse_source
 from zeroopt.scan.findings import Verdict
 from zeroopt.analysis.records import plain_dataclasses
 
@@ -245,3 +246,70 @@ def test_locals_and_globals_of_functions() -> None:
     assert plain_dataclasses(ast.parse(source)) == {"Meta": ("lens",)}
     declared = source + "\ndef rebinds():\n    global Meta\n    Meta = 3\n"
     assert plain_dataclasses(ast.parse(declared), declared_global=["Meta"]) == {}
+
+
+META_BACKEND = '''
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class Meta:
+    cache_seqlens: torch.Tensor = None
+
+
+class Backend:
+    def __init__(self, peer=None):
+        self.forward_metadata = None
+        self.peer = peer
+
+    def init_cuda_graph_state(self, max_bs, max_num_tokens):
+        self.cache_seqlens = torch.zeros(max_bs, dtype=torch.int32)
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, seq_lens):
+        self.cache_seqlens.copy_(seq_lens)
+        metadata = Meta(cache_seqlens=self.cache_seqlens)
+        self.forward_metadata = metadata
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens):
+        self.cache_seqlens.copy_(seq_lens)
+        self.forward_metadata = Meta(cache_seqlens=self.cache_seqlens)
+
+    def init_forward_metadata(self, bs, seq_lens):
+        metadata = Meta()
+        metadata.cache_seqlens = seq_lens.to(torch.int32)
+        self.forward_metadata = METADATA
+
+    def forward_decode(self, q, k, v):
+        metadata = self.forward_metadata
+        return q * metadata.cache_seqlens.sum()
+'''
+
+
+def _lifecycle_verdict(source: str) -> tuple[Verdict, str]:
+    result = analyse_source(source, "backend.py")
+    assert not result.errors, result.errors
+    (f,) = [f for f in result.findings if f.rule == "ZO001"]
+    return f.verdict, f.message
+
+
+def test_metadata_field_named_like_the_buffer_does_not_unjudge_the_class() -> None:
+    """`metadata.cache_seqlens` of a metadata dataclass beside `self.cache_seqlens` is no other
+    backend's buffer: the class is judged (and the buffer written before every read)."""
+    verdict, message = _lifecycle_verdict(META_BACKEND.replace("METADATA", "metadata"))
+    assert verdict is Verdict.SAFE, message
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "self.peer",  # another backend: `metadata.cache_seqlens` is its buffer
+        "make_meta()",  # whatever a function returns
+        "Meta() if bs else self.peer",
+    ],
+)
+def test_metadata_that_may_be_another_backend_keeps_the_class_unjudged(stored: str) -> None:
+    source = META_BACKEND.replace("METADATA", stored) + "\n\ndef make_meta():\n    return None\n"
+    verdict, message = _lifecycle_verdict(source)
+    assert verdict is not Verdict.SAFE, message
+    assert "another object's buffer" in message, message

@@ -12,11 +12,14 @@ import io
 import re
 import runpy
 import sys
+import types
 from pathlib import Path
 
 import pytest
+import torch
 
 from zeroopt.analysis.kernel_contracts import kernel_from_config
+from zeroopt.analysis.lifecycles import lifecycles_from_config
 from zeroopt.analysis.options import AnalysisOptions, Contract
 from zeroopt.patcher.codemod import Site as PatchSite
 from zeroopt.patcher.codemod import rewrite_source
@@ -27,19 +30,26 @@ CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 
 def test_there_are_cases() -> None:
-    assert len(CASES) >= 76
+    assert len(CASES) >= 99
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
 def test_no_safe_at_the_recorded_site(case: Path) -> None:
     source = case.read_text()
     line = int(re.search(r"at line (\d+)", source).group(1))  # type: ignore[union-attr]
-    result = analyse_source(source, case.name)
+    options = CONFIGURED.get(case.name)
+    result = analyse_source(source, case.name, options)
     assert not result.errors
     if case.name in FIX_CASES:
         return  # the verdict is right there; the rewrite is tested below
     at_site = [f for f in result.findings if f.line == line]
     assert all(f.verdict is not Verdict.SAFE for f in at_site), at_site
+    if case in RUNNABLE:
+        # The scenario's own calls (a module function calling the class's methods) keep a class
+        # unjudged by themselves: the mechanism must hold without them too.
+        without = analyse_source(source[: source.index("\ndef run():")], case.name, options)
+        at_site = [f for f in without.findings if f.line == line]
+        assert at_site and all(f.verdict is not Verdict.SAFE for f in at_site), at_site
 
 
 def test_user_contracts_apply_to_their_own_function_only() -> None:
@@ -56,6 +66,57 @@ def test_user_contracts_apply_to_their_own_function_only() -> None:
     result = analyse_source(case.read_text(), case.name, options)
     by_line = {f.line: f.verdict for f in result.findings}
     assert by_line[48] is not Verdict.SAFE and by_line[54] is not Verdict.SAFE, by_line
+
+
+# Cases that need their project's configuration.
+CONFIGURED = {
+    # A user lifecycle whose cycle is named "capture": names carry no meaning, cycles run in any
+    # order (a replay before any capture included).
+    "094.py": AnalysisOptions(
+        lifecycles=lifecycles_from_config(
+            {
+                "engine": {
+                    "requires": ["capture_prepare", "step"],
+                    "cycles": [
+                        {"name": "capture", "setup": ["capture_prepare"], "runs_forward": False},
+                        {"name": "replay", "setup": ["step"], "runs_forward": False},
+                    ],
+                }
+            }
+        )
+    ),
+}
+
+# Cases with a `run()` scenario: executed with torch.zeros and with the allocation poisoned, the
+# results must differ (the zeros matter), so each stays a real counterexample.
+RUNNABLE = [c for c in CASES if "poisoned = run()" in c.read_text()]
+
+
+def test_there_are_runnable_cases() -> None:
+    assert len(RUNNABLE) >= 18
+
+
+def _poisoned_zeros(real: object) -> object:
+    def zeros(*args: object, **kwargs: object) -> torch.Tensor:
+        t = real(*args, **kwargs)  # type: ignore[operator]
+        return t.fill_(float("nan") if t.is_floating_point() else 2**30)
+
+    return zeros
+
+
+@pytest.mark.parametrize("case", RUNNABLE, ids=lambda p: p.stem)
+def test_zeros_and_poison_differ(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType(f"regression_{case.stem}")  # dataclasses look their module up
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    namespace = module.__dict__
+    exec(compile(case.read_text(), case.name, "exec"), namespace)  # the test's own fixture
+    real = namespace["run"]()  # type: ignore[operator]
+    monkeypatch.setattr(torch, "zeros", _poisoned_zeros(torch.zeros))
+    poisoned = namespace["run"]()  # type: ignore[operator]
+    monkeypatch.undo()
+    same = torch.equal(torch.as_tensor(real), torch.as_tensor(poisoned))
+    assert not same, (case.name, real, poisoned)
 
 
 FIX_CASES = ["064.py", "065.py", "107.py"]  # right verdict, wrong rewrite: run the rewritten code

@@ -1,0 +1,46 @@
+# UNSOUND (lifecycle models before this fix): zeroopt says `safe` for the zeros at line 12.
+# `operator.attrgetter("lens")` at module level reads the buffer of whatever backend it is applied to, outside
+# the modelled order; no `.lens` attribute is written anywhere
+# Responsible: analysis/lifecycle_analysis.py, analysis/lifecycle_program.py, analysis/lifecycles.py. `python 095.py`
+import operator
+
+import torch
+
+
+class Backend:
+    def init_cuda_graph_state(self, max_bs, max_num_tokens):
+        self.lens = torch.zeros(max_bs)
+
+    def init_forward_metadata_capture_cuda_graph(self, bs, seq_lens):
+        self.lens.fill_(1)
+
+    def init_forward_metadata_replay_cuda_graph(self, bs, seq_lens):
+        self.lens.fill_(1)
+
+    def init_forward_metadata(self, bs, seq_lens):
+        self.lens.fill_(1)
+
+    def forward_decode(self, q, k, v):
+        return q * self.lens.sum()
+
+
+_get_lens = operator.attrgetter("lens")
+
+
+def run():
+    b = Backend()
+    b.init_cuda_graph_state(4, 4)
+    return _get_lens(b).sum()
+
+if __name__ == "__main__":
+    real = run()
+    _zeros = torch.zeros
+
+    def _poisoned(*a, **k):
+        t = _zeros(*a, **k)
+        return t.fill_(float("nan") if t.is_floating_point() else 2**30)
+
+    torch.zeros = _poisoned
+    poisoned = run()
+    torch.zeros = _zeros
+    print("torch.zeros:", real, " poisoned (what torch.empty may hold):", poisoned)
