@@ -35,6 +35,15 @@ class LifecycleOutcome:
     cls: ast.ClassDef
     outcome: BufferOutcome | None  # None: could not be judged (reason in `skipped`)
     skipped: str = ""
+    # Set with both `outcome` and `skipped`: code outside the modelled order may also reach the
+    # buffer, which only adds paths. The modelled order is still one the engine runs, so a read
+    # before any write on it stands (`unsafe`, with `skipped` named as the assumption); no other
+    # verdict of `outcome` may be used.
+    unsafe_only: bool = False
+
+
+# The words of a module-level reason that only adds paths (another object's method called).
+OUTSIDE_ORDER = "outside the modelled order"
 
 
 def analyse_lifecycles(
@@ -82,10 +91,16 @@ def analyse_lifecycles(
         )
         # Why no buffer of the class can be judged, if so. `self` is private to the modelled
         # order only if no closure holds it: a nested function or lambda may run at any time.
-        class_reason = (
-            _class_reason(cls, classes, model, set(methods), resolver)
-            or module_class_reason(cls, tree, facts, model, resolver, bindings, classes)
-            or (_closure_reason(cls, program.methods) if "self" in program.escape_on_bind else "")
+        # Reasons of two kinds: the first leave the modelled code in doubt (bases, decorators,
+        # rebinding: what runs may not be what the model inlines), the second only add paths
+        # (a closure or code elsewhere may also reach the object): those still let a modelled
+        # read before any write stand as `unsafe`.
+        module_reason = module_class_reason(cls, tree, facts, model, resolver, bindings, classes)
+        class_reason = _class_reason(cls, classes, model, set(methods), resolver) or (
+            module_reason if OUTSIDE_ORDER not in module_reason else ""
+        )
+        adds_paths = (module_reason if OUTSIDE_ORDER in module_reason else "") or (
+            _closure_reason(cls, program.methods) if "self" in program.escape_on_bind else ""
         )
         cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
         ints = int_names(
@@ -114,11 +129,11 @@ def analyse_lifecycles(
                     if attr is None
                     else ""
                 )
-                or outside
             )
             if reason:
                 results.append(LifecycleOutcome(site, model, cls, None, reason))
                 continue
+            more_paths = adds_paths or outside
             ctx = Context(
                 alloc=copies[0],
                 resolver=resolver,
@@ -136,7 +151,10 @@ def analyse_lifecycles(
                 src_memo=src_memo,
                 frames_read=frames_read,
             )
-            results.append(LifecycleOutcome(site, model, cls, analyse_buffer(cfg, ctx)))
+            outcome = analyse_buffer(cfg, ctx)
+            results.append(
+                LifecycleOutcome(site, model, cls, outcome, more_paths, bool(more_paths))
+            )
     return results
 
 
@@ -650,7 +668,7 @@ def module_class_reason(
             continue  # judged below
         return (
             f"`{ast.unparse(use.node)[:60]}` in {use.where} (line {use.node.lineno}) may call "
-            f"method `{use.attr}` of an instance outside the modelled order"
+            f"method `{use.attr}` of an instance {OUTSIDE_ORDER}"
         )
     bases = [b.value if isinstance(b, ast.Subscript) else b for b in cls.bases]
     known = set(model.default_bases) | _HARMLESS_BASES

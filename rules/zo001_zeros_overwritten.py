@@ -57,7 +57,11 @@ Exceptions that leave the function abandon the object they were building; attrib
 methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class),
 `__torch_function__` overrides, callables or iterators handed in by a caller, and functions of
 other modules reading their caller's frame do not read buffers behind the analysis' back; a
-parameter annotated `int` holds a Python int (unless the function uses it as an object).
+parameter annotated `int` holds a Python int (unless the function uses it as an object). A store
+`obj.name = buf` or `obj[k] = buf` stores the buffer itself unless this module defines a property
+setter of that name, a decorated def of that name, `__setattr__`, `__set__` or `__setitem__`
+(then the store may keep a copy, and the finding is `unproven`); classes of other modules are
+assumed not to copy on store.
 Lifecycle models (cross-method buffers): the engine calls the modelled methods in the order its
 model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
 a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);

@@ -32,6 +32,7 @@ from zeroopt.analysis.sites import Owner, Site, find_sites
 from zeroopt.rules import ALL_RULES, Rule
 from zeroopt.rules.verdict import decide, explain
 from zeroopt.scan.findings import (
+    Evidence,
     EMPTY_CALLS,
     EMPTY_NAME,
     FileError,
@@ -270,10 +271,27 @@ def _lifecycle_pass(
         old = by_site.get(id(lo.site.call))
         rule = _rule_of(lo.site)
         assert rule is not None  # wanted() took only sites a rule looks at
-        if lo.outcome is None:
+        unsafe = lo.outcome is not None and decide(lo.outcome) is Verdict.UNSAFE
+        if lo.outcome is None or (lo.unsafe_only and not unsafe):
             if old is None:
                 continue  # an empty ZO002 stays silent on
             new = replace(old, message=f"{old.message} (lifecycle {lo.model.name}: {lo.skipped})")
+        elif lo.unsafe_only:
+            verdict = rule.report(lo.site.name, lo.outcome, options.judge_empties)
+            if verdict is None:
+                continue
+            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.outcome, lines, path)
+            assumption = Evidence(
+                lo.site.call.lineno,
+                "assumption",
+                f"the engine runs this class as lifecycle {lo.model.name} models it; other code "
+                f"may also reach it ({lo.skipped}), which only adds paths",
+            )
+            new = replace(
+                new,
+                message=f"lifecycle {lo.model.name}: {new.message}",
+                evidence=tuple(sorted((*new.evidence, assumption), key=lambda e: e.line)),
+            )
         else:
             verdict = rule.report(lo.site.name, lo.outcome, options.judge_empties)
             if verdict is None:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from zeroopt.analysis.capture import capture_functions
-from zeroopt.analysis.dataflow.places import mask_names
+from zeroopt.analysis.dataflow.places import mask_names, store_hooks
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import plain_dataclasses
@@ -124,6 +124,21 @@ class Context:
             module = scope.node
             cached = capture_functions(module, resolver) if isinstance(module, ast.Module) else {}
             resolver._capture_functions = cached
+        return cached
+
+    @property
+    def store_hooks(self) -> frozenset[str]:
+        """Stores that run code defined in this module (store_hooks), computed once per module:
+        the attribute names with a property setter, ANY_ATTRIBUTE when some class defines
+        `__setattr__` or a descriptor `__set__`, ANY_ITEM when some class defines `__setitem__`."""
+        resolver = self.resolver
+        cached = getattr(resolver, "_store_hooks", None)
+        if cached is None:
+            scope = self.scope
+            while scope.parent is not None:
+                scope = scope.parent
+            cached = store_hooks(scope.node)
+            resolver._store_hooks = cached
         return cached
 
     def text(self, node: ast.AST) -> str:

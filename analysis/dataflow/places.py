@@ -492,3 +492,32 @@ def _comp_targets(e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorEx
             if isinstance(n, ast.Name):
                 names.add(n.id)
     return names
+
+
+# Markers in `store_hooks`: a store into any attribute, or into any item, may run module code.
+ANY_ATTRIBUTE = ".*"
+ANY_ITEM = "[*]"
+
+
+def store_hooks(module: ast.AST) -> frozenset[str]:
+    """Which stores run code this module defines. `obj.name = buf` calls a property setter of
+    that name, a descriptor's `__set__` or a class's `__setattr__`, and `obj[k] = buf` a class's
+    `__setitem__`: that code may keep a copy of the buffer (or read it) instead of the object
+    itself, so the store is not an alias. Classes of other modules are an assumption of the rule
+    page (special methods do not read or copy buffers)."""
+    hooks: set[str] = set()
+    for node in ast.walk(module):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if node.name in ("__setattr__", "__set__"):
+            hooks.add(ANY_ATTRIBUTE)
+        elif node.name == "__setitem__":
+            hooks.add(ANY_ITEM)
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Attribute) and dec.attr in ("setter", "deleter"):
+                hooks.add(node.name)
+            elif not (isinstance(dec, ast.Name) and dec.id in ("staticmethod", "classmethod")):
+                # A decorated def may become a descriptor (functools.cached_property is
+                # harmless, but a user's decorator is unknown): its name is a hook.
+                hooks.add(node.name)
+    return frozenset(hooks)

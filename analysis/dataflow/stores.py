@@ -7,6 +7,8 @@ from dataclasses import replace
 
 from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import (
+    ANY_ATTRIBUTE,
+    ANY_ITEM,
     _classify_index,
     _constant_index,
     _Index,
@@ -25,6 +27,19 @@ from zeroopt.analysis.state import MAYBE, Ref, View
 class Stores(Effects):
     # --- assignment targets -----------------------------------------------------------------
     def assign(self, target: ast.expr, ref: Ref | None, stmt: ast.AST) -> None:
+        if ref is not None and self._store_runs_code(target):
+            # A setter, `__setattr__` or `__setitem__` of this module runs with the buffer: it
+            # may read it or keep a copy, so what is stored may not be the buffer at all.
+            self.read(
+                ref,
+                target,
+                definite=False,
+                how=f"stored by code of this module ({self._src(target)[:60]})",
+            )
+            self.lost(
+                target, f"stored through a setter of this module (`{self._src(target)[:60]}`)"
+            )
+            ref = MAYBE
         if isinstance(target, ast.Name):
             if self.conditional:
                 # `c and (x := y)`: x may keep its old value, or not. Slice bounds that name it
@@ -109,6 +124,16 @@ class Stores(Effects):
         self._store_through(target, None)
         if ref is not None:
             self.lost(target, f"stored in `{self._src(target)}`")
+
+    def _store_runs_code(self, target: ast.expr) -> bool:
+        """Whether storing into `target` runs a setter, `__setattr__` or `__setitem__` that this
+        module defines (store_hooks)."""
+        if isinstance(target, ast.Attribute):
+            hooks = self.ctx.store_hooks
+            return ANY_ATTRIBUTE in hooks or target.attr in hooks
+        if isinstance(target, ast.Subscript):
+            return ANY_ITEM in self.ctx.store_hooks
+        return False
 
     def _store_through(self, target: ast.expr, key: str | None) -> None:
         """Another name may denote the object stored into: demote what it held (see
