@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.analysis.options import AnalysisOptions
+# Triton reads TRITON_INTERPRET when it is first imported: whichever test imports it first, every
+# kernel in this CPU suite must run in the interpreter (numpy), never look for a GPU.
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from zeroopt.analysis.options import AnalysisOptions  # noqa: E402
 from zeroopt.scan import engine
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 
