@@ -18,7 +18,7 @@ import pytest
 # kernel in this CPU suite must run in the interpreter (numpy), never look for a GPU.
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from zeroopt.analysis.options import AnalysisOptions  # noqa: E402
+from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan import engine
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 
