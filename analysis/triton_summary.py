@@ -351,10 +351,11 @@ _METADATA = frozenset(
      "is_contiguous", "data_ptr", "is_cuda", "nbytes"}
 )  # fmt: skip
 # Decorator arguments that name code run with the launch's arguments (`triton.heuristics`
-# values, `triton.autotune` hooks and `triton.Config(pre_hook=...)`).
+# values, `triton.autotune` hooks, `triton.Config(pre_hook=...)`, `triton.jit(launch_metadata=)`).
+# Configs built elsewhere (`configs=make_configs()`) are not searched for `pre_hook`s.
 _HOOKS = frozenset(
     {"pre_hook", "post_hook", "prune_configs_by", "early_config_prune", "perf_model",
-     "values"}
+     "values", "launch_metadata"}
 )  # fmt: skip
 
 
