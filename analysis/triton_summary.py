@@ -371,7 +371,8 @@ def _decorator_uses(fn: ast.FunctionDef, summary: TritonSummary) -> None:
                 e.line = e.line or line
 
     def lambda_uses(lam: ast.Lambda) -> None:
-        names = {a.arg for a in [*lam.args.posonlyargs, *lam.args.args, *lam.args.kwonlyargs]}
+        a = lam.args
+        names = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
         parents: dict[int, ast.AST] = {}
         for n in ast.walk(lam.body):
             for c in ast.iter_child_nodes(n):

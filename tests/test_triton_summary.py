@@ -280,10 +280,16 @@ def hooked(x_ptr, s_ptr, out_ptr, n, S: tl.constexpr, E: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs) * S)
 
 
-@triton.heuristics({"E": lambda args: args["x_ptr"].shape[0] % 4 == 0})
+@triton.heuristics({"E": lambda args: args["x_ptr"].shape[0] % 4 == 0, "F": lambda **kw: 1})
 @triton.jit
 def metadata_hook(x_ptr, out_ptr, E: tl.constexpr):
     tl.store(out_ptr, tl.load(x_ptr))
+
+
+@triton.heuristics({"S": lambda **kw: float(kw["s_ptr"].sum())})
+@triton.jit
+def hooked_by_keywords(x_ptr, s_ptr, S: tl.constexpr):
+    tl.store(x_ptr, tl.load(s_ptr) * S)
 
 
 def prune(configs, nargs, **kw):
@@ -313,3 +319,5 @@ def test_decorator_hooks_that_may_read_an_argument() -> None:
     assert hooked["s_ptr"].kind == "unknown" and hooked["x_ptr"].kind == "loaded"
     assert found["metadata_hook"].effects["x_ptr"].kind == "loaded"  # `.shape` reads nothing
     assert {e.kind for e in found["unseen_hook"].effects.values()} == {"unknown"}
+    by_keywords = found["hooked_by_keywords"].effects
+    assert by_keywords["s_ptr"].kind == "unknown" and by_keywords["x_ptr"].kind == "stored"
