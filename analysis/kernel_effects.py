@@ -21,6 +21,7 @@ from typing import Any
 
 from zeroopt.analysis.kernel_library import OpContract, op_contract_for
 from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.state import View
 from zeroopt.analysis.triton_summary import TritonSummary, module_kernels
 
 
@@ -37,6 +38,9 @@ class Plan:
     effects: tuple[ArgEffect, ...]
     # A Triton kernel reaches memory only through its arguments; a custom op likewise.
     unknown_code: bool = True
+    # A Triton kernel gets a raw pointer: given a view, it may load any element of the buffer
+    # (`p - 8`, its own strides), not only the view's.
+    raw_pointers: bool = False
 
 
 _CACHE: dict[int, tuple[ast.Module, dict[str, TritonSummary]]] = {}
@@ -125,7 +129,7 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
         else:
             text = "atomics" if kind == "atomic" else "loaded and stored (accumulates)"
             effects.append(ArgEffect(a, "accumulate", f"`{p}` of {where}: {text}{at}"))
-    return Plan(f"{func.value.id}[...]", tuple(effects))
+    return Plan(f"{func.value.id}[...]", tuple(effects), raw_pointers=True)
 
 
 def _op_plan(e: ast.Call, op: OpContract) -> Plan | None:
@@ -193,6 +197,9 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
         ref = ev._eval_value(a)
         if ref is None:
             continue
+        if plan.raw_pointers and ref.view not in (View.SELF, View.FULL):
+            how = f"{eff.how}; a pointer into part of the buffer may reach the rest of it"
+            eff = ArgEffect(a, "opaque", how)
         if eff.action == "opaque":
             ev.read(ref, a, definite=False, how=f"passed to `{plan.what}`: {eff.how}")
             ev.lost(a, f"passed to `{plan.what}` ({eff.how})")

@@ -198,6 +198,51 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
                         cur |= src
                         changed = True
 
+    # Names bound once, by a plain `name = value` among the body's own statements: the only
+    # names whose pointer is known on every path (a definite load needs that).
+    binds: dict[str, int] = {}
+    for node in ast.walk(fn):
+        for bound in _bound_names(node):
+            binds[bound] = binds.get(bound, 0) + 1
+    single: dict[str, ast.expr] = {}
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and binds.get(stmt.targets[0].id) == 1
+        ):
+            single[stmt.targets[0].id] = stmt.value
+
+    def must_roots(e: ast.expr | None, depth: int = 0) -> set[str]:
+        """Parameters the pointer of `e` points into on every execution: no `x if c else y`, no
+        `tl.where` choice, no name bound twice or under a branch."""
+        if e is None or depth > 50:
+            return set()
+        if isinstance(e, ast.Name):
+            if e.id in params and e.id not in binds:
+                return {e.id}
+            value = single.get(e.id)
+            return must_roots(value, depth + 1) if value is not None else set()
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
+            return must_roots(e.left, depth + 1) | must_roots(e.right, depth + 1)
+        if isinstance(e, ast.Subscript):
+            return must_roots(e.value, depth + 1)
+        if isinstance(e, ast.Call):
+            name = tl_name(e.func)
+            if name in _PASS_THROUGH and name != "where":
+                out: set[str] = set()
+                for i in _PASS_THROUGH[name]:
+                    if i < len(e.args):
+                        out |= must_roots(e.args[i], depth + 1)
+                for k in e.keywords:
+                    if k.arg == _KW_BASE.get(name):
+                        out |= must_roots(k.value, depth + 1)
+                return out
+            if isinstance(e.func, ast.Attribute) and e.func.attr == "to" and not name:
+                return must_roots(e.func.value, depth + 1)
+        return set()
+
     # 2. Every use of a pointer-valued name, by context.
     has_return = any(isinstance(n, ast.Return) for n in ast.walk(fn))
 
@@ -278,7 +323,9 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
                         k.arg in ("mask", "other", "boundary_check") for k in node.keywords
                     )
                     definite = not masked and not has_return and id(node) in top_exprs
-                    mark(rs, "load", node.lineno, definite)
+                    must = must_roots(ptr) if definite else set()
+                    mark(rs - must, "load", node.lineno)
+                    mark(rs & must, "load", node.lineno, definite)
                 else:
                     mark(rs, "store" if name == "store" else "atomic", node.lineno)
 
@@ -290,7 +337,93 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
             and derived.get(node.id)
         ):
             mark(derived[node.id], f"`{node.id}` used at line {node.lineno}", node.lineno)
+    _decorator_uses(fn, summary)
     return summary
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    return [node.id] if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else []
+
+
+# What a decorator's hook may do with a launch argument without reading its elements.
+_METADATA = frozenset(
+    {"shape", "dtype", "stride", "size", "numel", "device", "ndim", "dim", "element_size",
+     "is_contiguous", "data_ptr", "is_cuda", "nbytes"}
+)  # fmt: skip
+# Decorator arguments that name code run with the launch's arguments (`triton.heuristics`
+# values, `triton.autotune` hooks, `triton.Config(pre_hook=...)`, `triton.jit(launch_metadata=)`).
+# Configs built elsewhere (`configs=make_configs()`) are not searched for `pre_hook`s.
+_HOOKS = frozenset(
+    {"pre_hook", "post_hook", "prune_configs_by", "early_config_prune", "perf_model",
+     "values", "launch_metadata"}
+)  # fmt: skip
+
+
+def _decorator_uses(fn: ast.FunctionDef, summary: TritonSummary) -> None:
+    """`@triton.heuristics({...: lambda args: ...})` and autotune hooks run on the host with the
+    launch's arguments: a hook that may read a tensor argument makes that parameter `unknown`
+    (a hook the analysis cannot see makes every parameter so)."""
+
+    def everything(why: str, line: int) -> None:
+        for e in summary.effects.values():
+            if not e.unknown:
+                e.unknown = why
+                e.line = e.line or line
+
+    def lambda_uses(lam: ast.Lambda) -> None:
+        a = lam.args
+        names = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+        parents: dict[int, ast.AST] = {}
+        for n in ast.walk(lam.body):
+            for c in ast.iter_child_nodes(n):
+                parents[id(c)] = n
+        for n in ast.walk(lam.body):
+            if not (isinstance(n, ast.Name) and n.id in names):
+                continue
+            sub = parents.get(id(n))
+            key = sub.slice if isinstance(sub, ast.Subscript) and sub.value is n else None
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                everything(f"a decorator's hook uses its arguments at line {n.lineno}", n.lineno)
+                return
+            if key.value not in summary.effects:
+                continue
+            use = parents.get(id(sub))
+            if isinstance(use, ast.Attribute) and use.attr in _METADATA:
+                continue
+            if (
+                isinstance(use, ast.Compare)
+                and use.left is sub
+                and all(isinstance(op, ast.Is | ast.IsNot) for op in use.ops)
+            ):
+                continue
+            eff = summary.effects[key.value]
+            if not eff.unknown:
+                eff.unknown = f"used by a decorator's hook at line {n.lineno}"
+                eff.line = eff.line or n.lineno
+
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call):
+            continue
+        for n in ast.walk(dec):
+            if isinstance(n, ast.Lambda):
+                lambda_uses(n)
+        hooks: list[ast.expr] = []
+        for n in ast.walk(dec):
+            if isinstance(n, ast.Call):
+                hooks += [k.value for k in n.keywords if k.arg in _HOOKS or k.arg is None]
+        for arg in dec.args:  # `triton.heuristics({...})`: the dict's values are hooks
+            if isinstance(arg, ast.Dict):
+                hooks += [v for v in arg.values if v is not None]
+            elif not isinstance(arg, ast.List | ast.Tuple | ast.Constant):
+                hooks.append(arg)
+        for h in hooks:
+            if isinstance(h, ast.Lambda) or (isinstance(h, ast.Constant) and h.value is None):
+                continue
+            if isinstance(h, ast.Dict) and all(
+                isinstance(v, ast.Lambda | ast.Constant) for v in h.values
+            ):
+                continue  # `prune_configs_by={"early_config_prune": lambda ...}`: seen above
+            everything(f"a decorator's hook at line {h.lineno} is not seen", h.lineno)
 
 
 def module_kernels(module: ast.Module, qualify_at: object) -> dict[str, TritonSummary]:

@@ -86,9 +86,12 @@ like them; varlen `out=` (`cu_seqlens_q` or `seqused_q` passed) is written only 
 Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module
 uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through
 its arguments; a pointer it never dereferences is not read; a load is a definite read only when
-it is unmasked, at the top level of the kernel and before any `return` (else a possible read);
-every store is a partial write (store index sets are not combined with the grid); load-then-store
-and atomics are a possible read and a partial write; a pointer used any other way (handed to a
+it is unmasked, at the top level of the kernel, before any `return` and through a pointer known on
+every path (not `x if c else y` nor `tl.where`; else a possible read); a pointer into part of a
+buffer (`buf[:k]`) may reach all of it, so such an argument loaded by the kernel is unknown code;
+a parameter a decorator's hook may read (`triton.heuristics` lambdas beyond `.shape`/`.dtype`/...,
+hooks it cannot see) keeps the default for unknown code; every store is a partial write (store
+index sets are not combined with the grid); load-then-store and atomics are a possible read and a partial write; a pointer used any other way (handed to a
 helper, returned, ...) keeps the default for unknown code. Custom ops and collectives follow the
 built-in contracts of analysis/kernel_library.py, each citing its source; `async_op=True`
 collectives are unknown code.
@@ -96,8 +99,9 @@ collectives are unknown code.
 Torch semantics come from analysis/semantics (each entry names its documentation page; the
 `out=` table is generated from torch's operator schemas). Reads lose their certainty (never
 `unsafe`) in a function registered with `torch.library.register_fake`/`impl_abstract` and for
-a tensor allocated with `device="meta"`: neither has data. `beta=0` (literally) makes
-`addmm`/`baddbmm`/`addmv`/`addbmm` ignore their input, as their documentation says. An
+a tensor allocated with `device="meta"`: neither has data. `beta=0` (literally; `beta=False`
+too) makes `addmm`/`baddbmm`/`addmv`/`addbmm` ignore their input, as their documentation says,
+and their in-place methods (`addmm_`, ...) write self in full without reading it. An
 `empty_like(x)` right after `x = torch.empty((0,), ...)` has no element.
 """
 

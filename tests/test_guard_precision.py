@@ -133,6 +133,18 @@ FALSE_ALARMS = {
         """,
         lambda: (torch.ones(2, 3, 4), torch.ones(2, 4, 3)),
     ),
+    # In place with beta=0 (and beta=False, which torch takes as 0): self is written, not read.
+    "addmm-inplace-beta-0": (
+        """
+        def f(x, w):
+            out = torch.empty(x.shape[0], w.shape[0])
+            out.addmm_(x, w.t(), beta=0)
+            acc = torch.empty(x.shape[0], w.shape[0])
+            r = torch.addmm(acc, x, w.t(), beta=False)
+            return out + r
+        """,
+        lambda: (torch.ones(2, 3), torch.ones(4, 3)),
+    ),
     # sglang batch_invariant_ops.py: DeepGEMM writes d in full (stand-in module below).
     "deep-gemm-writes-d": (
         """

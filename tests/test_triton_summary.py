@@ -258,3 +258,66 @@ def test_generated_triton_programs_are_sound(kernels: Any) -> None:
             decided += site.finding is not None
             assert not site.unsound, (seed, site.site.line, site.detail, program.source)
     assert checked and decided == checked
+
+
+CHOICES = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pick(a_ptr, b_ptr, c_ptr, out_ptr, USE_A: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    src = a_ptr if USE_A else b_ptr
+    v = tl.load(src + offs) + tl.load(tl.where(USE_A, c_ptr, a_ptr))
+    tl.store(out_ptr + offs, v)
+
+
+@triton.heuristics({"S": lambda args: float(args["s_ptr"][0]), "E": lambda args: args["n"] % 4})
+@triton.jit
+def hooked(x_ptr, s_ptr, out_ptr, n, S: tl.constexpr, E: tl.constexpr):
+    offs = tl.arange(0, 8)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * S)
+
+
+@triton.heuristics({"E": lambda args: args["x_ptr"].shape[0] % 4 == 0, "F": lambda **kw: 1})
+@triton.jit
+def metadata_hook(x_ptr, out_ptr, E: tl.constexpr):
+    tl.store(out_ptr, tl.load(x_ptr))
+
+
+@triton.heuristics({"S": lambda **kw: float(kw["s_ptr"].sum())})
+@triton.jit
+def hooked_by_keywords(x_ptr, s_ptr, S: tl.constexpr):
+    tl.store(x_ptr, tl.load(s_ptr) * S)
+
+
+def prune(configs, nargs, **kw):
+    return configs
+
+
+@triton.autotune(configs=[], key=["n"], prune_configs_by={"early_config_prune": prune})
+@triton.jit
+def unseen_hook(x_ptr, out_ptr, n):
+    tl.store(out_ptr, tl.load(x_ptr))
+'''
+
+
+def test_a_chosen_pointer_is_no_definite_load() -> None:
+    """`a if c else b` and `tl.where(c, a, b)` load one of the two: neither definitely (a
+    definite load of an `empty` placeholder never read would be a false ZO002)."""
+    tree = ast.parse(CHOICES)
+    eff = _summaries(Resolver.build(tree), tree)["pick"].effects
+    assert [eff[p].kind for p in ("a_ptr", "b_ptr", "c_ptr")] == ["loaded"] * 3
+    assert not any(eff[p].definite_load for p in ("a_ptr", "b_ptr", "c_ptr"))
+
+
+def test_decorator_hooks_that_may_read_an_argument() -> None:
+    tree = ast.parse(CHOICES)
+    found = _summaries(Resolver.build(tree), tree)
+    hooked = found["hooked"].effects
+    assert hooked["s_ptr"].kind == "unknown" and hooked["x_ptr"].kind == "loaded"
+    assert found["metadata_hook"].effects["x_ptr"].kind == "loaded"  # `.shape` reads nothing
+    assert {e.kind for e in found["unseen_hook"].effects.values()} == {"unknown"}
+    by_keywords = found["hooked_by_keywords"].effects
+    assert by_keywords["s_ptr"].kind == "unknown" and by_keywords["x_ptr"].kind == "stored"

@@ -193,7 +193,8 @@ def test_zeros_and_poison_differ_when_run(case: Path) -> None:
     finally:
         torch.zeros = zeros
         for name in set(sys.modules) - set(modules):
-            del sys.modules[name]
+            if name.split(".")[0] not in ("triton", "numpy"):  # extensions load once a process
+                del sys.modules[name]
     match = re.search(r"torch.zeros: (.*?)\s+poisoned \(what torch.empty may hold\): (.*)", out.getvalue())
     assert match is not None, out.getvalue()
     assert match.group(1) != match.group(2), out.getvalue()

@@ -302,6 +302,11 @@ class Calls(Stores):
             self.lost(e, f"resized by `{how}`")
             self.st = replace(self.st, full=False, regions=frozenset())
             return recv
+        if m in api.BETA_IGNORES_SELF_METHODS and _beta_zero(e):
+            # In place, beta=0: self is ignored and written in full (an in-place op cannot
+            # change self's shape).
+            self.write(recv, e, full=True, region=None, how=how)
+            return recv
         if m in api.READ_MODIFY_WRITE_METHODS:
             self.read(recv, e, definite=True, how=f"`{how}` reads before it writes")
             return recv
@@ -322,11 +327,11 @@ _FUNCTIONAL_VIEWS = api.FUNCTIONAL_VIEWS
 
 
 def _beta_zero(e: ast.Call) -> bool:
-    """`beta=0` or `beta=0.0`, literally (api.BETA_IGNORES_INPUT)."""
+    """`beta=0`, `beta=0.0` or `beta=False`, literally (api.BETA_IGNORES_INPUT)."""
     return any(
         k.arg == "beta"
         and isinstance(k.value, ast.Constant)
-        and type(k.value.value) in (int, float)
+        and type(k.value.value) in (int, float, bool)
         and k.value.value == 0
         for k in e.keywords
     )

@@ -75,6 +75,10 @@ OUT_FUNCTIONS = frozenset(OUT_ARGUMENTS)
 # inf in it will not be propagated" (each function's page, e.g.
 # https://pytorch.org/docs/stable/generated/torch.addmm.html). Only a literal 0 or 0.0 counts.
 BETA_IGNORES_INPUT = frozenset({"torch.addmm", "torch.baddbmm", "torch.addmv", "torch.addbmm"})
+# Their in-place methods: same documentation (Tensor.addmm_ is "In-place version of addmm()");
+# `beta=False` is taken as 0 (run on torch 2.13 CPU: a NaN self is not propagated by
+# `torch.addmm(self, a, b, beta=False)` nor by `self.addmm_(a, b, beta=0)`).
+BETA_IGNORES_SELF_METHODS = frozenset({"addmm_", "baddbmm_", "addmv_", "addbmm_"})
 
 # Decorators that register a fake (meta) implementation: it runs on tensors without data
 # (https://pytorch.org/docs/stable/library.html#torch.library.register_fake; impl_abstract is
