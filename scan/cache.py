@@ -32,7 +32,7 @@ from zeroopt.scan.findings import (
 )
 from zeroopt.scan.suppressions import Suppression
 
-FORMAT = 1
+FORMAT = 2
 _RACY_S = 2.0
 
 
@@ -89,6 +89,7 @@ def _entry_to_json(e: CacheEntry) -> dict[str, Any]:
         "errors": [err.message for err in e.result.errors],
         "suppressions": [s.to_json() for s in e.suppressions],
         "lifecycles": [lc.to_json() for lc in e.result.lifecycles],
+        "deps": e.result.deps,
     }
 
 
@@ -99,7 +100,8 @@ def _entry_from_json(data: dict[str, Any], display: str) -> CacheEntry:
     lifecycles = [
         replace(LifecycleReport.from_json(lc), path=display) for lc in data.get("lifecycles", ())
     ]
-    result = FileResult(display, findings, errors, str(data["sha256"]), lifecycles)
+    deps = {str(k): str(v) for k, v in (data.get("deps") or {}).items()}
+    result = FileResult(display, findings, errors, str(data["sha256"]), lifecycles, deps)
     sups = [Suppression.from_json(s) for s in data["suppressions"]]
     return CacheEntry(
         str(data["sha256"]),

@@ -127,6 +127,10 @@ class FileResult:
     errors: list[FileError] = field(default_factory=list)
     source_hash: str = ""
     lifecycles: list[LifecycleReport] = field(default_factory=list)
+    # What the result depends on besides the file's bytes: the modules of the scanned tree that
+    # names were resolved through (module -> SHA-256 of the bytes read), the file's own module
+    # name, and module-existence checks (analysis/project.py). The cache checks them before reuse.
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 # The allocation calls live with the rest of the torch semantics (analysis/semantics).

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.scan import engine
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
-from zeroopt.analysis.options import AnalysisOptions
 
 
 def fake_analyse_source(
@@ -63,7 +63,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def counting(
-        source: str | bytes, path: str, options: AnalysisOptions | None = None
+        source: str | bytes, path: str, options: AnalysisOptions | None = None, *_: object
     ) -> FileResult:
         calls.append(path)
         return fake_analyse_source(source, path, options)
