@@ -29,6 +29,10 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.triton_summary import TritonSummary
 
 # Top-level names never resolved through the tree, even where it holds a package of that name.
 _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
@@ -131,6 +135,7 @@ class ProjectView:
         self._entries: dict[str, tuple[str, ModuleEntry | None]] = {}
         self._exports: dict[str, tuple[frozenset[str] | None, dict[str, str]]] = {}
         self.deps: dict[str, str] = {}  # module -> sha256 of what was read ("" when unreadable)
+        self._kernels: dict[str, tuple[dict[str, TritonSummary], dict[str, str]]] = {}
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
@@ -239,6 +244,56 @@ class ProjectView:
             if not only.startswith("<"):
                 return "import", only
         return "other", None
+
+    def kernel_summary(self, module: str, name: str) -> TritonSummary | None:
+        """The summary of `@triton.jit` function `name` of scanned `module`, where that def is
+        the module's only binding of the name (triton_summary.module_kernels' rule, plus no star
+        import that may rebind it)."""
+        e = self.entry(module)
+        if e is None or e.dynamic or e.bindings.get(name) != frozenset({"<opaque>"}):
+            return None
+        for star in e.stars:
+            sub = self.exports(star) if star is not None else None
+            if sub is None or name in sub:
+                return None
+        memo = self._kernels.get(module)
+        if memo is None:
+            outer, self.deps = self.deps, {}
+            try:
+                found = self._module_kernels(module)
+                consulted = dict(self.deps)
+            finally:
+                self.deps = {**outer, **self.deps}
+            memo = (found, consulted)
+            self._kernels[module] = memo
+        else:
+            self.deps.update(memo[1])
+        return memo[0].get(name)
+
+    def _module_kernels(self, module: str) -> dict[str, TritonSummary]:
+        """Parsed again, only for modules whose kernels are launched elsewhere: the entries keep
+        no trees. Refused when the bytes differ from those the entry was made from."""
+        from zeroopt.analysis.resolve import Resolver
+        from zeroopt.analysis.triton_summary import module_kernels
+
+        path = self.index.modules[module]
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            if hashlib.sha256(data).hexdigest() != self._entries[module][0]:
+                return {}
+            tree = ast.parse(data)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        resolver = Resolver.build(
+            tree, module_name=module, is_package=module in self.index.packages, project=self
+        )
+
+        def qualify_at(fn: ast.AST, e: ast.expr) -> str | None:
+            scope = resolver.scopes.get(fn) or resolver.scopes[tree]
+            return resolver.qualified(scope, e)
+
+        return module_kernels(tree, qualify_at)
 
     def canonical(self, qual: str) -> str:
         """`pkg.mod.name.attr` followed through the tree's re-exports to what it denotes."""

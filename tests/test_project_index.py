@@ -145,3 +145,50 @@ def test_cache_follows_the_module_name(project: Callable[..., Path]) -> None:
     assert ("pkg/sub/user.py", 5, "safe") in _verdicts(_scan(use_cache=True))
     (root / "pkg/sub/__init__.py").unlink()
     assert not [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "pkg/sub/user.py"]
+
+
+KERNELS = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(in_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(in_ptr + offs))
+"""
+LAUNCH = """\
+import torch
+from .kernels import copy_kernel
+
+
+def g(n):
+    y = torch.empty(n)
+    z = torch.zeros(n)
+    copy_kernel[(1,)](y, z, BLOCK=128)
+    return z
+"""
+
+
+def test_imported_triton_kernel_uses_its_summary(project: Callable[..., Path]) -> None:
+    root = Path.cwd()
+    project("kp/__init__.py", "")
+    project("kp/kernels.py", KERNELS)
+    project("kp/user.py", LAUNCH)
+    _old(root)
+    report = _scan(use_cache=True)
+    (unsafe,) = [f for f in report.findings if f.rule == "ZO002"]
+    assert str(unsafe.verdict) == "unsafe" and unsafe.line == 6
+    assert "copy_kernel" in unsafe.message and "kp.kernels" in unsafe.message
+
+    # The kernel stops loading its first pointer: the cached result of user.py is not reused.
+    (root / "kp/kernels.py").write_text(KERNELS.replace("tl.load(in_ptr + offs)", "1.0"))
+    _old(root)
+    assert not [f for f in _scan(use_cache=True).findings if f.rule == "ZO002"]
+
+
+def test_imported_kernel_name_bound_twice_is_not_summarised(project: Callable[..., Path]) -> None:
+    project("kp/__init__.py", "")
+    project("kp/kernels.py", KERNELS + "\ncopy_kernel = None\n")
+    project("kp/user.py", LAUNCH)
+    assert not [f for f in _scan().findings if f.rule == "ZO002"]
