@@ -76,7 +76,12 @@ class ProjectIndex:
     tops: frozenset[str] = frozenset()
 
     @classmethod
-    def build(cls, paths: Iterable[str]) -> ProjectIndex:
+    def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
+        """`roots`: the folders scanned. A top-level package resolves absolute imports only where
+        it sits at or above a root (`site-packages/sglang` scanned as `unpacked/sglang`): a
+        package found deeper (`sglang/.../runtime/models`, with no `__init__.py` above it) is
+        imported at run time under some name the tree does not show, and `import models` may
+        well mean another package. Without `roots`, every top-level package counts."""
         memo: dict[str, bool] = {}
         modules: dict[str, str] = {}
         packages: set[str] = set()
@@ -98,8 +103,21 @@ class ProjectIndex:
                 packages.add(name)
         for name in clashes:
             del modules[name]
-        tops = frozenset(n.split(".")[0] for n in modules) - _EXTERNAL
-        return cls(modules, frozenset(packages), names, tops)
+        top_dirs: dict[str, str] = {}  # top-level package -> its folder
+        for name, path in modules.items():
+            folder = os.path.dirname(path)
+            for _ in range(name.count(".") - (0 if name in packages else 1)):
+                folder = os.path.dirname(folder)
+            top_dirs.setdefault(name.split(".")[0], folder)
+        tops = set(top_dirs) - _EXTERNAL
+        if roots is not None:
+            anchors = [os.path.abspath(r) for r in roots]
+            tops = {
+                t
+                for t in tops
+                if any(_at_or_above(os.path.dirname(top_dirs[t]), a) for a in anchors)
+            }
+        return cls(modules, frozenset(packages), names, frozenset(tops))
 
     def absolute(self, importer: str | None, is_package: bool, level: int, module: str) -> str | None:
         """The absolute module a relative import `from <level dots><module> import ...` names."""
@@ -329,6 +347,11 @@ class ProjectView:
                 return None
             i += 1
         return None
+
+
+def _at_or_above(folder: str, root: str) -> bool:
+    """`folder` is `root` or one of its ancestors."""
+    return root == folder or root.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _static_all(tree: ast.Module, data: bytes) -> tuple[tuple[str, ...] | None, bool]:

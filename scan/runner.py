@@ -134,7 +134,10 @@ def scan(
     enforce_generated = config.force_exclude
     outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
     # The whole-program view: module names of every discovered file (nothing read for it).
-    index = ProjectIndex.build(sf.path for sf in found.files if sf.path != STDIN)
+    index = ProjectIndex.build(
+        (sf.path for sf in found.files if sf.path != STDIN),
+        [os.path.abspath(p) for p in paths if p != "-"],
+    )
     shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
     # Cache hits that resolved names through other modules: reused only once every module they
     # read is known unchanged, i.e. after every file has been seen.

@@ -54,6 +54,18 @@ def test_module_names_walk_up_packages(tmp_path: Path) -> None:
     assert index.absolute("pkg.sub.m", False, 4, "x") is None
 
 
+def test_absolute_imports_only_through_packages_at_the_scanned_roots(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "deep" / "models").mkdir(parents=True)
+    for p in ("pkg/__init__.py", "pkg/deep/models/__init__.py", "pkg/deep/models/m.py"):
+        (tmp_path / p).write_text("")
+    files = [str(p) for p in tmp_path.rglob("*.py")]
+    assert ProjectIndex.build(files, [str(tmp_path)]).tops == {"pkg"}
+    assert ProjectIndex.build(files, [str(tmp_path / "pkg")]).tops == {"pkg"}
+    assert ProjectIndex.build(files).tops == {"pkg", "models"}
+    # `pkg/deep` has no __init__.py: `models` is a package root of its own.
+    assert "models.m" in ProjectIndex.build(files, [str(tmp_path)]).modules
+
+
 def test_two_copies_of_a_module_resolve_nothing(tmp_path: Path) -> None:
     for root in ("a", "b"):
         (tmp_path / root / "pkg").mkdir(parents=True)
