@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # Top-level names never resolved through the tree, even where it holds a package of that name.
 _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
 # Text that means a module may bind names no static reading sees.
-_DYNAMIC_MARKERS = (b"globals()", b"vars()", b"sys.modules[__name__]", b"__dict__[")
+_DYNAMIC_MARKERS = (b"globals()", b"vars()", b"sys.modules[__name__]", b"__dict__[", b"exec(")
 _MAX_HOPS = 32  # re-export chains longer than this (or cycles) resolve to nothing new
 SELF = "<self>"  # deps key: the analysed file's own module name
 
@@ -74,6 +74,9 @@ class ProjectIndex:
     packages: frozenset[str] = frozenset()  # module names that are packages (`__init__.py`)
     names: dict[str, str] = field(default_factory=dict)  # path -> module name
     tops: frozenset[str] = frozenset()
+    # package -> names of its scanned submodules: `from package import *` without `__all__`
+    # also binds those a previous import has loaded, so they count as exported.
+    children: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
@@ -117,7 +120,13 @@ class ProjectIndex:
                 for t in tops
                 if any(_at_or_above(os.path.dirname(top_dirs[t]), a) for a in anchors)
             }
-        return cls(modules, frozenset(packages), names, frozenset(tops))
+        kids: dict[str, set[str]] = {}
+        for name in modules:
+            parent, _, leaf = name.rpartition(".")
+            if parent:
+                kids.setdefault(parent, set()).add(leaf)
+        children = {p: frozenset(k) for p, k in kids.items()}
+        return cls(modules, frozenset(packages), names, frozenset(tops), children)
 
     def absolute(self, importer: str | None, is_package: bool, level: int, module: str) -> str | None:
         """The absolute module a relative import `from <level dots><module> import ...` names."""
@@ -232,6 +241,10 @@ class ProjectView:
         if e.all_names is not None:
             return frozenset(e.all_names)
         names = {n for n in e.bindings if not n.startswith("_")}
+        if module in self.index.packages:
+            kids = self.index.children.get(module, frozenset())
+            self.deps[f"/{module}"] = ",".join(sorted(kids))
+            names |= {n for n in kids if not n.startswith("_")}
         for star in e.stars:
             sub = self.exports(star, seen | {module}) if star is not None else None
             if sub is None:

@@ -251,6 +251,9 @@ def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[
         if key == SELF:
             if index.names.get(path, "") != value:
                 return False
+        elif key.startswith("/"):
+            if ",".join(sorted(index.children.get(key[1:], ()))) != value:
+                return False
         elif key.startswith("?"):
             if ("1" if key[1:] in index.modules else "0") != value:
                 return False

@@ -114,6 +114,20 @@ def test_uncertain_bindings_resolve_nothing(project: Callable[..., Path], common
     assert not [v for v in _verdicts(_scan()) if v[0] == "pkg/sub/user.py"]
 
 
+def test_star_import_from_a_package_binds_its_submodules(project: Callable[..., Path]) -> None:
+    """`from pkg import *` (no `__all__`) also binds the submodules already imported: a scanned
+    `pkg/torch.py` may be what `torch` means after it."""
+    project("pkg/__init__.py", "")
+    user = "import torch\nfrom pkg import *\n\ndef f(n):\n    x = torch.zeros(n)\n    return x\n"
+    project("app/__init__.py", "")
+    project("app/user.py", user)
+    _old(Path.cwd())
+    assert [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "app/user.py"]
+    # A new submodule named torch: the cached result of the unchanged user.py is not reused.
+    project("pkg/torch.py", "")
+    assert not [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "app/user.py"]
+
+
 def test_star_import_shadowing_an_own_import(project: Callable[..., Path]) -> None:
     """`import torch` in the file and a star import that binds another `torch`: they disagree."""
     _tree(project, "torch = object()\n", "import torch\n" + USER)
