@@ -185,16 +185,14 @@ def _analyse_tree(
     project: ProjectView | None = None,
     real_path: str | None = None,
 ) -> tuple[list[Finding], list[LifecycleReport]]:
-    if project is not None and real_path is not None:
-        module = project.index.names.get(real_path)
-        resolver = Resolver.build(
-            tree,
-            module_name=module,
-            is_package=real_path.endswith("__init__.py"),
-            project=project,
-        )
-    else:
-        resolver = Resolver.build(tree)
+    if real_path is None:
+        project = None
+    resolver = Resolver.build(
+        tree,
+        module_name=project.index.names.get(real_path) if project and real_path else None,
+        is_package=bool(real_path and real_path.endswith("__init__.py")),
+        project=project,
+    )
     sites = find_sites(tree, resolver)
     if not sites:
         return [], []
