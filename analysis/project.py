@@ -266,7 +266,7 @@ class ProjectView:
             if sub is None:
                 return "unknown", None  # an unknown star import may bind it
             if name in sub:
-                kinds.add(f"{star}.{name}")
+                kinds.add(f"{star}:{name}")
         if not kinds:
             return "unbound", None
         kinds.discard("<none>")
@@ -327,12 +327,21 @@ class ProjectView:
         return module_kernels(tree, qualify_at)
 
     def canonical(self, qual: str) -> str:
-        """`pkg.mod.name.attr` followed through the tree's re-exports to what it denotes."""
-        top = qual.split(".", 1)[0]
-        if top not in self.index.tops:
-            return qual
+        """`pkg.mod.name.attr` followed through the tree's re-exports to what it denotes.
+        `pkg.mod:name` (what `from pkg.mod import name` binds) looks `name` up in the module
+        `pkg.mod` itself, as the import system does, without walking the attributes of `pkg`."""
+        if qual.partition(".")[0].partition(":")[0] not in self.index.tops:
+            return qual.replace(":", ".")
         current = qual
         for _ in range(_MAX_HOPS):
+            if ":" in current:
+                module, _, rest = current.partition(":")
+                name, _, tail = rest.partition(".")
+                target = self._direct(module, name)
+                if target is not None:
+                    current = f"{target}.{tail}" if tail else target
+                    continue
+                current = f"{module}.{rest}"
             parts = current.split(".")
             if parts[0] not in self.index.tops:
                 return current
@@ -340,7 +349,17 @@ class ProjectView:
             if nxt is None or nxt == current:
                 return current
             current = nxt
-        return qual
+        return qual.replace(":", ".")
+
+    def _direct(self, module: str, name: str) -> str | None:
+        """What `from module import name` gives when `module` is scanned and binds `name` to
+        one import (not shadowed by a submodule of that name); else None."""
+        if not self.is_module(module):
+            return None
+        kind, target = self.binding(module, name)
+        if kind == "import" and target is not None and not self.is_module(f"{module}.{name}"):
+            return target
+        return None
 
     def _step(self, parts: list[str]) -> str | None:
         """One hop: find the module prefix, then what it binds the next name to."""

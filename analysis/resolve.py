@@ -202,7 +202,7 @@ class _ScopeBuilder:
             return
         names = self.project.exports(target) if target is not None else None
         for n in sorted(names or ()):
-            self._bind(scope, n, self.project.canonical(f"{target}.{n}"))
+            self._bind(scope, n, self.project.canonical(f"{target}:{n}"))
 
     def _bind(self, scope: Scope, name: str, what: str = _OPAQUE) -> None:
         if scope.parent is None:
@@ -319,8 +319,10 @@ class _ScopeBuilder:
                     if alias.name == "*":
                         self._star(current, module_name if absolute else None)
                         continue
+                    # `module:name` with a project view: the name is looked up in the module.
+                    sep = ":" if self.project is not None else "."
                     qual = (
-                        self._canonical(f"{module_name}.{alias.name}") if absolute else _OPAQUE
+                        self._canonical(f"{module_name}{sep}{alias.name}") if absolute else _OPAQUE
                     )
                     bind(current, alias.asname or alias.name, qual)
             elif kind == _NAMED:

@@ -218,3 +218,14 @@ def test_imported_kernel_name_bound_twice_is_not_summarised(project: Callable[..
     project("kp/kernels.py", KERNELS + "\ncopy_kernel = None\n")
     project("kp/user.py", LAUNCH)
     assert not [f for f in _scan().findings if f.rule == "ZO002"]
+
+
+def test_absolute_star_import_when_only_a_subpackage_is_scanned(
+    project: Callable[..., Path],
+) -> None:
+    """`from pkg.sub.common import *` reads the module itself: `pkg/__init__.py` need not be
+    scanned for it (the import system does not walk the package's attributes either)."""
+    _tree(project, "import torch\n", USER.replace("from ..common import *", "from pkg.common import *"))
+    project("pkg/sub/common2.py", "")
+    report = scan(["pkg/sub", "pkg/common.py"], load_config(["."]), jobs=1, use_cache=False)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(report)
