@@ -87,9 +87,20 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
     if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
         return None
     module = _module_of(scope)
-    if module is None or not _module_binding(scope, func.value.id):
+    if module is None:
         return None
-    summary = _summaries(resolver, module).get(func.value.id)
+    summary = None
+    origin = "line"
+    if _module_binding(scope, func.value.id):
+        summary = _summaries(resolver, module).get(func.value.id)
+    if summary is None and resolver.project is not None:
+        # A kernel imported from another scanned module (analysis/project.py): the name must
+        # resolve with certainty to a def that is that module's only binding of it.
+        qual = resolver.resolve_name(scope, func.value.id)
+        if qual and "." in qual:
+            home, _, name = qual.rpartition(".")
+            summary = resolver.project.kernel_summary(home, name)
+            origin = f"{home}, line"
     if summary is None:
         return None
     if any(isinstance(a, ast.Starred) for a in e.args):
@@ -100,7 +111,7 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
     # `**options` (num_warps, ...): whatever it holds is passed on unseen (opaque); it cannot
     # re-bind the parameters given here (Python rejects a repeated keyword).
     bound += [(k.arg if k.arg in summary.params else None, k.value) for k in e.keywords]
-    where = f"Triton kernel `{summary.name}` (line {summary.line})"
+    where = f"Triton kernel `{summary.name}` ({origin} {summary.line})"
     effects = []
     for p, a in bound:
         if p is None:

@@ -11,7 +11,10 @@ import ast
 import builtins
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.project import ProjectView
 
 _BUILTINS = frozenset(dir(builtins))
 _OPAQUE = "<opaque>"  # a binding that is not an import: assignment, parameter, def, ...
@@ -160,7 +163,22 @@ class _ScopeBuilder:
     Parameters are bound at once: they are local even when also declared global.
     """
 
-    def __init__(self, module: ast.Module) -> None:
+    def __init__(
+        self,
+        module: ast.Module,
+        name: str | None = None,
+        is_package: bool = False,
+        project: ProjectView | None = None,
+        raw: bool = False,
+    ) -> None:
+        # With a project view: relative imports name absolute modules, and (unless `raw`, which
+        # builds the view's own module entries) imported names are followed through the tree's
+        # re-exports and star imports of scanned modules are bound name by name.
+        self.name = name
+        self.is_package = is_package
+        self.project = project
+        self.raw = raw
+        self.star_targets: list[str | None] = []
         self.root = Scope(node=module, parent=None)
         self.scopes: dict[ast.AST, Scope] = {module: self.root}
         self.calls: list[tuple[ast.Call, Scope]] = []
@@ -169,6 +187,22 @@ class _ScopeBuilder:
         self._walk(module)
         for scope, name, what in self._deferred:
             (self.root if name in scope.global_names else scope).bind(name, what)
+
+    def _canonical(self, qual: str) -> str:
+        return qual if self.project is None or self.raw else self.project.canonical(qual)
+
+    def _star(self, scope: Scope, target: str | None) -> None:
+        """`from target import *`: with a project view and a scanned target whose exports are
+        certain, each exported name is bound as `from target import name`; otherwise nothing is
+        bound, as without a view."""
+        if self.project is None:
+            return
+        if self.raw:
+            self.star_targets.append(target)
+            return
+        names = self.project.exports(target) if target is not None else None
+        for n in sorted(names or ()):
+            self._bind(scope, n, self.project.canonical(f"{target}:{n}"))
 
     def _bind(self, scope: Scope, name: str, what: str = _OPAQUE) -> None:
         if scope.parent is None:
@@ -265,19 +299,30 @@ class _ScopeBuilder:
             elif kind == _IMPORT:
                 for alias in node.names:
                     if alias.asname:
-                        bind(current, alias.asname, alias.name)
+                        bind(current, alias.asname, self._canonical(alias.name))
                     else:
                         top = alias.name.split(".")[0]
-                        bind(current, top, top)
+                        bind(current, top, self._canonical(top))
             elif kind == _IMPORT_FROM:
                 module_name = node.module or ""
+                if node.level and self.project is not None:
+                    module_name = (
+                        self.project.index.absolute(
+                            self.name, self.is_package, node.level, module_name
+                        )
+                        or ""
+                    )
+                    absolute = bool(module_name)
+                else:
+                    absolute = bool(module_name) and node.level == 0
                 for alias in node.names:
                     if alias.name == "*":
+                        self._star(current, module_name if absolute else None)
                         continue
+                    # `module:name` with a project view: the name is looked up in the module.
+                    sep = ":" if self.project is not None else "."
                     qual = (
-                        f"{module_name}.{alias.name}"
-                        if module_name and node.level == 0
-                        else _OPAQUE
+                        self._canonical(f"{module_name}{sep}{alias.name}") if absolute else _OPAQUE
                     )
                     bind(current, alias.asname or alias.name, qual)
             elif kind == _NAMED:
@@ -313,10 +358,27 @@ class Resolver:
     calls: list[tuple[ast.Call, Scope]] = field(default_factory=list)
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
+    project: ProjectView | None = None
+    star_targets: list[str | None] = field(default_factory=list)
+
     @classmethod
-    def build(cls, module: ast.Module) -> Resolver:
-        builder = _ScopeBuilder(module)
-        resolver = cls(builder.scopes, builder.calls, builder.assigns)
+    def build(
+        cls,
+        module: ast.Module,
+        *,
+        module_name: str | None = None,
+        is_package: bool = False,
+        project: ProjectView | None = None,
+        raw: bool = False,
+    ) -> Resolver:
+        builder = _ScopeBuilder(module, module_name, is_package, project, raw)
+        resolver = cls(
+            builder.scopes,
+            builder.calls,
+            builder.assigns,
+            None if raw else project,
+            builder.star_targets,
+        )
         resolver._mark_captured()
         return resolver
 
@@ -371,5 +433,9 @@ class Resolver:
             return self.resolve_name(scope, expr.id)
         if isinstance(expr, ast.Attribute):
             base = self.qualified(scope, expr.value)
-            return f"{base}.{expr.attr}" if base else None
+            if not base:
+                return None
+            if self.project is not None and base.partition(".")[0] in self.project.index.tops:
+                return self.project.canonical(f"{base}.{expr.attr}")
+            return f"{base}.{expr.attr}"
         return None

@@ -2,6 +2,7 @@
 
     python bench/soundness.py --programs 5000 --seed 0 [--jobs 2] [--unsound-dir DIR]
     python bench/soundness.py --triton --programs 100 --seed 0   # Triton kernels, interpreted
+    python bench/soundness.py --multimodule --programs 300 --seed 0   # names from other modules
 
 Prints: programs, sites, sites unsafe by execution, the analysis' verdicts, the unsound count (a
 `safe` verdict on a site whose poisoning changed the result; must be 0) and recall (the share of
@@ -117,6 +118,21 @@ def run_triton_chunk(seeds: range) -> Tally:
     return tally
 
 
+def run_multimodule_chunk(seeds: range) -> Tally:
+    """Programs split over a package: names come from another module (tests/soundness/multimodule.py)."""
+    from tests.soundness.multimodule import analyser, materialise, random_multimodule_program
+
+    tally = Tally()
+    for seed in seeds:
+        program = random_multimodule_program(seed)
+        main, namespace = materialise(program)
+        report = check_program(
+            program.main, analyser(program, main), namespace=namespace, assume=program.assume
+        )
+        tally.add(seed, program.tags, report)
+    return tally
+
+
 def chunks(seed: int, programs: int, size: int) -> Iterator[range]:
     for start in range(seed, seed + programs, size):
         yield range(start, min(start + size, seed + programs))
@@ -215,10 +231,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--triton", action="store_true", help="programs with Triton kernels (needs triton)"
     )
+    parser.add_argument(
+        "--multimodule", action="store_true", help="programs split over several modules"
+    )
     args = parser.parse_args(argv)
     if args.triton:
         os.environ["TRITON_INTERPRET"] = "1"  # before any worker imports triton
     work = run_triton_chunk if args.triton else run_chunk
+    if args.multimodule:
+        work = run_multimodule_chunk
     start = time.perf_counter()
     total = Tally()
     parts = list(chunks(args.seed, args.programs, 25))

@@ -83,8 +83,18 @@ one of the modules it was read from (`flash_attn`, `flash_attn_interface`, `flas
 `sgl_kernel.flash_attn`, `vllm.vllm_flash_attn`, sglang's dispatcher), never to a module named
 like them; varlen `out=` (`cu_seqlens_q` or `seqused_q` passed) is written only in part.
 
-Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module
-uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through
+Modules of the scanned tree. A name imported from another scanned module (relative imports,
+re-exports, `from x import *` honouring a literal `__all__`) resolves to what that module binds
+at top level, and only where every binding of it there agrees (analysis/project.py); a module
+that binds names dynamically (`globals()`, `vars()`, `sys.modules[__name__]`, a computed
+`__all__`) resolves nothing. Assumed: no module assigns another module's attributes
+(`mod.name = ...`), and an absolute import of a top-level package found at a scanned root
+means that package; standard-library modules, torch, triton and numpy are never taken from the
+tree.
+
+Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module,
+or imported from another scanned module where that def is its module's only binding of the
+name, uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through
 its arguments; a pointer it never dereferences is not read; a load is a definite read only when
 it is unmasked, at the top level of the kernel, before any `return` and through a pointer known on
 every path (not `x if c else y` nor `tl.where`; else a possible read); a pointer into part of a

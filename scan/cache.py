@@ -32,7 +32,7 @@ from zeroopt.scan.findings import (
 )
 from zeroopt.scan.suppressions import Suppression
 
-FORMAT = 1
+FORMAT = 2
 _RACY_S = 2.0
 
 
@@ -90,6 +90,7 @@ def _entry_to_json(e: CacheEntry) -> dict[str, Any]:
         "suppressions": [s.to_json() for s in e.suppressions],
         "lifecycles": [lc.to_json() for lc in e.result.lifecycles],
         "identities": [[*span, *ident] for span, ident in e.result.identities.items()],
+        "deps": e.result.deps,
     }
 
 
@@ -104,7 +105,10 @@ def _entry_from_json(data: dict[str, Any], display: str) -> CacheEntry:
         (int(i[0]), int(i[1]), int(i[2]), int(i[3])): (str(i[4]), str(i[5]))
         for i in data.get("identities", ())
     }
-    result = FileResult(display, findings, errors, str(data["sha256"]), lifecycles, identities)
+    deps = {str(k): str(v) for k, v in (data.get("deps") or {}).items()}
+    result = FileResult(
+        display, findings, errors, str(data["sha256"]), lifecycles, identities=identities, deps=deps
+    )
     sups = [Suppression.from_json(s) for s in data["suppressions"]]
     return CacheEntry(
         str(data["sha256"]),

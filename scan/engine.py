@@ -19,12 +19,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import AnyStr
 
-from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
+from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
+from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
@@ -48,7 +49,8 @@ from zeroopt.scan.findings import (
 # What a file must contain to hold a candidate; everything else is skipped without parsing.
 # A candidate is a call of torch.zeros/zeros_like/empty/empty_like or of a `.new_zeros`/`.new_empty`
 # method. (1) It needs `torch` unless it is a method call: resolve.py gives a torch.* name only to
-# what an import of torch binds. (2) It names zeros or empty: `zeros`, or `empty_like`,
+# what an import of torch binds (in this file, or in a scanned module this file imports from:
+# such a file that never names torch is skipped, which costs findings, never soundness). (2) It names zeros or empty: `zeros`, or `empty_like`,
 # `new_empty`, `empty` before the `(` of its call (across spaces, comments, line continuations
 # and the `)` of `(torch.empty)(n)`), or an import that renames `empty`. Plain substring tests
 # first (fast); the regex, with possessive quantifiers that cannot backtrack, only for `empty`.
@@ -111,8 +113,15 @@ def _mentions(text: AnyStr, words: Sequence[AnyStr], empty_forms: re.Pattern[Any
 
 
 def analyse_source(
-    source: str | bytes, path: str, options: AnalysisOptions | None = None
+    source: str | bytes,
+    path: str,
+    options: AnalysisOptions | None = None,
+    project: ProjectView | None = None,
+    real_path: str | None = None,
 ) -> FileResult:
+    """Analyse one file. With `project` (the scanned tree, see analysis/project.py) and the
+    file's `real_path`, names imported from other scanned modules resolve through them, and the
+    result's `deps` says which modules that read."""
     # surrogatepass: a str may hold lone surrogates; hashing it must not raise.
     data = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     result = FileResult(path=path, source_hash=source_hash(data))
@@ -136,14 +145,18 @@ def analyse_source(
     except (RecursionError, MemoryError):
         result.errors.append(FileError(path, "the file is nested too deeply to parse"))
         return result
+    if project is not None and real_path is not None:
+        project.start_file(project.index.names.get(real_path))
     try:
         result.findings, result.lifecycles = _analyse_tree(
-            tree, text, path, options or AnalysisOptions()
+            tree, text, path, options or AnalysisOptions(), project, real_path
         )
     except RecursionError:
         result.errors.append(FileError(path, "the file is nested too deeply to analyse"))
     except Exception as exc:  # an analysis bug must never take the whole scan down
         result.errors.append(FileError(path, f"internal error: {type(exc).__name__}: {exc}"))
+    if project is not None and real_path is not None:
+        result.deps = dict(project.deps)
     return result
 
 
@@ -166,9 +179,21 @@ def analyse_file(
 
 
 def _analyse_tree(
-    tree: ast.Module, text: str, path: str, options: AnalysisOptions
+    tree: ast.Module,
+    text: str,
+    path: str,
+    options: AnalysisOptions,
+    project: ProjectView | None = None,
+    real_path: str | None = None,
 ) -> tuple[list[Finding], list[LifecycleReport]]:
-    resolver = Resolver.build(tree)
+    if real_path is None:
+        project = None
+    resolver = Resolver.build(
+        tree,
+        module_name=project.index.names.get(real_path) if project and real_path else None,
+        is_package=bool(real_path and real_path.endswith("__init__.py")),
+        project=project,
+    )
     sites = find_sites(tree, resolver)
     if not sites:
         return [], []

@@ -130,6 +130,10 @@ class FileResult:
     # What each finding judged, by its span (line, col, end_line, end_col): the call's source text
     # and its function's fingerprint (scan/site_identity.py), computed from the analysed bytes.
     identities: dict[tuple[int, int, int, int], tuple[str, str]] = field(default_factory=dict)
+    # What the result depends on besides the file's bytes: the modules of the scanned tree that
+    # names were resolved through (module -> SHA-256 of the bytes read), the file's own module
+    # name, and module-existence checks (analysis/project.py). The cache checks them before reuse.
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 # The allocation calls live with the rest of the torch semantics (analysis/semantics).

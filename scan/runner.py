@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroopt.analysis.options import AnalysisOptions
+from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
 from zeroopt.scan import engine
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
@@ -227,6 +228,15 @@ def scan(
     )
     enforce_generated = config.force_exclude
     outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
+    # The whole-program view: module names of every discovered file (nothing read for it).
+    index = ProjectIndex.build(
+        (sf.path for sf in found.files if sf.path != STDIN),
+        [os.path.abspath(p) for p in paths if p != "-"],
+    )
+    shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
+    # Cache hits that resolved names through other modules: reused only once every module they
+    # read is known unchanged, i.e. after every file has been seen.
+    deferred: list[tuple[SourceFile, os.stat_result | None, str, _Outcome]] = []
 
     def pending() -> Iterator[_Task]:
         """The files to analyse, found while the workers already analyse the first ones: the
@@ -252,11 +262,13 @@ def scan(
                         report.generated += 1
                         continue
                     report.files += 1
+                    shas[sf.path] = hit.sha256
+                    hit_outcome = _Outcome(hit.result, hit.suppressions, hit.sha256, True)
+                    if hit.result.deps:
+                        deferred.append((sf, st, hit.sha256, hit_outcome))
+                        continue
                     report.cache_hits += 1
-                    outcomes[sf.path] = (
-                        sf,
-                        _Outcome(hit.result, hit.suppressions, hit.sha256, True),
-                    )
+                    outcomes[sf.path] = (sf, hit_outcome)
                     continue
             if not stat.S_ISREG(st.st_mode):
                 # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
@@ -274,6 +286,7 @@ def scan(
                 report.errors.append(FileError(sf.display, _too_large(len(data))))
                 continue
             sha = hashlib.sha256(data).hexdigest()
+            shas[sf.path] = sha
             generated = _is_generated(data)
             if generated and (enforce_generated or not sf.explicit):
                 report.generated += 1  # not cached: the skip is decided from the first lines
@@ -282,9 +295,13 @@ def scan(
             if cache is not None:
                 hit = cache.lookup_hash(sf.path, sf.display, sha)
                 if hit is not None:
-                    report.cache_hits += 1
                     cache.touch(sf.path, st, sha)
-                    outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, sha, True))
+                    hit_outcome = _Outcome(hit.result, hit.suppressions, sha, True)
+                    if hit.result.deps:
+                        deferred.append((sf, st, sha, hit_outcome))
+                        continue
+                    report.cache_hits += 1
+                    outcomes[sf.path] = (sf, hit_outcome)
                     continue
             if not engine.may_hold_candidate(data):
                 sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
@@ -294,14 +311,24 @@ def scan(
                 continue
             yield _Task(sf, st, sha, generated)
 
-    for task, outcome in _run_analysis(pending(), config.analysis, jobs or config.jobs, progress):
-        sf = task.file
-        outcomes[sf.path] = (sf, outcome)
-        report.analysed += 1
-        # Only remember the stat if the worker analysed the bytes we hashed.
-        _remember(
-            cache, sf, task.st if outcome.sha256 == task.sha256 else None, outcome, task.generated
-        )
+    def stale() -> Iterator[_Task]:
+        """The deferred cache hits: reused where their dependencies hold, else analysed again."""
+        for sf, st, sha, hit_outcome in deferred:
+            if _deps_hold(sf.path, hit_outcome.result.deps, index, shas):
+                report.cache_hits += 1
+                outcomes[sf.path] = (sf, hit_outcome)
+            else:
+                yield _Task(sf, st, sha, False)
+
+    workers = jobs or config.jobs
+    for tasks in (pending(), stale()):
+        for task, outcome in _run_analysis(tasks, config.analysis, workers, progress, index):
+            sf = task.file
+            outcomes[sf.path] = (sf, outcome)
+            report.analysed += 1
+            # Only remember the stat if the worker analysed the bytes we hashed.
+            st_seen = task.st if outcome.sha256 == task.sha256 else None
+            _remember(cache, sf, st_seen, outcome, task.generated)
 
     for _path, (sf, outcome) in sorted(outcomes.items(), key=lambda kv: kv[1][0].display):
         _collect(report, config, sf, outcome)
@@ -311,6 +338,25 @@ def scan(
     report.errors.sort(key=lambda e: e.path)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[str, str]) -> bool:
+    """Whether everything a cached result resolved through is as it was (analysis/project.py)."""
+    for key, value in deps.items():
+        if key == SELF:
+            if index.names.get(path, "") != value:
+                return False
+        elif key.startswith("/"):
+            if ",".join(sorted(index.children.get(key[1:], ()))) != value:
+                return False
+        elif key.startswith("?"):
+            if ("1" if key[1:] in index.modules else "0") != value:
+                return False
+        else:
+            module_path = index.modules.get(key)
+            if module_path is None or not value or shas.get(module_path) != value:
+                return False
+    return True
 
 
 def _remember(
@@ -339,7 +385,11 @@ def _collect(report: ScanReport, config: Config, sf: SourceFile, outcome: _Outco
 
 
 def _run_analysis(
-    tasks: Iterable[_Task], options: AnalysisOptions, jobs: int | None, progress: bool
+    tasks: Iterable[_Task],
+    options: AnalysisOptions,
+    jobs: int | None,
+    progress: bool,
+    index: ProjectIndex | None = None,
 ) -> Iterator[tuple[_Task, _Outcome]]:
     """Analyse the tasks as they come: the workers start on the first files while the parent is
     still reading and prefiltering the rest (only a progress bar, which needs the total, waits)."""
@@ -355,11 +405,12 @@ def _run_analysis(
     advance: Callable[[int], None] = (lambda n: None) if bar is None else bar[1]
     try:
         if jobs == 1 or len(head) < 2 * jobs:
+            _init_worker(index)
             for t in chain(head, rest):
                 yield t, _analyse_path(t.file.path, t.file.display, options)
                 advance(1)
         else:
-            yield from _run_pool(chain(head, rest), options, jobs, advance)
+            yield from _run_pool(chain(head, rest), options, jobs, advance, index)
     finally:
         if bar is not None:
             bar[0].stop()
@@ -375,21 +426,25 @@ def _chunks(tasks: Iterator[_Task], jobs: int) -> Iterator[list[_Task]]:
 
 
 def _run_pool(
-    tasks: Iterator[_Task], options: AnalysisOptions, jobs: int, advance: Callable[[int], None]
+    tasks: Iterator[_Task],
+    options: AnalysisOptions,
+    jobs: int,
+    advance: Callable[[int], None],
+    index: ProjectIndex | None = None,
 ) -> Iterator[tuple[_Task, _Outcome]]:
     """Chunks across a process pool; chunks lost to a dying worker (a crash in the parser, the
     OOM killer) are retried file by file, and a file that kills a worker on its own becomes an
     error entry instead of taking the scan down."""
     failed: list[_Task] = []
-    yield from _pool_round(_chunks(tasks, jobs), options, jobs, advance, failed)
+    yield from _pool_round(_chunks(tasks, jobs), options, jobs, advance, failed, index)
     if failed:  # Second round: the files of the lost chunks, one by one.
         retry, failed = failed, []
         groups = [[t] for t in retry]
-        yield from _pool_round(groups, options, min(jobs, len(groups)), advance, failed)
+        yield from _pool_round(groups, options, min(jobs, len(groups)), advance, failed, index)
     if failed:  # Last round: every file alone in a fresh single-worker pool.
         retry, failed = failed, []
         for t in retry:
-            yield from _pool_round([[t]], options, 1, advance, failed)
+            yield from _pool_round([[t]], options, 1, advance, failed, index)
     for t in failed:
         advance(1)
         yield (
@@ -417,8 +472,11 @@ def _pool_round(
     workers: int,
     advance: Callable[[int], None],
     failed: list[_Task],
+    index: ProjectIndex | None = None,
 ) -> Iterator[tuple[_Task, _Outcome]]:
-    with ProcessPoolExecutor(max_workers=workers, mp_context=MP_CONTEXT) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=MP_CONTEXT, initializer=_init_worker, initargs=(index,)
+    ) as pool:
         futures: list[tuple[list[_Task], Future[list[_Outcome]] | None]] = []
         for g in groups:  # `groups` may still be reading files: submit each as it comes
             try:
@@ -439,6 +497,15 @@ def _pool_round(
                 yield t, o
 
 
+# The whole-program view of this process (a worker's, or the parent's when it analyses alone).
+_VIEW: ProjectView | None = None
+
+
+def _init_worker(index: ProjectIndex | None) -> None:
+    global _VIEW
+    _VIEW = ProjectView(index) if index is not None else None
+
+
 def _analyse_chunk(items: list[tuple[str, str]], options: AnalysisOptions) -> list[_Outcome]:
     return [_analyse_path(path, display, options) for path, display in items]
 
@@ -452,12 +519,14 @@ def _analyse_path(path: str, display: str, options: AnalysisOptions) -> _Outcome
         message = _os_message(exc)
     else:
         if len(data) <= MAX_FILE_BYTES:
-            return _analyse_bytes(data, display, options)
+            return _analyse_bytes(data, display, options, path)
         message = _too_large(len(data))
     return _Outcome(FileResult(display, errors=[FileError(display, message)]), [], "", False)
 
 
-def _analyse_bytes(data: bytes, display: str, options: AnalysisOptions) -> _Outcome:
+def _analyse_bytes(
+    data: bytes, display: str, options: AnalysisOptions, path: str | None = None
+) -> _Outcome:
     sha = hashlib.sha256(data).hexdigest()
     # The cyclic collector is paused while one file is analysed: the analysis allocates millions
     # of short-lived objects freed by reference counting, and the collector's passes over them
@@ -467,7 +536,10 @@ def _analyse_bytes(data: bytes, display: str, options: AnalysisOptions) -> _Outc
     gc.disable()
     try:
         # Looked up at call time so tests (and future plug-ins) can swap the engine.
-        result = engine.analyse_source(data, display, options)
+        if path is not None and _VIEW is not None:
+            result = engine.analyse_source(data, display, options, _VIEW, path)
+        else:
+            result = engine.analyse_source(data, display, options)
     except RecursionError:
         msg = "too deeply nested to analyse (recursion limit reached)"
         return _Outcome(FileResult(display, errors=[FileError(display, msg)]), [], sha, True)

@@ -68,7 +68,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
 
     def counting(
-        source: str | bytes, path: str, options: AnalysisOptions | None = None
+        source: str | bytes, path: str, options: AnalysisOptions | None = None, *_: object
     ) -> FileResult:
         calls.append(path)
         return fake_analyse_source(source, path, options)

@@ -132,7 +132,7 @@ def test_worker_crash_is_isolated(
     error entry for that file only; the innocent files of the lost chunks are retried."""
     fake = engine.analyse_source
 
-    def crashing(source: str | bytes, path: str, options: object = None) -> object:
+    def crashing(source: str | bytes, path: str, options: object = None, *_: object) -> object:
         if path == "m03.py":
             os._exit(3)
         return fake(source, path, options)
@@ -249,7 +249,7 @@ def test_worker_dying_while_files_are_still_submitted(
     the meantime makes the later submissions fail, and those files are retried too."""
     fake = engine.analyse_source
 
-    def crashing(source: str | bytes, path: str, options: object = None) -> object:
+    def crashing(source: str | bytes, path: str, options: object = None, *_: object) -> object:
         if path == "m00.py":
             os._exit(3)
         return fake(source, path, options)

@@ -91,7 +91,9 @@ def _torch_names(tree: ast.Module) -> tuple[set[str], dict[str, str]]:
     return modules, members
 
 
-def find_sites(source: str) -> list[Site]:
+def find_sites(
+    source: str, assume: tuple[set[str], dict[str, str]] | None = None
+) -> list[Site]:
     """Every torch.zeros / torch.zeros_like / .new_zeros call, in source order.
 
     Name resolution is deliberately simple (module-level imports only): it is the oracle for
@@ -100,6 +102,9 @@ def find_sites(source: str) -> list[Site]:
     tree = ast.parse(source)
     lines = source.splitlines()
     modules, members = _torch_names(tree)
+    if assume is not None:  # names bound to torch by another module (multi-module programs)
+        modules |= assume[0]
+        members.update(assume[1])
     sites = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -296,7 +301,9 @@ class ProgramReport:
 
 
 def baseline(
-    source: str, inputs: Sequence[tuple[int, int, int, bool]] = INPUTS
+    source: str,
+    inputs: Sequence[tuple[int, int, int, bool]] = INPUTS,
+    extra: dict[str, Any] | None = None,
 ) -> list[Outcome] | str:
     """The zeros version's results, or why the program is unusable."""
     try:
@@ -305,7 +312,7 @@ def baseline(
         return f"does not compile: {exc}"
     outs = []
     for args in inputs:
-        first, second = run_once(code, args, [0]), run_once(code, args, [0])
+        first, second = run_once(code, args, [0], extra), run_once(code, args, [0], extra)
         if first.error:
             return f"zeros version raised on {args}: {first.error}"
         if second.error or difference(first.value, second.value):
@@ -321,12 +328,14 @@ def trial(
     inputs: Sequence[tuple[int, int, int, bool]] = INPUTS,
     patterns: Sequence[str] = PATTERNS,
     replacement: str | None = None,
+    namespace: dict[str, Any] | None = None,
 ) -> tuple[bool, str]:
     """(reached, first difference or "") for one site under every pattern and input."""
     reached = False
     # A fix spelled `empty(...)` (the file did `from torch import zeros`) relies on apply adding
     # the matching import; provide it as the codemod would, unless the program binds the name.
-    extra = {"empty": torch.empty, "empty_like": torch.empty_like} if replacement else None
+    extra = {"empty": torch.empty, "empty_like": torch.empty_like} if replacement else {}
+    extra.update(namespace or {})
     for pattern in patterns:
         code = compile(poisoned_variant(source, site, pattern, replacement), "gen.py", "exec")
         for args, zeros in zip(inputs, base, strict=True):
@@ -346,13 +355,17 @@ def check_program(
     analyse: Callable[[str], list[Finding]] | None = None,
     inputs: Sequence[tuple[int, int, int, bool]] = INPUTS,
     patterns: Sequence[str] = PATTERNS,
+    namespace: dict[str, Any] | None = None,
+    assume: tuple[set[str], dict[str, str]] | None = None,
 ) -> ProgramReport:
-    """Execute every site poisoned; if `analyse` is given, attach its zeros findings by position."""
-    base = baseline(source, inputs)
+    """Execute every site poisoned; if `analyse` is given, attach its zeros findings by position.
+    `namespace` adds globals to every run (`__name__`/`__package__` of a multi-module program);
+    `assume` names torch modules and members that another module binds."""
+    base = baseline(source, inputs, namespace)
     if isinstance(base, str):
         return ProgramReport(source, valid=False, reason=base)
     report = ProgramReport(source, valid=True)
-    sites = find_sites(source)
+    sites = find_sites(source, assume)
     findings: dict[tuple[int, int], Finding] = {}
     if analyse is not None:
         try:
@@ -364,7 +377,7 @@ def check_program(
     keys = {s.key for s in sites}
     report.stray_findings = [f for key, f in findings.items() if key not in keys]
     for site in sites:
-        reached, detail = trial(source, site, base, inputs, patterns)
+        reached, detail = trial(source, site, base, inputs, patterns, None, namespace)
         sr = SiteReport(
             site,
             reached=reached,
@@ -381,7 +394,7 @@ def check_program(
             # The rewrite itself, poisoned: catches a fix text that changes shape, dtype or device.
             try:
                 _, fix_diff = trial(
-                    source, site, base, inputs, patterns, sr.finding.fix.replacement
+                    source, site, base, inputs, patterns, sr.finding.fix.replacement, namespace
                 )
             except SyntaxError as exc:
                 fix_diff = f"fix text does not compile: {exc}"

@@ -1,0 +1,408 @@
+"""A whole-program view of the scanned tree: which module each file is, and what a module binds.
+
+Built in two halves so that a cold scan stays cheap:
+
+* `ProjectIndex` (made once per scan, in the parent, from the discovered paths only: no file is
+  read or parsed for it) maps module names to files. A file's module name is its path relative to
+  its package root, found by walking up the folders that hold an `__init__.py`. Plain data,
+  handed to the worker processes.
+* `ProjectView` (one per worker process) reads and parses a module only when a name resolved in
+  an analysed file goes through it (a star import, a relative import, an absolute import of a
+  scanned package), and memoises what the module binds at top level. Every module consulted is
+  recorded with the SHA-256 of the bytes read, so the per-file cache can invalidate a result when
+  anything it resolved through changes (`ProjectView.deps`).
+
+Soundness: a name resolves through another module only where every binding of it in that
+module agrees (the rule of resolve.py inside one file), and a module that can bind names in
+ways the index does not see (`globals()`, `vars()`, `sys.modules[__name__]`, a dynamic
+`__all__`) resolves nothing. Assumed, and stated in the rule page: no other module assigns
+attributes of a scanned module (`mod.name = ...`), and an absolute import of a scanned
+package's name means that package (the tree is what is installed). Standard-library names and
+the libraries the analysis models (torch, triton, numpy) are never taken from the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.triton_summary import TritonSummary
+
+# Top-level names never resolved through the tree, even where it holds a package of that name.
+_EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
+# Text that means a module may bind names no static reading sees.
+_DYNAMIC_MARKERS = (b"globals()", b"vars()", b"sys.modules[__name__]", b"__dict__[", b"exec(")
+_MAX_HOPS = 32  # re-export chains longer than this (or cycles) resolve to nothing new
+SELF = "<self>"  # deps key: the analysed file's own module name
+
+
+def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> tuple[str, bool]:
+    """(dotted module name, is a package `__init__`) of a file, relative to its package root.
+    A file outside any package gets its bare stem."""
+    memo = is_package_dir if is_package_dir is not None else {}
+    folder, base = os.path.split(path)
+    stem = base[:-3] if base.endswith(".py") else base
+    is_init = stem == "__init__"
+    parts: list[str] = [] if is_init else [stem]
+    while True:
+        known = memo.get(folder)
+        if known is None:
+            known = os.path.isfile(os.path.join(folder, "__init__.py"))
+            memo[folder] = known
+        if not known:
+            break
+        folder, name = os.path.split(folder)
+        if not name:
+            break
+        parts.append(name)
+    parts.reverse()
+    return ".".join(parts), is_init
+
+
+@dataclass(frozen=True)
+class ProjectIndex:
+    """Module name -> file for the scanned files that live in packages. Names that two scanned
+    files claim (two copies of one package) are left out: they resolve nothing."""
+
+    modules: dict[str, str] = field(default_factory=dict)
+    packages: frozenset[str] = frozenset()  # module names that are packages (`__init__.py`)
+    names: dict[str, str] = field(default_factory=dict)  # path -> module name
+    tops: frozenset[str] = frozenset()
+    # package -> names of its scanned submodules: `from package import *` without `__all__`
+    # also binds those a previous import has loaded, so they count as exported.
+    children: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
+        """`roots`: the folders scanned. A top-level package resolves absolute imports only where
+        it sits at or above a root (`site-packages/sglang` scanned as `unpacked/sglang`): a
+        package found deeper (`sglang/.../runtime/models`, with no `__init__.py` above it) is
+        imported at run time under some name the tree does not show, and `import models` may
+        well mean another package. Without `roots`, every top-level package counts."""
+        memo: dict[str, bool] = {}
+        modules: dict[str, str] = {}
+        packages: set[str] = set()
+        names: dict[str, str] = {}
+        clashes: set[str] = set()
+        for path in paths:
+            if not path.endswith(".py"):
+                continue
+            name, is_init = module_name_of(path, memo)
+            if not name or not all(p.isidentifier() for p in name.split(".")):
+                continue
+            names[path] = name
+            if "." not in name and not is_init:
+                continue  # a script outside any package: not importable by a certain name
+            if name in modules and modules[name] != path:
+                clashes.add(name)
+            modules[name] = path
+            if is_init:
+                packages.add(name)
+        for name in clashes:
+            del modules[name]
+        top_dirs: dict[str, str] = {}  # top-level package -> its folder
+        for name, path in modules.items():
+            folder = os.path.dirname(path)
+            for _ in range(name.count(".") - (0 if name in packages else 1)):
+                folder = os.path.dirname(folder)
+            top_dirs.setdefault(name.split(".")[0], folder)
+        tops = set(top_dirs) - _EXTERNAL
+        if roots is not None:
+            anchors = [os.path.abspath(r) for r in roots]
+            tops = {
+                t
+                for t in tops
+                if any(_at_or_above(os.path.dirname(top_dirs[t]), a) for a in anchors)
+            }
+        kids: dict[str, set[str]] = {}
+        for name in modules:
+            parent, _, leaf = name.rpartition(".")
+            if parent:
+                kids.setdefault(parent, set()).add(leaf)
+        children = {p: frozenset(k) for p, k in kids.items()}
+        return cls(modules, frozenset(packages), names, frozenset(tops), children)
+
+    def absolute(self, importer: str | None, is_package: bool, level: int, module: str) -> str | None:
+        """The absolute module a relative import `from <level dots><module> import ...` names."""
+        if importer is None or level == 0:
+            return module or None
+        parts = importer.split(".")
+        if not is_package:
+            parts = parts[:-1]
+        if level - 1 > len(parts) - 1 or not parts:
+            return None
+        base = parts[: len(parts) - (level - 1)]
+        if not base:
+            return None
+        return ".".join([*base, module] if module else base)
+
+
+@dataclass
+class ModuleEntry:
+    """What a module binds at top level, as resolve.py sees it inside that module."""
+
+    bindings: dict[str, frozenset[str]]  # name -> import targets (absolute) / markers
+    stars: tuple[str | None, ...]  # star-import targets (None: a relative one not resolvable)
+    all_names: tuple[str, ...] | None  # a static `__all__`
+    all_dynamic: bool  # `__all__` exists but is not one literal list or tuple of strings
+    dynamic: bool  # may bind names no static reading sees: resolve nothing through it
+
+
+class ProjectView:
+    """Module entries, read and parsed on first use and kept for the life of the process."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self._entries: dict[str, tuple[str, ModuleEntry | None]] = {}
+        self._exports: dict[str, tuple[frozenset[str] | None, dict[str, str]]] = {}
+        self.deps: dict[str, str] = {}  # module -> sha256 of what was read ("" when unreadable)
+        self._kernels: dict[str, tuple[dict[str, TritonSummary], dict[str, str]]] = {}
+
+    def start_file(self, own_module: str | None) -> None:
+        self.deps = {SELF: own_module or ""}
+
+    def is_module(self, name: str) -> bool:
+        self.deps.setdefault(f"?{name}", "1" if name in self.index.modules else "0")
+        return name in self.index.modules
+
+    def entry(self, module: str) -> ModuleEntry | None:
+        path = self.index.modules.get(module)
+        if path is None:
+            return None
+        memo = self._entries.get(module)
+        if memo is None:
+            memo = self._load(module, path)
+            self._entries[module] = memo
+        self.deps[module] = memo[0]
+        return memo[1]
+
+    def _load(self, module: str, path: str) -> tuple[str, ModuleEntry | None]:
+        from zeroopt.analysis.resolve import Resolver
+
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return "", None
+        sha = hashlib.sha256(data).hexdigest()
+        if any(m in data for m in _DYNAMIC_MARKERS):
+            return sha, ModuleEntry({}, (), None, True, True)
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return sha, None
+        resolver = Resolver.build(
+            tree,
+            module_name=module,
+            is_package=module in self.index.packages,
+            project=self,
+            raw=True,
+        )
+        root = resolver.scopes[tree]
+        all_names, all_dynamic = _static_all(tree, data)
+        entry = ModuleEntry(
+            {k: frozenset(v) for k, v in root.bindings.items()},
+            tuple(resolver.star_targets),
+            all_names,
+            all_dynamic,
+            False,
+        )
+        return sha, entry
+
+    def exports(self, module: str, _seen: frozenset[str] = frozenset()) -> frozenset[str] | None:
+        """The names `from module import *` binds, or None when not certain. The modules read to
+        decide it are recorded as dependencies of the file analysed, memo or not."""
+        memo = self._exports.get(module)
+        if memo is None or _seen:
+            outer, self.deps = self.deps, {}
+            try:
+                result = self._compute_exports(module, _seen)
+                consulted = dict(self.deps)
+            finally:
+                self.deps = {**outer, **self.deps}
+            if _seen:
+                return result
+            memo = (result, consulted)
+            self._exports[module] = memo
+        else:
+            self.deps.update(memo[1])
+        return memo[0]
+
+    def _compute_exports(self, module: str, seen: frozenset[str]) -> frozenset[str] | None:
+        e = self.entry(module)
+        if e is None or e.dynamic or e.all_dynamic or module in seen:
+            return None
+        if e.all_names is not None:
+            return frozenset(e.all_names)
+        names = {n for n in e.bindings if not n.startswith("_")}
+        if module in self.index.packages:
+            kids = self.index.children.get(module, frozenset())
+            self.deps[f"/{module}"] = ",".join(sorted(kids))
+            names |= {n for n in kids if not n.startswith("_")}
+        for star in e.stars:
+            sub = self.exports(star, seen | {module}) if star is not None else None
+            if sub is None:
+                return None
+            names |= {n for n in sub if not n.startswith("_")}
+        return frozenset(names)
+
+    def binding(self, module: str, name: str) -> tuple[str, str | None]:
+        """What `name` is in `module`: ("import", qualified) when every binding is the same
+        import; ("other", None) when it is bound otherwise (a def, class, assignment) or
+        ambiguously; ("unbound", None) when the module certainly does not bind it; ("unknown",
+        None) when the module cannot be read or may bind names no static reading sees."""
+        e = self.entry(module)
+        if e is None or e.dynamic:
+            return "unknown", None
+        kinds = set(e.bindings.get(name, ()))
+        for star in e.stars:
+            sub = self.exports(star) if star is not None else None
+            if sub is None:
+                return "unknown", None  # an unknown star import may bind it
+            if name in sub:
+                kinds.add(f"{star}:{name}")
+        if not kinds:
+            return "unbound", None
+        kinds.discard("<none>")
+        if len(kinds) == 1:
+            (only,) = kinds
+            if not only.startswith("<"):
+                return "import", only
+        return "other", None
+
+    def kernel_summary(self, module: str, name: str) -> TritonSummary | None:
+        """The summary of `@triton.jit` function `name` of scanned `module`, where that def is
+        the module's only binding of the name (triton_summary.module_kernels' rule, plus no star
+        import that may rebind it)."""
+        e = self.entry(module)
+        if e is None or e.dynamic or e.bindings.get(name) != frozenset({"<opaque>"}):
+            return None
+        for star in e.stars:
+            sub = self.exports(star) if star is not None else None
+            if sub is None or name in sub:
+                return None
+        memo = self._kernels.get(module)
+        if memo is None:
+            outer, self.deps = self.deps, {}
+            try:
+                found = self._module_kernels(module)
+                consulted = dict(self.deps)
+            finally:
+                self.deps = {**outer, **self.deps}
+            memo = (found, consulted)
+            self._kernels[module] = memo
+        else:
+            self.deps.update(memo[1])
+        return memo[0].get(name)
+
+    def _module_kernels(self, module: str) -> dict[str, TritonSummary]:
+        """Parsed again, only for modules whose kernels are launched elsewhere: the entries keep
+        no trees. Refused when the bytes differ from those the entry was made from."""
+        from zeroopt.analysis.resolve import Resolver
+        from zeroopt.analysis.triton_summary import module_kernels
+
+        path = self.index.modules[module]
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            if hashlib.sha256(data).hexdigest() != self._entries[module][0]:
+                return {}
+            tree = ast.parse(data)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        resolver = Resolver.build(
+            tree, module_name=module, is_package=module in self.index.packages, project=self
+        )
+
+        def qualify_at(fn: ast.AST, e: ast.expr) -> str | None:
+            scope = resolver.scopes.get(fn) or resolver.scopes[tree]
+            return resolver.qualified(scope, e)
+
+        return module_kernels(tree, qualify_at)
+
+    def canonical(self, qual: str) -> str:
+        """`pkg.mod.name.attr` followed through the tree's re-exports to what it denotes.
+        `pkg.mod:name` (what `from pkg.mod import name` binds) looks `name` up in the module
+        `pkg.mod` itself, as the import system does, without walking the attributes of `pkg`."""
+        if qual.partition(".")[0].partition(":")[0] not in self.index.tops:
+            return qual.replace(":", ".")
+        current = qual
+        for _ in range(_MAX_HOPS):
+            if ":" in current:
+                module, _, rest = current.partition(":")
+                name, _, tail = rest.partition(".")
+                target = self._direct(module, name)
+                if target is not None:
+                    current = f"{target}.{tail}" if tail else target
+                    continue
+                current = f"{module}.{rest}"
+            parts = current.split(".")
+            if parts[0] not in self.index.tops:
+                return current
+            nxt = self._step(parts)
+            if nxt is None or nxt == current:
+                return current
+            current = nxt
+        return qual.replace(":", ".")
+
+    def _direct(self, module: str, name: str) -> str | None:
+        """What `from module import name` gives when `module` is scanned and binds `name` to
+        one import (not shadowed by a submodule of that name); else None."""
+        if not self.is_module(module):
+            return None
+        kind, target = self.binding(module, name)
+        if kind == "import" and target is not None and not self.is_module(f"{module}.{name}"):
+            return target
+        return None
+
+    def _step(self, parts: list[str]) -> str | None:
+        """One hop: find the module prefix, then what it binds the next name to."""
+        if not self.is_module(parts[0]):
+            return None
+        i = 1
+        while i < len(parts):
+            module = ".".join(parts[:i])
+            name = parts[i]
+            kind, target = self.binding(module, name)
+            sub = f"{module}.{name}"
+            if kind == "import" and target is not None and not self.is_module(sub):
+                return ".".join([target, *parts[i + 1 :]])
+            # A definition, an ambiguous name, a name shadowing a submodule, or a module that
+            # cannot be read: stop here.
+            if kind != "unbound" or not self.is_module(sub):
+                return None
+            i += 1
+        return None
+
+
+def _at_or_above(folder: str, root: str) -> bool:
+    """`folder` is `root` or one of its ancestors."""
+    return root == folder or root.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _static_all(tree: ast.Module, data: bytes) -> tuple[tuple[str, ...] | None, bool]:
+    """(`__all__` when it is one top-level literal list/tuple of strings, dynamic)."""
+    count = data.count(b"__all__")
+    if count == 0:
+        return None, False
+    if count == 1:
+        for stmt in tree.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == "__all__"
+                and isinstance(stmt.value, ast.List | ast.Tuple)
+                and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    for e in stmt.value.elts
+                )
+            ):
+                return tuple(e.value for e in stmt.value.elts), False  # type: ignore[attr-defined]
+    return None, True

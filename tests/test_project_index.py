@@ -1,0 +1,231 @@
+"""Names resolved across the modules of the scanned tree (analysis/project.py), and the per-file
+cache invalidated when a module a result resolved through changes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from zeroopt.analysis.project import ProjectIndex, module_name_of
+from zeroopt.scan.config import load_config
+from zeroopt.scan.runner import ScanReport, scan
+
+USER = """\
+from ..common import *
+
+
+def f(n):
+    x = torch.zeros(n)
+    x.fill_(1.0)
+    return x
+"""
+
+
+def _tree(project: Callable[..., Path], common: str, user: str = USER) -> None:
+    project("pkg/__init__.py", "")
+    project("pkg/sub/__init__.py", "")
+    project("pkg/common.py", common)
+    project("pkg/sub/user.py", user)
+
+
+def _scan(jobs: int = 1, use_cache: bool = False) -> ScanReport:
+    return scan(["."], load_config(["."]), jobs=jobs, use_cache=use_cache)
+
+
+def _verdicts(report: ScanReport) -> list[tuple[str, int, str]]:
+    return [(f.path, f.line, str(f.verdict)) for f in report.findings]
+
+
+def test_module_names_walk_up_packages(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    for p in ("pkg/__init__.py", "pkg/sub/__init__.py", "pkg/sub/m.py", "loose.py"):
+        (tmp_path / p).write_text("")
+    assert module_name_of(str(tmp_path / "pkg/sub/m.py")) == ("pkg.sub.m", False)
+    assert module_name_of(str(tmp_path / "pkg/sub/__init__.py")) == ("pkg.sub", True)
+    assert module_name_of(str(tmp_path / "loose.py")) == ("loose", False)
+    index = ProjectIndex.build(str(tmp_path / p) for p in ("pkg/sub/m.py", "loose.py"))
+    assert "pkg.sub.m" in index.modules and "loose" not in index.modules
+    assert index.absolute("pkg.sub.m", False, 1, "x") == "pkg.sub.x"
+    assert index.absolute("pkg.sub.m", False, 2, "") == "pkg"
+    assert index.absolute("pkg.sub", True, 1, "x") == "pkg.sub.x"
+    assert index.absolute("pkg.sub.m", False, 4, "x") is None
+
+
+def test_absolute_imports_only_through_packages_at_the_scanned_roots(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "deep" / "models").mkdir(parents=True)
+    for p in ("pkg/__init__.py", "pkg/deep/models/__init__.py", "pkg/deep/models/m.py"):
+        (tmp_path / p).write_text("")
+    files = [str(p) for p in tmp_path.rglob("*.py")]
+    assert ProjectIndex.build(files, [str(tmp_path)]).tops == {"pkg"}
+    assert ProjectIndex.build(files, [str(tmp_path / "pkg")]).tops == {"pkg"}
+    assert ProjectIndex.build(files).tops == {"pkg", "models"}
+    # `pkg/deep` has no __init__.py: `models` is a package root of its own.
+    assert "models.m" in ProjectIndex.build(files, [str(tmp_path)]).modules
+
+
+def test_two_copies_of_a_module_resolve_nothing(tmp_path: Path) -> None:
+    for root in ("a", "b"):
+        (tmp_path / root / "pkg").mkdir(parents=True)
+        (tmp_path / root / "pkg" / "__init__.py").write_text("")
+        (tmp_path / root / "pkg" / "m.py").write_text("")
+    index = ProjectIndex.build(str(p) for p in tmp_path.rglob("*.py"))
+    assert "pkg.m" not in index.modules and "pkg" not in index.modules
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_torch_through_a_star_import(project: Callable[..., Path], jobs: int) -> None:
+    _tree(project, "import torch\nimport os\n")
+    # More files than 2 * jobs, so that jobs=2 really runs worker processes.
+    for i in range(4):
+        project(f"pkg/pad{i}.py", "import torch\nx = torch.zeros(3)\n")
+    report = _scan(jobs)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(report)
+
+
+def test_relative_reexport_chain(project: Callable[..., Path]) -> None:
+    project("pkg/__init__.py", "from .base import th\n")
+    project("pkg/base.py", "import torch as th\n")
+    # (`import torch` too: the prefilter analyses only files that name torch.)
+    user = "import torch\nfrom . import th\n\ndef f(n):\n    x = th.zeros(n)\n    return x\n"
+    project("pkg/user.py", user)
+    (finding,) = _scan().findings
+    assert (finding.path, finding.line) == ("pkg/user.py", 5)
+
+
+@pytest.mark.parametrize(
+    "common",
+    [
+        # Two bindings that disagree: not resolved.
+        "import torch\n\nclass torch:  # noqa\n    pass\n",
+        # A static __all__ that leaves torch out: the star import does not bind it.
+        "import torch\n__all__ = ['helper']\nhelper = 1\n",
+        # A dynamic __all__ or a module binding names through globals(): certain of nothing.
+        "import torch\n__all__ = ['torch']\n__all__ += ['x']\n",
+        "import torch\nglobals()['torch'] = object()\n",
+        # Its own star import from a module outside the tree may rebind torch.
+        "import torch\nfrom somewhere_else import *\n",
+    ],
+)
+def test_uncertain_bindings_resolve_nothing(project: Callable[..., Path], common: str) -> None:
+    _tree(project, common)
+    assert not [v for v in _verdicts(_scan()) if v[0] == "pkg/sub/user.py"]
+
+
+def test_star_import_from_a_package_binds_its_submodules(project: Callable[..., Path]) -> None:
+    """`from pkg import *` (no `__all__`) also binds the submodules already imported: a scanned
+    `pkg/torch.py` may be what `torch` means after it."""
+    project("pkg/__init__.py", "")
+    user = "import torch\nfrom pkg import *\n\ndef f(n):\n    x = torch.zeros(n)\n    return x\n"
+    project("app/__init__.py", "")
+    project("app/user.py", user)
+    _old(Path.cwd())
+    assert [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "app/user.py"]
+    # A new submodule named torch: the cached result of the unchanged user.py is not reused.
+    project("pkg/torch.py", "")
+    assert not [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "app/user.py"]
+
+
+def test_star_import_shadowing_an_own_import(project: Callable[..., Path]) -> None:
+    """`import torch` in the file and a star import that binds another `torch`: they disagree."""
+    _tree(project, "torch = object()\n", "import torch\n" + USER)
+    assert not [v for v in _verdicts(_scan()) if v[0] == "pkg/sub/user.py"]
+
+
+def _old(root: Path) -> None:
+    for p in root.rglob("*.py"):
+        os.utime(p, (1_600_000_000, 1_600_000_000))
+
+
+def test_cache_follows_the_imported_module(project: Callable[..., Path]) -> None:
+    root = Path.cwd()
+    _tree(project, "import torch\n")
+    _old(root)
+    first = _scan(use_cache=True)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(first)
+    again = _scan(use_cache=True)
+    assert again.analysed == 0 and _verdicts(again) == _verdicts(first)
+
+    # Only the imported module changes: torch is no longer what the star import gives.
+    (root / "pkg/common.py").write_text("torch = None\nother = 1\n")
+    _old(root)
+    changed = _scan(use_cache=True)
+    assert changed.analysed >= 1
+    assert not [v for v in _verdicts(changed) if v[0] == "pkg/sub/user.py"]
+
+    # And back: the result is found again, and then served from the cache.
+    (root / "pkg/common.py").write_text("import torch\n")
+    _old(root)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(_scan(use_cache=True))
+    warm = _scan(use_cache=True)
+    assert warm.analysed == 0 and ("pkg/sub/user.py", 5, "safe") in _verdicts(warm)
+
+
+def test_cache_follows_the_module_name(project: Callable[..., Path]) -> None:
+    """Removing an `__init__.py` changes what the relative import names."""
+    root = Path.cwd()
+    _tree(project, "import torch\n")
+    _old(root)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(_scan(use_cache=True))
+    (root / "pkg/sub/__init__.py").unlink()
+    assert not [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "pkg/sub/user.py"]
+
+
+KERNELS = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(in_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(in_ptr + offs))
+"""
+LAUNCH = """\
+import torch
+from .kernels import copy_kernel
+
+
+def g(n):
+    y = torch.empty(n)
+    z = torch.zeros(n)
+    copy_kernel[(1,)](y, z, BLOCK=128)
+    return z
+"""
+
+
+def test_imported_triton_kernel_uses_its_summary(project: Callable[..., Path]) -> None:
+    root = Path.cwd()
+    project("kp/__init__.py", "")
+    project("kp/kernels.py", KERNELS)
+    project("kp/user.py", LAUNCH)
+    _old(root)
+    report = _scan(use_cache=True)
+    (unsafe,) = [f for f in report.findings if f.rule == "ZO002"]
+    assert str(unsafe.verdict) == "unsafe" and unsafe.line == 6
+    assert "copy_kernel" in unsafe.message and "kp.kernels" in unsafe.message
+
+    # The kernel stops loading its first pointer: the cached result of user.py is not reused.
+    (root / "kp/kernels.py").write_text(KERNELS.replace("tl.load(in_ptr + offs)", "1.0"))
+    _old(root)
+    assert not [f for f in _scan(use_cache=True).findings if f.rule == "ZO002"]
+
+
+def test_imported_kernel_name_bound_twice_is_not_summarised(project: Callable[..., Path]) -> None:
+    project("kp/__init__.py", "")
+    project("kp/kernels.py", KERNELS + "\ncopy_kernel = None\n")
+    project("kp/user.py", LAUNCH)
+    assert not [f for f in _scan().findings if f.rule == "ZO002"]
+
+
+def test_absolute_star_import_when_only_a_subpackage_is_scanned(
+    project: Callable[..., Path],
+) -> None:
+    """`from pkg.sub.common import *` reads the module itself: `pkg/__init__.py` need not be
+    scanned for it (the import system does not walk the package's attributes either)."""
+    _tree(project, "import torch\n", USER.replace("from ..common import *", "from pkg.common import *"))
+    project("pkg/sub/common2.py", "")
+    report = scan(["pkg/sub", "pkg/common.py"], load_config(["."]), jobs=1, use_cache=False)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(report)
