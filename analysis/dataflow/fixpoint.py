@@ -142,6 +142,15 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                 a, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign
             ):
                 runs_code = True  # return/raise/import/def/...: keep them exact
+        if node.loop is not None:
+            # The exit of a loop that may cover a buffer it writes by index (loops.py).
+            bare.update(
+                t.value.id
+                for t in ast.walk(node.loop)
+                if isinstance(t, ast.Subscript)
+                and isinstance(t.ctx, ast.Store)
+                and isinstance(t.value, ast.Name)
+            )
         if bare & _FRAME_NAMES:
             bare.add(_ANY)
         out.append(
