@@ -172,6 +172,8 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
     read, but the state after it is the same: in the fixpoint such a node is inert too."""
     if _ANY in m.bare or (recording and m.runs_code and state.escaped and not state.lost):
         return False
+    if m.runs_code and state.hidden and not state.touched and not state.full:
+        return False  # code not handed the buffer is assumed not to write it: say where
     plain, dotted, roots = state.footprint
     return (
         plain.isdisjoint(m.names)

@@ -31,6 +31,8 @@ class Evaluator(Expressions):
                     f"not fully written before the function returns, and {how} (line {line})",
                 )
             return self.st
+        if a is not None and self.st.hidden:
+            self.hidden_mentioned(a)
         if node.loop is not None and self.st.live and not self.st.full:
             self._loop_cover(node.loop)
         if kind in (Kind.ENTRY, Kind.RAISE, Kind.JOIN) or a is None:
