@@ -85,9 +85,18 @@ def test_a_near_miss_is_never_safe_and_poison_shows_why(name: str) -> None:
 # A buffer parked in a container or a lambda, then code that is not handed any holder: the read
 # after it is `unsafe`, and the evidence names the call assumed not to write it.
 ASSUMED_UNSAFE = {
-    "list-then-other-call": ("import os\nx = torch.zeros(4)\nheld = [x]\nos.getpid()\nreturn x.sum()", "`os.getpid`"),
-    "set-then-call": ("import os\nx = torch.zeros(4)\nheld = (1, x)\ny = inp.abs()\nz = os.cpu_count()\nreturn x + 1", "`os.cpu_count`"),
-    "computed-key": ("import os\nx = torch.zeros(4)\nheld = {}\nheld[k] = x\nos.getpid()\nreturn x * 2", "`os.getpid`"),
+    "list-then-other-call": (
+        "import os\nx = torch.zeros(4)\nheld = [x]\nos.getpid()\nreturn x.sum()",
+        "`os.getpid`",
+    ),
+    "set-then-call": (
+        "import os\nx = torch.zeros(4)\nheld = (1, x)\ny = inp.abs()\nz = os.cpu_count()\nreturn x + 1",
+        "`os.cpu_count`",
+    ),
+    "computed-key": (
+        "import os\nx = torch.zeros(4)\nheld = {}\nheld[k] = x\nos.getpid()\nreturn x * 2",
+        "`os.getpid`",
+    ),
 }
 
 

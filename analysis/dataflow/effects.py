@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
-from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
@@ -19,6 +18,7 @@ from zeroopt.analysis.dataflow.places import (
     _under,
     _written_place,
 )
+from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import CELL, MAYBE, SELF, UNREACHED, Ref, Region, State, View
 
 
@@ -179,9 +179,11 @@ class Effects:
             return
         a = self.node.ast_node
         aliases = self._roots()
-        holders = {
-            n.id for n in walk([a]) if isinstance(n, ast.Name) and n.id not in aliases
-        } if a is not None else set()
+        holders = (
+            {n.id for n in walk([a]) if isinstance(n, ast.Name) and n.id not in aliases}
+            if a is not None
+            else set()
+        )
         self.lost(node, how, handed=False)
         if not self.conditional:
             self.st = replace(self.st, hidden=self.st.hidden | holders)
@@ -189,9 +191,15 @@ class Effects:
     def hidden_mentioned(self, node: ast.AST) -> None:
         """A node that mentions a name that may hold the buffer (`park`): it may write it."""
         st = self.st
-        if st.hidden and st.live and not st.touched and not st.full and not self.conditional:
-            if any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node])):
-                self.st = replace(st, touched=True)
+        if (
+            st.hidden
+            and st.live
+            and not st.touched
+            and not st.full
+            and not self.conditional
+            and any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node]))
+        ):
+            self.st = replace(st, touched=True)
 
     def _assumed(self, node: ast.AST) -> str:
         """The callees assumed not to write the buffer before this read, for the evidence."""
@@ -205,7 +213,9 @@ class Effects:
         if not names:
             return ""
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        return f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
+        return (
+            f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
+        )
 
     def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
         st = self.st

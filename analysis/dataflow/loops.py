@@ -56,9 +56,9 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
                 out.update(sub.names)
             elif isinstance(sub, ast.alias):
                 out.add((sub.asname or sub.name).split(".")[0])
-            elif isinstance(sub, ast.ExceptHandler) and sub.name:
-                out.add(sub.name)
-            elif isinstance(sub, ast.MatchAs | ast.MatchStar) and sub.name:
+            elif (isinstance(sub, ast.ExceptHandler) and sub.name) or (
+                isinstance(sub, ast.MatchAs | ast.MatchStar) and sub.name
+            ):
                 out.add(sub.name)
             elif isinstance(sub, ast.MatchMapping) and sub.rest:
                 out.add(sub.rest)
@@ -148,11 +148,7 @@ def loop_cover(stmt: ast.For, is_range: Callable[[ast.expr], bool]) -> LoopCover
         inner = _written(body_stmt, lambda s: loop_cover(s, is_range))
         if inner is None or inner.target in assigned:
             continue
-        hits = [
-            i
-            for i, item in enumerate(inner.items)
-            if item[0] != "all" and item[1] == var
-        ]
+        hits = [i for i, item in enumerate(inner.items) if item[0] != "all" and item[1] == var]
         if len(hits) != 1:
             continue
         p = hits[0]
