@@ -168,7 +168,7 @@ class Effects:
                 # reads of unwritten memory (`unsafe`), only possibly so.
                 self.st = replace(self.st, touched=True)
 
-    def park(self, node: ast.AST, how: str) -> None:
+    def park(self, node: ast.AST, how: str, whole: ast.AST) -> None:
         """The buffer is stored where the analysis does not follow it (a container display, a
         lambda, `d[k] = x`) by code that runs nothing. As `lost`, but nothing could write it
         yet: the names of this node that may now hold it are remembered, and a later node that
@@ -178,6 +178,20 @@ class Effects:
         if st.full:
             return
         a = self.node.ast_node
+        simple = (ast.Name, ast.Attribute, ast.Subscript)
+        if not (
+            (
+                isinstance(a, ast.Assign)
+                and (a.value is whole or any(t is whole for t in a.targets))
+                and all(isinstance(t, simple) for t in a.targets)
+            )
+            or (isinstance(a, ast.AnnAssign) and a.value is whole and isinstance(a.target, simple))
+            or (isinstance(a, ast.Return) and a.value is whole)
+        ):
+            # Used further inside the same node (`for t in (x, y)`, `[x][0].fill_(1)`, an
+            # argument): its holder is not a name the later nodes can be checked against.
+            self.lost(node, how)
+            return
         aliases = self._roots()
         holders = (
             {n.id for n in walk([a]) if isinstance(n, ast.Name) and n.id not in aliases}

@@ -70,7 +70,7 @@ class Stores(Effects):
                     definite=False,
                     how=f"stored into `{self._src(target)}` (a copy if that is a tensor)",
                 )
-                self.park(target, f"stored into `{self._src(target)}`")
+                self.park(target, f"stored into `{self._src(target)}`", target)
                 ref = MAYBE
         elif isinstance(target, ast.Attribute):
             base = self.eval(target.value, as_base=True)
@@ -109,7 +109,7 @@ class Stores(Effects):
                 self.demote(place)
         self._store_through(target, None)
         if ref is not None:
-            self.park(target, f"stored in `{self._src(target)}`")
+            self.park(target, f"stored in `{self._src(target)}`", target)
 
     def _shared_cell(self, name: str) -> None:
         """A closure of this function (or the enclosing one's, through `nonlocal`) shares the
