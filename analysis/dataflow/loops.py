@@ -148,6 +148,12 @@ def loop_cover(stmt: ast.For, is_range: Callable[[ast.expr], bool]) -> LoopCover
         inner = _written(body_stmt, lambda s: loop_cover(s, is_range))
         if inner is None or inner.target in assigned:
             continue
+        if any(
+            isinstance(n, ast.Name) and n.id in assigned
+            for _, size, _ in inner.sizes
+            for n in ast.walk(size)
+        ):
+            continue  # a nested loop's range may differ from one iteration to the next
         hits = [i for i, item in enumerate(inner.items) if item[0] != "all" and item[1] == var]
         if len(hits) != 1:
             continue
