@@ -496,7 +496,7 @@ class _Gen:
         held_opts: list[Callable[[], list[str]]] = [
             lambda: [f"{held} = [{x}]", f"for {t} in {held}:", f"    {t}.fill_({c})"],
             lambda: [f"{held} = ({x}, 1)", f"fill_all({held}[0])"],
-            lambda: [f"{held} = [{x}]", "acc = acc + helper_noop(acc)"],
+            lambda: [f"{held} = [{x}]", "acc = acc + helper_noop(inp)"],
             lambda: [f"{held} = {{'t': {x}}}", f"helper_write({held}['t'])"],
             lambda: [f"{held} = lambda: {x}.fill_({c})", f"{held}()"],
         ]
