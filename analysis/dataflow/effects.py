@@ -182,7 +182,10 @@ class Effects:
         if not (
             (
                 isinstance(a, ast.Assign)
-                and (a.value is whole or any(t is whole for t in a.targets))
+                and (
+                    any(o is whole for o in _concatenated(a.value))
+                    or any(t is whole for t in a.targets)
+                )
                 and all(isinstance(t, simple) for t in a.targets)
             )
             or (isinstance(a, ast.AnnAssign) and a.value is whole and isinstance(a.target, simple))
@@ -440,3 +443,11 @@ class Effects:
             ref = self.eval(a.value)
             return MAYBE if ref is not None else None
         return self.eval(a)
+
+
+def _concatenated(value: ast.expr) -> list[ast.expr]:
+    """The operands of `a + b + c` (the value itself otherwise): a display concatenated into the
+    value an assignment binds is held by the names it binds, like the value itself."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return [*_concatenated(value.left), *_concatenated(value.right)]
+    return [value]
