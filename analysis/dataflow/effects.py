@@ -175,8 +175,6 @@ class Effects:
         mentions one of them may write it (statements.py). Code handed none of them is assumed
         not to: that assumption only ever makes an `unsafe`, and its evidence says so."""
         st = self.st
-        if st.full:
-            return
         a = self.node.ast_node
         simple = (ast.Name, ast.Attribute, ast.Subscript)
         if not (
@@ -190,7 +188,7 @@ class Effects:
             )
             or (isinstance(a, ast.AnnAssign) and a.value is whole and isinstance(a.target, simple))
             or (isinstance(a, ast.Return) and a.value is whole)
-        ):
+        ) or st.full:
             # Used further inside the same node (`for t in (x, y)`, `[x][0].fill_(1)`, an
             # argument): its holder is not a name the later nodes can be checked against.
             self.lost(node, how)
