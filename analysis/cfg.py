@@ -48,6 +48,9 @@ class Node:
     # A `for` target that takes the next item of an iterable that may be a generator: the
     # generator's code runs here, at every step.
     iterates: bool = False
+    # The `after-for` join of a `for` loop without `else`: reached, when the body has no
+    # `break`, only once the iterator is exhausted (dataflow/loops.py reads the loop from it).
+    loop: ast.For | None = None
 
 
 class InlineBlock(ast.stmt):
@@ -262,6 +265,8 @@ class Builder:
         bind = self._node(Kind.BIND, stmt.target, [head, again], "for-target")
         self.cfg.nodes[bind].iterates = not iterates_without_code(stmt.iter, self._qualify)
         after = self.cfg.add(Kind.JOIN, None, "after-for")
+        if isinstance(stmt, ast.For) and not stmt.orelse:
+            self.cfg.nodes[after].loop = stmt
         loop = _Loop(again, after)
         self.loops.append(loop)
         ends = self._block(stmt.body, [bind])

@@ -77,6 +77,11 @@ class State:
     # elements, whatever part of the buffer it views. Cross-method metadata objects need this:
     # the view is created in one method, written in a second and read in a third.
     fresh: frozenset[str] = frozenset()
+    # Names that may hold the buffer through a store the analysis does not follow (a container
+    # display, a lambda, `d[k] = x`), made by code that runs nothing: a later node that mentions
+    # one of them may write it; code not handed any of them is assumed not to (only ever for an
+    # `unsafe`). CELL: a closure of this function shares the buffer's name, so any call may.
+    hidden: frozenset[str] = frozenset()
 
     @cached_property
     def footprint(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -94,6 +99,7 @@ class State:
                 plain |= ref.region.names
         dotted: set[str] = set()
         roots: set[str] = set()
+        plain |= self.hidden
         for key in self.may | self.fresh:
             root = _PATH_ROOT.match(key).group()  # type: ignore[union-attr]
             rest = key[len(root) :]
@@ -123,6 +129,7 @@ class State:
 
 
 UNREACHED = State()
+CELL = "<closure cell>"  # in `State.hidden`: not a name, never mentioned by code
 _PATH_ROOT = re.compile(r"[^.\[]*")  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
 
 
@@ -151,4 +158,5 @@ def join(a: State | None, b: State | None) -> State | None:
         lost=a.lost or b.lost,
         dims=dims,
         fresh=a.fresh & b.fresh,
+        hidden=a.hidden | b.hidden,
     )

@@ -9,7 +9,12 @@ whether the zero fill is ever observed:
   bounds that are the buffer's own size (`x[: x.shape[0]]`), every residue of a step
   (`x[::2]`, `x[1::2]`), a bool mask and its complement (`x[m] = a; x[~m] = b`, `m` only ever a
   bool tensor that nothing changes), every piece of `a, b = x.chunk(2)` (`split`, `unbind`), or
-  a declared kernel contract) before anything reads any element, and the buffer does not reach
+  a declared kernel contract, a `for e in range(n)` loop writing `x[e]` (or `x[:, e]`, two nested
+  loops `x[i, j]`, every residue `x[:, i::p]` of `range(p)`) at the top of its body with no
+  `break`/`continue`, where `n` is that dimension: the allocation's size through the same unchanged
+  int name, `x.shape[d]`, `x.size(d)` or `len(x)`; a loop that runs zero times then leaves an
+  empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered this way)
+  before anything reads any element, and the buffer does not reach
   code the analysis cannot see before that. `out=` of a torch function counts as a write, not a
   full one: it may shrink the tensor, and the storage past the result keeps its zeros.
 - `unsafe`: some path reads the buffer with nothing written yet (a reduction, an operator,
@@ -74,7 +79,12 @@ attribute through anything but a method's own `self` (`other.buf`, `self.target.
 provably a metadata record of the module; a class decorator, a store into the class or of an
 attribute named like one of its methods, a setattr of a computed name, `exec`, a base the model
 does not know, or `super()` into one, leaves the class unjudged, the message naming the line.
-Closures, lambdas and generators defined in the analysed code
+Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
+follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
+is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the
+object holding it is handed it) is assumed not to write it, and the evidence of the `unsafe` read
+says so ("assuming `f` does not write it"); a call made while a closure of the function shares
+the buffer's name may write it. Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
 stepped by a loop or an unpacking. Functions of other modules do not leave a CUDA-graph capture
 open when they return, nor close one they did not open (the file's own functions are checked).
@@ -140,6 +150,8 @@ class ZerosOverwrittenBeforeRead(Rule):
         Example(_HEADER + "def f(x):\n    acc = torch.zeros(4)\n    acc += x\n    return acc\n", Verdict.UNSAFE, "accumulator"),
         Example(_HEADER + "def f(x, idx):\n    buf = torch.zeros(8)\n    row = buf[[0, 2]]\n    row.fill_(1)\n    return buf\n", Verdict.UNSAFE, "a gather copies: the fill never reaches buf"),
         Example(_HEADER + "def f(x, n):\n    out = torch.zeros(n)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.UNSAFE, "the loop may run zero times and writes rows only"),
+        Example(_HEADER + "def f(x, n: int):\n    out = torch.zeros(n, 4)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.SAFE, "a loop over the whole dimension: run zero times, the buffer is empty"),
+        Example(_HEADER + "def f(x, n: int):\n    out = torch.zeros(n + 128)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.UNSAFE, "padding never written"),
         Example(_HEADER + "def f(x, k):\n    out = torch.zeros(8)\n    out[:k] = x\n    return out.sum()\n", Verdict.UNPROVEN, "partial write, then a read of everything"),
         Example(_HEADER + "def f(x, kernel):\n    out = torch.zeros(8)\n    kernel(out, x)\n    return out\n", Verdict.UNPROVEN, "opaque kernel"),
         Example(_HEADER + "class A:\n    def __init__(self, n):\n        self.buf = torch.zeros(n)\n", Verdict.UNPROVEN, "stored on self: read elsewhere"),

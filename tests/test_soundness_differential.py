@@ -168,7 +168,8 @@ REQUIRED_TAGS = {
     "zeros", "zeros_like", "new_zeros", "full-write", "partial-write", "view", "gather",
     "read", "read-modify-write", "metadata", "escape", "closure", "early-return", "if",
     "if-else", "for", "while", "while-true", "for-break", "try", "try-finally", "with",
-    "match", "nested-def", "tricky", "loop-alloc", "lifecycle",
+    "match", "nested-def", "tricky", "loop-alloc", "lifecycle", "loop-write", "loop-near-miss",
+    "holder",
 }  # fmt: skip
 
 

@@ -18,7 +18,8 @@ from zeroopt.analysis.dataflow.places import (
     _under,
     _written_place,
 )
-from zeroopt.analysis.state import MAYBE, SELF, UNREACHED, Ref, Region, State, View
+from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.state import CELL, MAYBE, SELF, UNREACHED, Ref, Region, State, View
 
 
 class Effects:
@@ -152,7 +153,7 @@ class Effects:
                 self.st, escapes=self.st.escapes | {(getattr(node, "lineno", self.line), how)}
             )
 
-    def lost(self, node: ast.AST, how: str) -> None:
+    def lost(self, node: ast.AST, how: str, handed: bool = True) -> None:
         """The buffer reaches something we cannot follow: any later use there is a possible read."""
         if self.st.fresh:
             # Code we cannot see may now re-point or resize a tensor of a fresh path.
@@ -162,10 +163,74 @@ class Effects:
             self._issue(UNPROVEN, node, "escape", how)
             self.st = replace(self.st, lost=True)
             self._wrote_somewhere(node)
-            if not self.conditional:
+            if handed and not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
                 self.st = replace(self.st, touched=True)
+
+    def park(self, node: ast.AST, how: str, whole: ast.AST) -> None:
+        """The buffer is stored where the analysis does not follow it (a container display, a
+        lambda, `d[k] = x`) by code that runs nothing. As `lost`, but nothing could write it
+        yet: the names of this node that may now hold it are remembered, and a later node that
+        mentions one of them may write it (statements.py). Code handed none of them is assumed
+        not to: that assumption only ever makes an `unsafe`, and its evidence says so."""
+        st = self.st
+        a = self.node.ast_node
+        simple = (ast.Name, ast.Attribute, ast.Subscript)
+        if not (
+            (
+                isinstance(a, ast.Assign)
+                and (
+                    any(o is whole for o in _concatenated(a.value))
+                    or any(t is whole for t in a.targets)
+                )
+                and all(isinstance(t, simple) for t in a.targets)
+            )
+            or (isinstance(a, ast.AnnAssign) and a.value is whole and isinstance(a.target, simple))
+            or (isinstance(a, ast.Return) and a.value is whole)
+        ) or st.full:
+            # Used further inside the same node (`for t in (x, y)`, `[x][0].fill_(1)`, an
+            # argument): its holder is not a name the later nodes can be checked against.
+            self.lost(node, how)
+            return
+        aliases = self._roots()
+        holders = (
+            {n.id for n in walk([a]) if isinstance(n, ast.Name) and n.id not in aliases}
+            if a is not None
+            else set()
+        )
+        self.lost(node, how, handed=False)
+        if not self.conditional:
+            self.st = replace(self.st, hidden=self.st.hidden | holders)
+
+    def hidden_mentioned(self, node: ast.AST) -> None:
+        """A node that mentions a name that may hold the buffer (`park`): it may write it."""
+        st = self.st
+        if (
+            st.hidden
+            and st.live
+            and not st.touched
+            and not st.full
+            and not self.conditional
+            and any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node]))
+        ):
+            self.st = replace(st, touched=True)
+
+    def _assumed(self, node: ast.AST) -> str:
+        """The callees assumed not to write the buffer before this read, for the evidence."""
+        if self.rec is None:
+            return ""
+        line = getattr(node, "lineno", self.line)
+        names = []
+        for at, callee in self.rec.outcome.assumed:
+            if at <= line and callee not in names:
+                names.append(callee)
+        if not names:
+            return ""
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        return (
+            f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
+        )
 
     def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
         st = self.st
@@ -208,7 +273,7 @@ class Effects:
                 f"run (a branch not taken, a loop with no iteration): {how}",
             )
         elif definite and not st.touched:
-            self._issue(UNSAFE, node, "read", f"read before any write: {how}")
+            self._issue(UNSAFE, node, "read", f"read before any write: {how}{self._assumed(node)}")
         elif definite:
             self._issue(
                 UNPROVEN, node, "read", f"read after only partial or possible writes: {how}"
@@ -280,6 +345,24 @@ class Effects:
         """Code we cannot see runs: it can read the buffer if the buffer is reachable from it.
         `what` may be a function: its text is made only if an issue is recorded."""
         st = self.st
+        if st.live and not st.full and not st.touched and (st.escaped or st.hidden):
+            if CELL in st.hidden or (
+                st.hidden
+                and any(
+                    isinstance(n, ast.Name) and (n.id in st.hidden or n.id in self._roots())
+                    for n in walk([node])
+                )
+            ):
+                # Handed a holder of it, or a closure of this function shares it: it may write it.
+                if not self.conditional:
+                    self.st = replace(st, touched=True)
+            elif self.rec is not None:
+                callee = (
+                    f"`{self._src(node.func)[:60]}`"
+                    if isinstance(node, ast.Call)
+                    else (what if isinstance(what, str) else what())
+                )
+                self.rec.note(self.rec.outcome.assumed, getattr(node, "lineno", self.line), callee)
         if st.live and st.escaped and not st.full and self.rec is not None:
             line, how = min(st.escapes)
             self._issue(
@@ -358,3 +441,11 @@ class Effects:
             ref = self.eval(a.value)
             return MAYBE if ref is not None else None
         return self.eval(a)
+
+
+def _concatenated(value: ast.expr) -> list[ast.expr]:
+    """The operands of `a + b + c` (the value itself otherwise): a display concatenated into the
+    value an assignment binds is held by the names it binds, like the value itself."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return [*_concatenated(value.left), *_concatenated(value.right)]
+    return [value]

@@ -187,7 +187,7 @@ class Expressions(Calls):
                 continue
             ref = self._eval_value(el)
             if ref is not None:
-                self.lost(el, f"stored in a container `{self._src(e)[:60]}`")
+                self.park(el, f"stored in a container `{self._src(e)[:60]}`", e)
         return None
 
     def _e_Tuple(self, e: ast.Tuple) -> Ref | None:
@@ -214,7 +214,7 @@ class Expressions(Calls):
             if first is not None:
                 self.read(first, e, definite=False, how="iterated by a generator expression")
             if used & self._roots():
-                self.lost(e, "used inside a generator expression that runs later")
+                self.park(e, "used inside a generator expression that runs later", e)
             return None
         saved = {k: self.lookup(k) for k in _comp_targets(e)}
         for k in saved:
@@ -244,7 +244,7 @@ class Expressions(Calls):
             ref = self.eval(part)
             self.conditional = inner
             if ref is not None:
-                self.lost(part, "collected by a comprehension")
+                self.park(part, "collected by a comprehension", e)
         self.conditional -= 1
         for k, ref in saved.items():
             self.kill(k)
@@ -267,10 +267,10 @@ class Expressions(Calls):
     def _e_Lambda(self, e: ast.Lambda) -> Ref | None:
         for d in [*e.args.defaults, *e.args.kw_defaults]:
             if d is not None and self.eval(d) is not None:
-                self.lost(d, "captured as a lambda default")
+                self.park(d, "captured as a lambda default", e)
         used = {n.id for n in ast.walk(e.body) if isinstance(n, ast.Name)}
         if used & self._roots():
-            self.lost(e, "captured by a lambda")
+            self.park(e, "captured by a lambda", e)
         return None
 
     def _e_Starred(self, e: ast.Starred) -> Ref | None:

@@ -142,6 +142,15 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                 a, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign
             ):
                 runs_code = True  # return/raise/import/def/...: keep them exact
+        if node.loop is not None:
+            # The exit of a loop that may cover a buffer it writes by index (loops.py).
+            bare.update(
+                t.value.id
+                for t in ast.walk(node.loop)
+                if isinstance(t, ast.Subscript)
+                and isinstance(t.ctx, ast.Store)
+                and isinstance(t.value, ast.Name)
+            )
         if bare & _FRAME_NAMES:
             bare.add(_ANY)
         out.append(
@@ -163,6 +172,8 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
     read, but the state after it is the same: in the fixpoint such a node is inert too."""
     if _ANY in m.bare or (recording and m.runs_code and state.escaped and not state.lost):
         return False
+    if m.runs_code and state.hidden and not state.touched and not state.full:
+        return False  # code not handed the buffer is assumed not to write it: say where
     plain, dotted, roots = state.footprint
     return (
         plain.isdisjoint(m.names)

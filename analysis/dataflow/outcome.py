@@ -45,6 +45,9 @@ class BufferOutcome:
     view_reads: list[tuple[int, str]] = field(default_factory=list)
     view_writes: list[tuple[int, str]] = field(default_factory=list)
     phase_events: set[tuple[str, str]] = field(default_factory=set)  # (phase, "read"/"write"/...)
+    # Calls assumed not to write the buffer because they are not handed it (nor a view or a
+    # holder of it): (line, callee). Only an `unsafe` read after them relies on this.
+    assumed: list[tuple[int, str]] = field(default_factory=list)
     reached: bool = False
     gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
 

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
+from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
-from zeroopt.analysis.dataflow.places import _root, _split_call, place_key
+from zeroopt.analysis.dataflow.places import _bound, _own_size, _root, _split_call, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
@@ -30,6 +31,10 @@ class Evaluator(Expressions):
                     f"not fully written before the function returns, and {how} (line {line})",
                 )
             return self.st
+        if a is not None and self.st.hidden:
+            self.hidden_mentioned(a)
+        if node.loop is not None and self.st.live and not self.st.full:
+            self._loop_cover(node.loop)
         if kind in (Kind.ENTRY, Kind.RAISE, Kind.JOIN) or a is None:
             return self.st
         if kind is Kind.CALL:
@@ -67,6 +72,76 @@ class Evaluator(Expressions):
         assert isinstance(a, ast.stmt)
         self._stmt(a)
         return self.st
+
+    def _loop_cover(self, stmt: ast.For) -> None:
+        """The exit of `for e in range(n): x[e] = ...` with n the size of that dimension of x
+        (loops.py): every index was written, or the dimension is empty (no iteration)."""
+        ctx = self.ctx
+        memo = ctx.src_memo
+        hit = memo.get(id(stmt.body))
+        if hit is None:
+
+            def is_range(f: ast.expr) -> bool:
+                return ctx.resolver.qualified(ctx.scope, f) == "builtins.range"
+
+            hit = (stmt.body, loop_cover(stmt, is_range))  # type: ignore[assignment]
+            memo[id(stmt.body)] = hit  # type: ignore[assignment]
+        cover = hit[1]
+        if not isinstance(cover, LoopCover) or not cover.full:
+            return
+        st = self.st
+        if (
+            st.escaped
+            or st.lost
+            or cover.target in ctx.escape_on_bind
+            or st.must_map().get(cover.target) != SELF
+        ):
+            return  # code elsewhere may rebind, reshape or resize it while the loop runs
+        for position, bound, kind in cover.sizes:
+            if not self._loop_size(position, bound, kind, cover.target):
+                return
+        self.write(
+            SELF,
+            stmt,
+            full=True,
+            region=None,
+            how=f"`{cover.text}` writes `{cover.target}` at every index of the dimension",
+        )
+
+    def _loop_size(self, position: int, bound: ast.expr, kind: str, target: str) -> bool:
+        ctx = self.ctx
+        dims = self.st.dims
+        size = dims[position][0] if position < len(dims) else None
+        if kind == "index" and _own_size(
+            bound, target, position, lambda f: ctx.resolver.qualified(ctx.scope, f)
+        ):
+            return True  # `range(x.shape[p])`: x is the loop's own buffer, not rebound in it
+        if kind == "stride" and isinstance(bound, ast.Constant):
+            # Residues 0..p-1 of step p cover any dimension once the loop runs at all.
+            return type(bound.value) is int and bound.value >= 1
+        text = _bound(bound, ctx.int_names)
+        if text is None or size is None:
+            return False
+        if text[0] == size:
+            return True
+        if kind != "stride":
+            return False
+        # A dimension `p * c` (c a positive literal): p <= 0 leaves no element to read.
+        try:
+            shape = ast.parse(size, mode="eval").body
+        except SyntaxError:
+            return False
+        return (
+            isinstance(shape, ast.BinOp)
+            and isinstance(shape.op, ast.Mult)
+            and any(
+                ast.unparse(side) == text[0]
+                and isinstance(other, ast.Constant)
+                and type(other.value) is int
+                and other.value >= 1
+                for side, other in ((shape.left, shape.right), (shape.right, shape.left))
+            )
+        )
 
     def _read_value(self, e: ast.expr, how: str) -> None:
         ref = self.eval(e)

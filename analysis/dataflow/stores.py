@@ -21,7 +21,7 @@ from zeroopt.analysis.dataflow.places import (
     place_key,
 )
 from zeroopt.analysis.resolve import Scope
-from zeroopt.analysis.state import MAYBE, Ref, View
+from zeroopt.analysis.state import CELL, MAYBE, Ref, View
 
 
 class Stores(Effects):
@@ -52,6 +52,7 @@ class Stores(Effects):
                 self.bind(target.id, ref, stmt)
                 if target.id in self.ctx.escape_on_bind:
                     self.escape(target, f"bound to `{target.id}`, visible outside this function")
+                    self._shared_cell(target.id)
             return
         if isinstance(target, ast.Starred):
             self.assign(target.value, MAYBE if ref is not None else None, stmt)
@@ -84,7 +85,7 @@ class Stores(Effects):
                     definite=False,
                     how=f"stored into `{self._src(target)}` (a copy if that is a tensor)",
                 )
-                self.lost(target, f"stored into `{self._src(target)}`")
+                self.park(target, f"stored into `{self._src(target)}`", target)
                 ref = MAYBE
         elif isinstance(target, ast.Attribute):
             base = self.eval(target.value, as_base=True)
@@ -123,7 +124,14 @@ class Stores(Effects):
                 self.demote(place)
         self._store_through(target, None)
         if ref is not None:
-            self.lost(target, f"stored in `{self._src(target)}`")
+            self.park(target, f"stored in `{self._src(target)}`", target)
+
+    def _shared_cell(self, name: str) -> None:
+        """A closure of this function (or the enclosing one's, through `nonlocal`) shares the
+        name: a call to code we cannot see may be a call to it, which may write the buffer."""
+        scope = self.ctx.scope
+        if name in scope.captured or name in scope.nonlocal_names:
+            self.st = replace(self.st, hidden=self.st.hidden | {CELL})
 
     def _store_runs_code(self, target: ast.expr) -> bool:
         """Whether storing into `target` runs a setter, `__setattr__` or `__setitem__` that this
@@ -220,6 +228,7 @@ class Stores(Effects):
             self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
         if tkey in self.ctx.escape_on_bind:
             self.escape(target, f"bound to `{tkey}`, visible outside this function")
+            self._shared_cell(tkey)
 
     def _record(self, target: ast.expr, tkey: str, call: ast.Call, stmt: ast.AST) -> bool:
         """`t = Meta(page_table=view, ...)` for a plain dataclass of this module: its generated

@@ -268,8 +268,61 @@ class _Gen:
             ]
             if len(h.shape) == 2:
                 opts.append(lambda: [f"{x}[:, :k] = {c}", f"{x}[:, k:] = {c}"])
+            opts += self.loop_writes(h, c)
         self.tags.add("full-write")
         return self.ch.choice(opts)()
+
+    def loop_writes(self, h: Handle, c: str) -> list[Callable[[], list[str]]]:
+        """Loops that write every index of a dimension: by the buffer's own size, the literal
+        size of the allocation, two nested loops, or every residue of a step."""
+        assert h.shape is not None
+        x, e, r = h.name, self.fresh("e"), self.fresh("r")
+        rows = h.shape[0]
+        opts: list[Callable[[], list[str]]] = [
+            lambda: [f"for {e} in range({x}.shape[0]):", f"    {x}[{e}] = {c}"],
+            lambda: [f"for {e} in range({x}.size(0)):", f"    {x}[{e}] = {c}"],
+            lambda: [f"for {e} in range({rows}):", f"    {x}[{e}] = {c}"],
+            lambda: [f"for {r} in range(2):", f"    {x}[{r}::2] = {c}"],
+        ]
+        if len(h.shape) == 2:
+            cols = h.shape[1]
+            opts += [
+                lambda: [
+                    f"for {e} in range({x}.shape[0]):",
+                    f"    for {r} in range({x}.size(1)):",
+                    f"        {x}[{e}, {r}] = {c}",
+                ],
+                lambda: [f"for {r} in range({cols}):", f"    {x}[:, {r}] = {c}"],
+                lambda: [f"for {r} in range(4):", f"    {x}[:, {r}::4] = {c}"],
+            ]
+        return [self._tagged(o, "loop-write") for o in opts]
+
+    def _tagged(self, option: Callable[[], list[str]], tag: str) -> Callable[[], list[str]]:
+        def chosen() -> list[str]:
+            self.tags.add(tag)
+            return option()
+
+        return chosen
+
+    def loop_near_misses(self, h: Handle, c: str) -> list[Callable[[], list[str]]]:
+        """Loops that look like `loop_writes` but leave an index unwritten."""
+        assert h.shape is not None
+        x, e = h.name, self.fresh("e")
+        opts: list[Callable[[], list[str]]] = [
+            lambda: [f"for {e} in range({x}.shape[0] - 1):", f"    {x}[{e}] = {c}"],
+            lambda: [f"for {e} in range(n):", f"    {x}[{e}] = {c}"],
+            lambda: [f"for {e} in range(1):", f"    {x}[{e}::2] = {c}"],
+            lambda: [
+                f"for {e} in range({x}.shape[0]):",
+                "    if flag:",
+                "        continue",
+                f"    {x}[{e}] = {c}",
+            ],
+            lambda: [f"for {e} in range({x}.shape[0]):", f"    {x}[{e}] = {c}", "    break"],
+        ]
+        if len(h.shape) == 2:
+            opts.append(lambda: [f"for {e} in range({x}.shape[0]):", f"    {x}[:, {e}] = {c}"])
+        return [self._tagged(o, "loop-near-miss") for o in opts]
 
     def partial_write(self, h: Handle, loop_var: str | None) -> list[str]:
         x, c = h.name, self.const(h)
@@ -302,6 +355,7 @@ class _Gen:
                 opts += [lambda: [f"{x}[:, :k] = {c}"], lambda: [f"{x}[:k, :] = {c}"]]
             if loop_var is not None:
                 opts.append(lambda: [f"{x}[{loop_var}] = {c}"])
+            opts += self.loop_near_misses(h, c)
         self.tags.add("partial-write")
         return self.ch.choice(opts)()
 
@@ -437,6 +491,16 @@ class _Gen:
         if h.shape is not None:
             k = self.fresh("a")
             opts.append(lambda: [f"{k} = helper_ident({x})", f"{k}.fill_({c})"])
+        # Stored in a container or a lambda, then code that is or is not handed the holder.
+        held, t = self.fresh("held"), self.fresh("t")
+        held_opts: list[Callable[[], list[str]]] = [
+            lambda: [f"{held} = [{x}]", f"for {t} in {held}:", f"    {t}.fill_({c})"],
+            lambda: [f"{held} = ({x}, 1)", f"fill_all({held}[0])"],
+            lambda: [f"{held} = [{x}]", "acc = acc + helper_noop(inp)"],
+            lambda: [f"{held} = {{'t': {x}}}", f"helper_write({held}['t'])"],
+            lambda: [f"{held} = lambda: {x}.fill_({c})", f"{held}()"],
+        ]
+        opts += [self._tagged(o, "holder") for o in held_opts]
         lines = self.ch.choice(opts)()
         if lines[0].startswith(f"def {name}") or lines[0].startswith(f"{name} ="):
             self.callables.append((name, "write" if "fill_" in lines[-1] else "read"))
