@@ -79,6 +79,9 @@ attribute through anything but a method's own `self` (`other.buf`, `self.target.
 provably a metadata record of the module; a class decorator, a store into the class or of an
 attribute named like one of its methods, a setattr of a computed name, `exec`, a base the model
 does not know, or `super()` into one, leaves the class unjudged, the message naming the line.
+Where a buffer is unjudged only because other code may also reach the object (a closure over
+`self`, code elsewhere calling its methods), which adds paths but removes none, a read before any
+write in the modelled order still makes it `unsafe`, the evidence naming that assumption.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the
