@@ -80,9 +80,13 @@ class Case:
     entry: str = "run"
     options: AnalysisOptions | None = None
     expect: frozenset[Verdict] = NOT_SAFE
-    kind: str = "unsound"  # "unsound": a read of the unwritten site; "fix": the rewrite must run
+    # "unsound": the site is read unwritten (not safe; poison changes the result);
+    # "keep": a rewrite of the site would change the program (not safe; the rewritten text differs);
+    # "fix": the site is safe and the program as `zeroopt apply` rewrites it behaves the same.
+    kind: str = "unsound"
     gpu: bool = False  # needs CUDA to show the difference
     marks: tuple[Any, ...] = field(default=())
+    modules: tuple[tuple[str, str], ...] = ()  # other modules (name, text) the scenario imports
 
     @property
     def program(self) -> str:
@@ -131,6 +135,9 @@ def check_verdict(case: Case) -> None:
         texts.append(case.program)
     for text in texts:
         for line, verdicts in site_verdicts(case, text).items():
+            if case.kind == "keep":  # not even judged (no torch allocation there) is right too
+                assert Verdict.SAFE not in verdicts, (line, verdicts)
+                continue
             assert verdicts, f"{case.name}: no finding at line {line}"
             if case.kind == "fix":
                 assert Verdict.SAFE in verdicts, (line, verdicts)
@@ -139,6 +146,15 @@ def check_verdict(case: Case) -> None:
 
 
 # --- the run -----------------------------------------------------------------------------------
+
+
+def _write(case: Case, folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, module in case.modules:
+        (folder / f"{name}.py").write_text(module.lstrip("\n"))
+    path = folder / f"{case.name}.py"
+    path.write_text(text)
+    return path
 
 
 def _run(path: Path, text: str, entry: str, targets: list[Target]) -> tuple[Any, Interceptor]:
@@ -152,7 +168,7 @@ def _run(path: Path, text: str, entry: str, targets: list[Target]) -> tuple[Any,
     interceptor = Interceptor(targets)
     interceptor.install()
     try:
-        exec(compile(text, str(path), "exec"), module.__dict__)  # the test's own program
+        exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__)  # the test's own program
         result = flatten_outputs(module.__dict__[entry]())
     finally:
         interceptor.uninstall()
@@ -165,16 +181,19 @@ def _run(path: Path, text: str, entry: str, targets: list[Target]) -> tuple[Any,
 
 def poisoned_runs(case: Case, folder: Path) -> tuple[dict[str, torch.Tensor], dict[str, str | None]]:
     """The zeros result, and per poison pattern how its result differs (None: it does not)."""
-    path = folder / f"{case.name}.py"
-    path.write_text(case.program)
+    path = _write(case, folder, case.program)
     sites = [Site(str(path), line) for line in case.sites]
     base, counted = _run(path, case.program, case.entry, [Target(s) for s in sites])
     missed = [k for k, stats in counted.stats.items() if stats.hits == 0]
     assert not missed, f"{case.name}: the scenario never allocates at {missed}"
     differences: dict[str, str | None] = {}
     for pattern in DEFAULT_PATTERNS:
-        out, _ = _run(path, case.program, case.entry, [Target(s, pattern) for s in sites])
-        differences[pattern] = outputs_difference(base, out)
+        try:
+            out, _ = _run(path, case.program, case.entry, [Target(s, pattern) for s in sites])
+        except Exception as error:  # the zeros run returned: failing is a different result
+            differences[pattern] = f"raises {type(error).__name__}: {error}"
+        else:
+            differences[pattern] = outputs_difference(base, out)
         if differences[pattern] is not None:
             break  # one differing run proves the read
     return base, differences
@@ -183,6 +202,12 @@ def poisoned_runs(case: Case, folder: Path) -> tuple[dict[str, torch.Tensor], di
 def check_execution(case: Case, folder: Path) -> None:
     if case.gpu and not torch.cuda.is_available():
         pytest.skip("needs CUDA")
+    if case.kind == "fix":
+        check_rewrite(case, folder)
+        return
+    if case.kind == "keep":
+        check_rewrite_changes(case, folder)
+        return
     base, differences = poisoned_runs(case, folder)
     assert any(d is not None for d in differences.values()), (
         f"{case.name}: every poisoned run gives the zeros result {base}"
@@ -192,40 +217,51 @@ def check_execution(case: Case, folder: Path) -> None:
 # --- fix cases: the rewrite ---------------------------------------------------------------------
 
 
-def rewritten(case: Case, text: str | None = None) -> str:
-    """`text` (default: the program) as `zeroopt apply` rewrites it: every safe site with a fix."""
-    data = (case.program if text is None else text).encode()
+def rewritten(case: Case) -> str:
+    """The program as `zeroopt apply` rewrites it: every safe site with a fix."""
+    data = case.program.encode()
     result = analyse_source(data, f"{case.name}.py", case.options)
     sites = [
         PatchSite(f.line, f.col, f.call, f.end_line, f.end_col)
         for f in result.findings
         if f.verdict is Verdict.SAFE and f.fix is not None
     ]
-    assert sites, f"{case.name}: nothing to rewrite"
     patched, _ = rewrite_source(data, sites)
     return patched.decode()
 
 
 def check_rewrite(case: Case, folder: Path) -> None:
-    """The rewritten program runs and returns what the original returns."""
-    original = folder / f"{case.name}.py"
-    fixed = folder / f"{case.name}_rewritten.py"
-    original.write_text(case.program)
+    """The program as apply rewrites it runs and returns what the original returns."""
     patched = rewritten(case)
-    assert patched != case.program
-    fixed.write_text(patched)
-    before, _ = _run(original, case.program, case.entry, [])
+    if case.kind == "fix":
+        assert patched != case.program, f"{case.name}: nothing rewritten"
+    before, _ = _run(_write(case, folder / "original", case.program), case.program, case.entry, [])
+    fixed = _write(case, folder / "rewritten", patched)
     after, _ = _run(fixed, patched, case.entry, [])
     assert outputs_difference(before, after) is None, (before, after)
+
+
+def check_rewrite_changes(case: Case, folder: Path) -> None:
+    """A "keep" case: the text rewrite of the site (`zeros(` -> `empty(`) changes the result,
+    so it must never be offered; and what apply does rewrite keeps the program's behaviour."""
+    lines = case.program.splitlines(keepends=True)
+    for line in case.sites:
+        lines[line - 1] = lines[line - 1].replace("zeros(", "empty(", 1)
+    naive = "".join(lines)
+    base, _ = _run(_write(case, folder / "original", case.program), case.program, case.entry, [])
+    try:
+        out, _ = _run(_write(case, folder / "naive", naive), naive, case.entry, [])
+    except Exception:  # noqa: S110 - failing where the original returns is a change
+        pass
+    else:
+        assert outputs_difference(base, out) is not None, f"{case.name}: the rewrite is harmless"
+    check_rewrite(case, folder)
 
 
 def check_case(case: Case, folder: Path) -> None:
     """Everything a case asserts: its verdict, then its run (or its rewrite's)."""
     check_verdict(case)
-    if case.kind == "fix":
-        check_rewrite(case, folder)
-    else:
-        check_execution(case, folder)
+    check_execution(case, folder)
 
 
 # --- cases in the old one-file format ----------------------------------------------------------

@@ -166,9 +166,13 @@ def f(n):
         return x
 
     buf = torch.zeros(n)  # <- site
-    out = torch.cond(torch.tensor(True), yes, no, (torch.ones(1),))
+    out = torch.cond(True, yes, no, (torch.ones(1),))
     buf.fill_(1)
     return out, buf
+""",
+        scenario=r"""
+def run():
+    return f(3)
 """,
     ),
     Case(
@@ -453,10 +457,10 @@ def run():
 
 
 @pytest.mark.parametrize("case", params(CASES))
-def test_the_site_is_not_safe(case: Case) -> None:
+def test_verdict_at_the_site(case: Case) -> None:
     check_verdict(case)
 
 
 @pytest.mark.parametrize("case", params(CASES))
-def test_poison_changes_the_result(case: Case, tmp_path: Path) -> None:
+def test_executed(case: Case, tmp_path: Path) -> None:
     check_execution(case, tmp_path)
