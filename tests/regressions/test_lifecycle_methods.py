@@ -679,6 +679,7 @@ def run():
     first = r.capture()  # the model: __init__, then a capture cycle, then replays
     return first, r.replay(), step(torch.ones(4, device="cuda"), torch.cuda.Stream())
 """,
+        gpu=True,
     ),
     Case(
         'replay_runs_without_capture',
