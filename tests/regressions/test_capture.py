@@ -24,7 +24,6 @@ CASES = [
             'recognised. Needs CUDA. '
         ),
         source=r"""
-import sys
 
 import torch
 
@@ -70,7 +69,6 @@ def run():
             "allocation's memory. Only `with torch.cuda.graph(...)` was recognised. Needs CUDA. "
         ),
         source=r"""
-import sys
 
 import torch
 
@@ -107,7 +105,6 @@ def run():
         ),
         source=r"""
 import contextlib
-import sys
 
 import torch
 
@@ -152,7 +149,6 @@ def run():
             'and stop is recorded, not run. Needs CUDA. '
         ),
         source=r"""
-import sys
 
 import torch
 
@@ -196,7 +192,6 @@ def run():
             'case) '
         ),
         source=r"""
-import sys
 
 import torch
 
@@ -244,7 +239,6 @@ def run():
         ),
         source=r"""
 import contextlib
-import sys
 
 import torch
 

@@ -27,10 +27,6 @@ CASES = [
 import torch
 
 
-def _ones_instead(*shape, **kw):
-    return torch.ones(*shape, **kw)
-
-
 class Holder:
     pass
 
@@ -60,10 +56,6 @@ def run():
 import torch
 
 
-def _ones_instead(*shape, **kw):
-    return torch.ones(*shape, **kw)
-
-
 def f(n):
     d = {}
     d["k"] = torch.zeros(n)  # <- site
@@ -88,10 +80,6 @@ def run():
         ),
         source=r"""
 import torch
-
-
-def _ones_instead(*shape, **kw):
-    return torch.ones(*shape, **kw)
 
 
 def f(n):
@@ -120,10 +108,6 @@ def run():
         ),
         source=r"""
 import torch
-
-
-def _ones_instead(*shape, **kw):
-    return torch.ones(*shape, **kw)
 
 
 def f(n):

@@ -58,7 +58,6 @@ class Backend:
         self.a = torch.ones(8)
 
 
-
 def f(inp, n, k, flag):
     b = Backend()
     b.init_cuda_graph_state(8)
@@ -118,7 +117,6 @@ class Backend:
         self.a = torch.ones(8)
 
 
-
 def f(inp, n, k, flag):
     b = Backend()
     b.init_cuda_graph_state(8)
@@ -146,10 +144,6 @@ def run():
         ),
         source=r"""
 import torch
-
-
-def _ones_instead(*shape, **kw):
-    return torch.ones(*shape, **kw)
 
 
 class Backend:
@@ -206,12 +200,6 @@ def run():
         source=r"""
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
-
 
 def _extend(self, x):
     return x + self.buf.sum()
@@ -262,12 +250,6 @@ def run():
         source=r"""
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
-
 
 class ExtendMixin:
     def forward_extend(self, x):
@@ -317,12 +299,6 @@ def run():
         source=r"""
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
-
 
 class Backend:
     def init_cuda_graph_state(self, n):
@@ -365,12 +341,6 @@ def run():
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 
 
 class Backend:
@@ -420,12 +390,6 @@ def run():
         source=r"""
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
-
 
 def log_stats(fn):
     def wrapper(self, *args):
@@ -474,12 +438,6 @@ def run():
         source=r"""
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
-
 
 class Backend:
     def init_cuda_graph_state(self, n):
@@ -520,12 +478,6 @@ def run():
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 
 
 class Backend:
@@ -569,12 +521,6 @@ def run():
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 
 
 def _no_metadata(self, n):
@@ -628,12 +574,6 @@ def run():
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 
 
 class Runner:
@@ -701,15 +641,6 @@ def run():
         source=r"""
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    t = _real_zeros(*shape, **kw)
-    if t.is_floating_point():
-        return t.fill_(1e9)
-    return t.fill_(10**9 if t.dtype != torch.bool else True)
-
 
 class Runner:
     def __init__(self, max_bs):
@@ -759,15 +690,6 @@ def run():
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    t = _real_zeros(*shape, **kw)
-    if t.is_floating_point():
-        return t.fill_(float("nan"))
-    return t.fill_(10**9 if t.dtype != torch.bool else True)
 
 
 class Runner:

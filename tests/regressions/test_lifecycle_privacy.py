@@ -45,8 +45,6 @@ import types
 
 import torch
 
-_real_zeros = torch.zeros
-
 
 class Backend:
     shared = None
@@ -112,10 +110,6 @@ def run():
     r = RegBackend(4)
     r.init_cuda_graph_state(4)
     return b.prev, peek()
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 """,
     ),
     Case(
@@ -142,8 +136,6 @@ def _poisoned(*shape, **kw):
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
 
 
 class HelperBackend:
@@ -204,10 +196,6 @@ def run():
         b.init_forward_metadata(4)
         b.forward_decode()
     return out
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 """,
     ),
     Case(
@@ -232,8 +220,6 @@ def _poisoned(*shape, **kw):
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
 
 
 class Inner:
@@ -289,10 +275,6 @@ def run():
         b.init_forward_metadata(1)
         out.append(b.forward_decode().item())
     return out
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 """,
     ),
     Case(
@@ -316,8 +298,6 @@ def _poisoned(*shape, **kw):
         ),
         source=r"""
 import torch
-
-_real_zeros = torch.zeros
 
 
 class Backend:
@@ -347,10 +327,6 @@ def run():
     b.init_cuda_graph_state(4)
     b.init_forward_metadata(4)
     return b.forward_decode(a).item()
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
 """,
     ),
     Case(

@@ -68,12 +68,6 @@ import dataclasses
 
 import torch
 
-_real_zeros = torch.zeros
-
-
-def _poisoned(*shape, **kw):
-    return _real_zeros(*shape, **kw).fill_(float("nan"))
-
 
 def dataclass(cls):
     """The project's record decorator: fields are snapshots of what the caller passed."""
