@@ -7,7 +7,7 @@ The old format: a header of `#` comments naming the site (`at line N`), the prog
 `def run():` scenario). The output marks the site with `# <- site`, turns the main block into a
 `run()` entry returning the zeros result, and keeps the header, cleaned of history, as `why`.
 Paste it into the `CASES` list of the module of its mechanism and run that module's tests.
-Without converting, a numbered file placed in tests/regressions/numbered/ runs as it is.
+Unconverted, a numbered file in tests/regressions/ runs as it is (test_numbered.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.regressions.harness import Case, case_from_numbered  # noqa: E402
+from tests.regressions.harness import Case, case_from_numbered
 
 _HISTORY = [
     (r"^(UNSOUND|COUNTEREXAMPLE|WRONG REWRITE)[^:]*?(\([^)]*\))?[^:]*?:\s*", ""),

@@ -19,8 +19,8 @@ module is a one-line change here.
 
 A file in the old one-file-per-case format (a numbered `NNN.py`: a header of `#` comments saying
 `at line N`, then the program, then an `if __name__ == "__main__":` block that prints the result
-with zeros and with poison) dropped into `tests/regressions/numbered/` is picked up as it is
-(see `numbered_cases`); `python tests/regressions/convert.py NNN.py` prints it as a `Case(...)`
+with zeros and with poison) dropped into `tests/regressions/` is picked up as it is by
+`test_numbered.py` (see `numbered_cases`); `python tests/regressions/convert.py NNN.py` prints it as a `Case(...)`
 to paste into a grouped module.
 """
 
@@ -30,7 +30,7 @@ import ast
 import re
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,7 +168,9 @@ def _run(path: Path, text: str, entry: str, targets: list[Target]) -> tuple[Any,
     interceptor = Interceptor(targets)
     interceptor.install()
     try:
-        exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__)  # the test's own program
+        exec(
+            compile(text, str(path), "exec", dont_inherit=True), module.__dict__
+        )  # the test's own program
         result = flatten_outputs(module.__dict__[entry]())
     finally:
         interceptor.uninstall()
@@ -179,7 +181,9 @@ def _run(path: Path, text: str, entry: str, targets: list[Target]) -> tuple[Any,
     return result, interceptor
 
 
-def poisoned_runs(case: Case, folder: Path) -> tuple[dict[str, torch.Tensor], dict[str, str | None]]:
+def poisoned_runs(
+    case: Case, folder: Path
+) -> tuple[dict[str, torch.Tensor], dict[str, str | None]]:
     """The zeros result, and per poison pattern how its result differs (None: it does not)."""
     path = _write(case, folder, case.program)
     sites = [Site(str(path), line) for line in case.sites]
@@ -251,7 +255,7 @@ def check_rewrite_changes(case: Case, folder: Path) -> None:
     base, _ = _run(_write(case, folder / "original", case.program), case.program, case.entry, [])
     try:
         out, _ = _run(_write(case, folder / "naive", naive), naive, case.entry, [])
-    except Exception:  # noqa: S110 - failing where the original returns is a change
+    except Exception:  # failing where the original returns is a change
         pass
     else:
         assert outputs_difference(base, out) is not None, f"{case.name}: the rewrite is harmless"
@@ -328,9 +332,7 @@ def case_from_numbered(path: Path) -> Case:
         near = [min(allocations, key=lambda a: abs(a - n)) for n in named if allocations]
         sites = {a for a, n in zip(near, named, strict=False) if abs(a - n) <= 2}
     assert sites, f"{path.name}: no `at line N` names an allocation"
-    marked = [
-        f"{line}  {SITE_MARK}" if i in sites else line for i, line in enumerate(program, 1)
-    ]
+    marked = [f"{line}  {SITE_MARK}" if i in sites else line for i, line in enumerate(program, 1)]
     return Case(
         name=f"numbered_{path.stem}",
         source="\n".join(marked).rstrip() + "\n",
@@ -340,6 +342,6 @@ def case_from_numbered(path: Path) -> Case:
     )
 
 
-def numbered_cases(folder: Path = HERE / "numbered") -> list[Case]:
+def numbered_cases(folder: Path = HERE) -> list[Case]:
+    """The cases of the numbered files in the old format in `folder`."""
     return [case_from_numbered(p) for p in sorted(folder.glob("[0-9]*.py"))]
-

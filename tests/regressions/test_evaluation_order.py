@@ -15,13 +15,13 @@ from tests.regressions.harness import Case, check_execution, check_verdict, para
 
 CASES = [
     Case(
-        'generator_expression_run_by_sum_before_the_write',
+        "generator_expression_run_by_sum_before_the_write",
         why=(
             'The analysis said `safe` for `h.buf = torch.zeros(n)` at line 14: "written in full '
             '(line 17) before any read". But the generator expression on line 15 reads `h.buf`, and'
-            ' `sum` runs it on line 16, before the write. A generator (or lambda) was taken to '
-            'reach the buffer only if it named a bare alias (`buf`), not the root of a path that '
-            'holds it (`h` of `h.buf`). Oracle: with the allocation poisoned, `total` changes. '
+            " `sum` runs it on line 16, before the write. A generator (or lambda) was taken to "
+            "reach the buffer only if it named a bare alias (`buf`), not the root of a path that "
+            "holds it (`h` of `h.buf`). Oracle: with the allocation poisoned, `total` changes. "
         ),
         source=r"""
 import torch
@@ -45,12 +45,12 @@ def run():
 """,
     ),
     Case(
-        'generator_over_a_dict_entry_run_before_the_write',
+        "generator_over_a_dict_entry_run_before_the_write",
         why=(
             'The analysis said `safe` for `d["k"] = torch.zeros(n)` at line 10: "written in full '
             '(line 13) before any read". But the generator expression on line 11 reads `d["k"]`, '
-            'and `sum` runs it on line 12, before the write: as in 016, only bare aliases were '
-            'looked for. Oracle: with the allocation poisoned, `total` changes. '
+            "and `sum` runs it on line 12, before the write: as in 016, only bare aliases were "
+            "looked for. Oracle: with the allocation poisoned, `total` changes. "
         ),
         source=r"""
 import torch
@@ -70,13 +70,13 @@ def run():
 """,
     ),
     Case(
-        'sort_key_closure_reads_the_buffer',
+        "sort_key_closure_reads_the_buffer",
         why=(
             'The analysis said `safe` for `buf = torch.zeros(n)` at line 9: "written in full (line '
             '15) before any read". But `sorted` calls the key function `key`, a closure over `buf`,'
-            ' on line 14, before the write. `buf` was known to escape into the closure, yet '
-            '`sorted` counted as a built-in that only reads its arguments, not as code that may run'
-            ' what it is handed. Oracle: with the allocation poisoned, `order` changes. '
+            " on line 14, before the write. `buf` was known to escape into the closure, yet "
+            "`sorted` counted as a built-in that only reads its arguments, not as code that may run"
+            " what it is handed. Oracle: with the allocation poisoned, `order` changes. "
         ),
         source=r"""
 import torch
@@ -98,13 +98,13 @@ def run():
 """,
     ),
     Case(
-        'nested_generator_function_stepped_before_the_write',
+        "nested_generator_function_stepped_before_the_write",
         why=(
             'The analysis said `safe` for `buf = torch.zeros(n)` at line 14: "written in full (line'
             ' 18) before any read". But the loop on line 16 steps the generator `it`, made on line '
-            '13 from the nested generator function `gen`, whose body reads `buf` at every step, '
-            'before the write. Stepping an iterator was not taken as running code. (Same with `a, ='
-            ' it` and `[x for x in it]`.) Oracle: with the allocation poisoned, `total` changes. '
+            "13 from the nested generator function `gen`, whose body reads `buf` at every step, "
+            "before the write. Stepping an iterator was not taken as running code. (Same with `a, ="
+            " it` and `[x for x in it]`.) Oracle: with the allocation poisoned, `total` changes. "
         ),
         source=r"""
 import torch
@@ -129,14 +129,14 @@ def run():
 """,
     ),
     Case(
-        'torch_cond_runs_the_branch_function',
+        "torch_cond_runs_the_branch_function",
         why=(
             'The analysis said `safe` for `buf = torch.zeros(n)` at line 11: "written in full (line'
             ' 13) before any read". But `torch.cond` on line 12 runs the nested function `yes`, '
-            'which reads `buf`, before the write: `torch.cond` counted as a torch function that '
-            'only reads its tensor arguments, not as control flow that runs the functions it is '
+            "which reads `buf`, before the write: `torch.cond` counted as a torch function that "
+            "only reads its tensor arguments, not as control flow that runs the functions it is "
             'handed (torch docs: "cond ... applies true_fn if pred is True"). Not run here: eager '
-            'torch.cond wants torch.compile. '
+            "torch.cond wants torch.compile. "
         ),
         source=r"""
 import torch
@@ -160,11 +160,11 @@ def run():
 """,
     ),
     Case(
-        'class_body_runs_at_the_class_statement',
+        "class_body_runs_at_the_class_statement",
         why=(
-            'a class body runs where the `class` statement is, and it reads the buffer. The '
+            "a class body runs where the `class` statement is, and it reads the buffer. The "
             'analysis said `safe` for the torch.zeros at line 5: "written in full (line 10)". Why: '
-            '`class C: s = x.sum()` evaluates x.sum() at definition time, before x.fill_(1). The '
+            "`class C: s = x.sum()` evaluates x.sum() at definition time, before x.fill_(1). The "
             "analysis evaluates only a class's decorators, bases and keywords, never its body. "
         ),
         source=r"""
@@ -186,13 +186,13 @@ def run():
 """,
     ),
     Case(
-        'annotation_of_a_nested_def_is_evaluated',
+        "annotation_of_a_nested_def_is_evaluated",
         why=(
-            'parameter annotations of a nested def are evaluated at definition time (Python < 3.14,'
-            ' no `from __future__ import annotations`), and this one reads the buffer. The analysis'
+            "parameter annotations of a nested def are evaluated at definition time (Python < 3.14,"
+            " no `from __future__ import annotations`), and this one reads the buffer. The analysis"
             ' said `safe` for the torch.zeros at line 5: "written in full (line 10)". Why: `def '
-            'g(a: x.sum() = 0)` runs x.sum() when the def statement runs, before x.fill_(1); the '
-            'value is kept in g.__annotations__. '
+            "g(a: x.sum() = 0)` runs x.sum() when the def statement runs, before x.fill_(1); the "
+            "value is kept in g.__annotations__. "
         ),
         source=r"""
 import torch
@@ -213,15 +213,15 @@ def run():
 """,
     ),
     Case(
-        'walrus_in_code_that_may_not_run',
+        "walrus_in_code_that_may_not_run",
         why=(
-            'a walrus in code that may not run (`c and (x := inp)`) drops x as an alias of the '
+            "a walrus in code that may not run (`c and (x := inp)`) drops x as an alias of the "
             'buffer. The analysis said `safe` for the torch.zeros at line 5: "written in full (line'
             ' 9)". Why: with c false, x still is the buffer and x.sum() reads its zeros. '
-            '_e_NamedExpr -> assign -> kill(x) runs even when self.conditional > 0 (only bind() '
-            'checks it), so x.sum() is not seen as a read. Same with `(x := inp) if c else None` '
-            'and `[(x := inp) for _ in range(n)]` with n == 0 (both checked); `assert (x := inp) is'
-            ' not None` under python -O likely too (untested). '
+            "_e_NamedExpr -> assign -> kill(x) runs even when self.conditional > 0 (only bind() "
+            "checks it), so x.sum() is not seen as a read. Same with `(x := inp) if c else None` "
+            "and `[(x := inp) for _ in range(n)]` with n == 0 (both checked); `assert (x := inp) is"
+            " not None` under python -O likely too (untested). "
         ),
         source=r"""
 import torch
@@ -242,7 +242,7 @@ def run():
 """,
     ),
     Case(
-        'dict_display_with_a_repeated_key',
+        "dict_display_with_a_repeated_key",
         why=(
             'a dict display with a repeated key: the last value wins, but d["a"] is bound to the '
             'first. The analysis said `safe` for the torch.zeros at line 5: "written in full (line '
@@ -266,15 +266,15 @@ def run():
 """,
     ),
     Case(
-        'traceback_frame_locals_reach_the_buffer',
+        "traceback_frame_locals_reach_the_buffer",
         why=(
             "an exception's traceback reaches this very frame's locals. The analysis said `safe` "
             'for the torch.zeros at line 5: "written in full (line 10)". Why: '
             'e.__traceback__.tb_frame.f_locals["x"] is the buffer; .sum() reads it before '
-            'x.fill_(1). FRAME_INTROSPECTION / _FRAME_NAMES know '
-            'locals/vars/eval/exec/globals/_getframe/currentframe, not the frame attributes '
-            '(tb_frame, f_locals, f_back, gi_frame, ...), nor sys.exc_info()/inspect.trace(). '
-            '(Contrived; low priority.) '
+            "x.fill_(1). FRAME_INTROSPECTION / _FRAME_NAMES know "
+            "locals/vars/eval/exec/globals/_getframe/currentframe, not the frame attributes "
+            "(tb_frame, f_locals, f_back, gi_frame, ...), nor sys.exc_info()/inspect.trace(). "
+            "(Contrived; low priority.) "
         ),
         source=r"""
 import torch
@@ -295,23 +295,23 @@ def run():
 """,
     ),
     Case(
-        'with_of_two_items_raising_in_the_second',
+        "with_of_two_items_raising_in_the_second",
         why=(
             'The analysis said `safe` for the torch.zeros at line 12 ("written in full (line 13): '
             'x[:]"). Why: `with A, B as t:` is `with A: with B as t:`. An exception raised while B '
-            'is evaluated, by B.__enter__, or while the value is bound to the target `t`, goes to '
-            'B.__exit__ (for the binding) and then to A.__exit__, which may swallow it; execution '
-            'then resumes after the with statement. rules/cfg.Builder._with creates the '
-            'EXPR/CALL/BIND nodes of every item *before* it pushes the `__exit__ (exception)` '
+            "is evaluated, by B.__enter__, or while the value is bound to the target `t`, goes to "
+            "B.__exit__ (for the binding) and then to A.__exit__, which may swallow it; execution "
+            "then resumes after the with statement. rules/cfg.Builder._with creates the "
+            "EXPR/CALL/BIND nodes of every item *before* it pushes the `__exit__ (exception)` "
             "handler, so those nodes' exception edges go to the outer target (here, out of the "
             'function) and the path "item or binding raised, suppressed, body skipped" does not '
-            'exist in the CFG. Here the target is `x[:]`: the binding is the full write. With `src`'
-            ' of the wrong shape it raises RuntimeError, which contextlib.suppress(RuntimeError) '
-            'swallows, and x is returned unwritten. Same verdict for `with '
-            'contextlib.suppress(TypeError) as x[:]: pass` (one item: suppress.__enter__ returns '
+            "exist in the CFG. Here the target is `x[:]`: the binding is the full write. With `src`"
+            " of the wrong shape it raises RuntimeError, which contextlib.suppress(RuntimeError) "
+            "swallows, and x is returned unwritten. Same verdict for `with "
+            "contextlib.suppress(TypeError) as x[:]: pass` (one item: suppress.__enter__ returns "
             "None, binding raises TypeError, and suppress's own __exit__ swallows it), and for "
             "`with suppress(E), nullcontext(x.copy_(src)): ...` (the write is in the second item's "
-            'expression). '
+            "expression). "
         ),
         source=r"""
 import contextlib
@@ -337,18 +337,18 @@ def run():
 """,
     ),
     Case(
-        'callee_reads_caller_locals_through_the_frame',
+        "callee_reads_caller_locals_through_the_frame",
         why=(
             'The analysis said `safe` for the torch.zeros at line 11 ("written in full (line 13): '
-            'x.copy_(src)"). Why: a callee defined in this module reads its caller\'s locals through'
-            ' the frame (`sys._getframe(1).f_locals`; the same with '
-            '`inspect.currentframe().f_back`, `inspect.stack()`, or a logging/debug helper doing '
-            'so). Frame introspection is recognised only *inside* the analysed function '
-            '(semantics.FRAME_INTROSPECTION, buffer_flow._FRAME_ATTRS, regression 031); a call to a'
-            ' helper is an unknown call, and buffer_flow.unknown_call reports nothing for a buffer '
+            "x.copy_(src)\"). Why: a callee defined in this module reads its caller's locals through"
+            " the frame (`sys._getframe(1).f_locals`; the same with "
+            "`inspect.currentframe().f_back`, `inspect.stack()`, or a logging/debug helper doing "
+            "so). Frame introspection is recognised only *inside* the analysed function "
+            "(semantics.FRAME_INTROSPECTION, buffer_flow._FRAME_ATTRS, regression 031); a call to a"
+            " helper is an unknown call, and buffer_flow.unknown_call reports nothing for a buffer "
             'that has not escaped. The local x never escaped, but `debug_sum("x")` reads it before '
-            '`x.copy_(src)`. The documented assumptions exempt only callables handed in by a '
-            'caller; `debug_sum` is module code. '
+            "`x.copy_(src)`. The documented assumptions exempt only callables handed in by a "
+            "caller; `debug_sum` is module code. "
         ),
         source=r"""
 import sys
@@ -372,17 +372,17 @@ def run():
 """,
     ),
     Case(
-        'except_star_runs_every_matching_handler',
+        "except_star_runs_every_matching_handler",
         why=(
             'The analysis said `safe` for the torch.zeros at line 8 ("written in full (line 15) '
             'before any read"). Why: with `except*`, every handler whose type matches part of the '
-            'ExceptionGroup runs, one after the other (PEP 654): here both do. analysis/cfg.py '
-            'Builder._try treats TryStar exactly like Try: the handlers hang side by side off one '
-            '`dispatch` node, as if exactly one of them ran, so no path has handler 1 followed by '
-            'handler 2. Handler 1 makes `y` another name for the buffer; handler 2 then reads `y` '
-            '(the zeros), which the analysis only ever sees as `other`. A fix: for TryStar, chain '
+            "ExceptionGroup runs, one after the other (PEP 654): here both do. analysis/cfg.py "
+            "Builder._try treats TryStar exactly like Try: the handlers hang side by side off one "
+            "`dispatch` node, as if exactly one of them ran, so no path has handler 1 followed by "
+            "handler 2. Handler 1 makes `y` another name for the buffer; handler 2 then reads `y` "
+            "(the zeros), which the analysis only ever sees as `other`. A fix: for TryStar, chain "
             "the handlers (each one's end, and its skip, flow into the next handler's type test), "
-            'and let an exception raised inside a handler go on to the next handlers too. '
+            "and let an exception raised inside a handler go on to the next handlers too. "
         ),
         source=r"""
 import torch
@@ -408,16 +408,16 @@ def run():
 """,
     ),
     Case(
-        'chained_comparison_short_circuits',
+        "chained_comparison_short_circuits",
         why=(
             'The analysis said `safe` for the torch.zeros at line 7 ("written in full (line 10)"). '
-            'Why: a chained comparison `a < b < c` short-circuits: c is evaluated only when `a < b`'
-            ' holds. Here, with lo >= 0, `(x := buf)` never runs, x stays `other`, x.fill_(1) '
-            'writes `other`, and buf.sum() reads the zeros. analysis/buffer_flow.py '
-            '_Eval._e_Compare evaluates every comparator unconditionally, so the walrus counts as a'
-            ' definite rebinding (x must be buf) and the fill as a full write of buf. Regression '
-            '027 fixed the same for `c and (x := ...)` (BoolOp) but not for the comparators after '
-            'the first of a chain: evaluate `e.comparators[1:]` under `self.conditional += 1`. '
+            "Why: a chained comparison `a < b < c` short-circuits: c is evaluated only when `a < b`"
+            " holds. Here, with lo >= 0, `(x := buf)` never runs, x stays `other`, x.fill_(1) "
+            "writes `other`, and buf.sum() reads the zeros. analysis/buffer_flow.py "
+            "_Eval._e_Compare evaluates every comparator unconditionally, so the walrus counts as a"
+            " definite rebinding (x must be buf) and the fill as a full write of buf. Regression "
+            "027 fixed the same for `c and (x := ...)` (BoolOp) but not for the comparators after "
+            "the first of a chain: evaluate `e.comparators[1:]` under `self.conditional += 1`. "
         ),
         source=r"""
 import torch
