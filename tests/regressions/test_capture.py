@@ -17,11 +17,11 @@ CASES = [
     Case(
         "capture_opened_and_closed_in_helpers",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(...)` at line 23 ("written in full '
-            '(line 28)"). `begin`/`end` open and close a CUDA-graph capture by hand in small '
-            "helpers: the `fill_` between them is recorded, not run, so the read after the capture "
-            "sees the allocation's memory. Only a `capture_begin` in the function itself was "
-            "recognised. Needs CUDA. "
+            '`safe` would be wrong for `buf = torch.zeros(...)` at line 21 ("written in full (line '
+            '26)"). `begin`/`end` open and close a CUDA-graph capture by hand in small helpers: the'
+            " `fill_` between them is recorded, not run, so the read after the capture sees the "
+            "allocation's memory. Only a `capture_begin` in the function itself was recognised. "
+            "Needs CUDA."
         ),
         source=r"""
 
@@ -63,10 +63,10 @@ def run():
     Case(
         "graph_entered_by_calling_enter",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(...)` at line 14 ("written in full '
-            '(line 17)"). `torch.cuda.graph(g)` entered by calling `__enter__()` by hand: the '
-            "`fill_` is recorded into the graph, not run, and the read after `__exit__` sees the "
-            "allocation's memory. Only `with torch.cuda.graph(...)` was recognised. Needs CUDA. "
+            '`safe` would be wrong for `buf = torch.zeros(...)` at line 12 ("written in full (line '
+            '15)"). `torch.cuda.graph(g)` entered by calling `__enter__()` by hand: the `fill_` is '
+            "recorded into the graph, not run, and the read after `__exit__` sees the allocation's "
+            "memory. Only `with torch.cuda.graph(...)` was recognised. Needs CUDA."
         ),
         source=r"""
 
@@ -97,11 +97,11 @@ def run():
     Case(
         "context_manager_yields_inside_capture",
         why=(
-            "The analysis said `safe` for `buf = torch.zeros(...)` at line 26. A context manager of"
-            " the file yields inside `with torch.cuda.graph(...)`; the caller enters it through an "
+            "`safe` would be wrong for `buf = torch.zeros(...)` at line 25. A context manager of "
+            "the file yields inside `with torch.cuda.graph(...)`; the caller enters it through an "
             "ExitStack (no `with`, no `__enter__` in sight), so the `fill_` after `enter_context` "
             "is recorded, not run, and the read after `close()` sees the allocation's memory. Needs"
-            " CUDA. "
+            " CUDA."
         ),
         source=r"""
 import contextlib
@@ -143,10 +143,10 @@ def run():
     Case(
         "capture_methods_stored_as_attributes",
         why=(
-            "The analysis said `safe` for `buf = torch.zeros(...)` at line 19. The capture methods "
-            "are stored as attributes (`self._start = self.g.capture_begin`) and called later "
-            "through them; a graph pool is shared with another capture. The `fill_` between start "
-            "and stop is recorded, not run. Needs CUDA. "
+            "`safe` would be wrong for `buf = torch.zeros(...)` at line 17. The capture methods are"
+            " stored as attributes (`self._start = self.g.capture_begin`) and called later through "
+            "them; a graph pool is shared with another capture. The `fill_` between start and stop "
+            "is recorded, not run. Needs CUDA."
         ),
         source=r"""
 
@@ -184,12 +184,11 @@ def run():
     Case(
         "capture_method_named_by_a_string",
         why=(
-            "The analysis said `safe` for `buf = torch.zeros(...)` at line 20. The capture is "
-            'opened by a method name spelled as a string: `getattr(g, "capture_begin")()` here, and'
-            ' stored under a string name by `setattr(self, "go", g.capture_begin)` in '
-            "`Recorder.__init__` (then called as `r.go()`). The `fill_` in between is recorded, not"
-            " run. Needs CUDA. ruff: noqa: B009, B010 (the string spellings are the point of this "
-            "case) "
+            "`safe` would be wrong for `buf = torch.zeros(...)` at line 18. The capture is opened "
+            'by a method name spelled as a string: `getattr(g, "capture_begin")()` here, and stored'
+            ' under a string name by `setattr(self, "go", g.capture_begin)` in `Recorder.__init__` '
+            "(then called as `r.go()`). The `fill_` in between is recorded, not run. Needs CUDA. "
+            "ruff: noqa: B009, B010 (the string spellings are the point of this case)"
         ),
         source=r"""
 
@@ -232,10 +231,10 @@ def run():
     Case(
         "class_enters_the_graph_in_its_enter",
         why=(
-            "The analysis said `safe` for `buf = torch.zeros(...)` at line 22. A class of the file "
+            "`safe` would be wrong for `buf = torch.zeros(...)` at line 21. A class of the file "
             "enters `torch.cuda.graph` in its own `__enter__`, and an ExitStack enters it: no "
             "`with`, no name of the class at the call. Its special methods run where no name shows "
-            "it, so every call in the file may open a capture. Needs CUDA. "
+            "it, so every call in the file may open a capture. Needs CUDA."
         ),
         source=r"""
 import contextlib

@@ -17,11 +17,11 @@ CASES = [
     Case(
         "generator_expression_run_by_sum_before_the_write",
         why=(
-            'The analysis said `safe` for `h.buf = torch.zeros(n)` at line 14: "written in full '
-            '(line 17) before any read". But the generator expression on line 15 reads `h.buf`, and'
-            " `sum` runs it on line 16, before the write. A generator (or lambda) was taken to "
-            "reach the buffer only if it named a bare alias (`buf`), not the root of a path that "
-            "holds it (`h` of `h.buf`). Oracle: with the allocation poisoned, `total` changes. "
+            '`safe` would be wrong for `h.buf = torch.zeros(n)` at line 10: "written in full (line '
+            '13) before any read". But the generator expression on line 11 reads `h.buf`, and `sum`'
+            " runs it on line 12, before the write. A generator (or lambda) was taken to reach the "
+            "buffer only if it named a bare alias (`buf`), not the root of a path that holds it "
+            "(`h` of `h.buf`). What the zeros do: with the allocation poisoned, `total` changes."
         ),
         source=r"""
 import torch
@@ -47,10 +47,10 @@ def run():
     Case(
         "generator_over_a_dict_entry_run_before_the_write",
         why=(
-            'The analysis said `safe` for `d["k"] = torch.zeros(n)` at line 10: "written in full '
-            '(line 13) before any read". But the generator expression on line 11 reads `d["k"]`, '
-            "and `sum` runs it on line 12, before the write: as in 016, only bare aliases were "
-            "looked for. Oracle: with the allocation poisoned, `total` changes. "
+            '`safe` would be wrong for `d["k"] = torch.zeros(n)` at line 6: "written in full (line '
+            '9) before any read". But the generator expression on line 7 reads `d["k"]`, and `sum` '
+            "runs it on line 8, before the write: as in 016, only bare aliases were looked for. "
+            "What the zeros do: with the allocation poisoned, `total` changes."
         ),
         source=r"""
 import torch
@@ -72,11 +72,11 @@ def run():
     Case(
         "sort_key_closure_reads_the_buffer",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 9: "written in full (line '
-            '15) before any read". But `sorted` calls the key function `key`, a closure over `buf`,'
-            " on line 14, before the write. `buf` was known to escape into the closure, yet "
-            "`sorted` counted as a built-in that only reads its arguments, not as code that may run"
-            " what it is handed. Oracle: with the allocation poisoned, `order` changes. "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 5: "written in full (line 11)'
+            ' before any read". But `sorted` calls the key function `key`, a closure over `buf`, on'
+            " line 10, before the write. `buf` was known to escape into the closure, yet `sorted` "
+            "counted as a built-in that only reads its arguments, not as code that may run what it "
+            "is handed. What the zeros do: with the allocation poisoned, `order` changes."
         ),
         source=r"""
 import torch
@@ -100,11 +100,12 @@ def run():
     Case(
         "nested_generator_function_stepped_before_the_write",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 14: "written in full (line'
-            ' 18) before any read". But the loop on line 16 steps the generator `it`, made on line '
-            "13 from the nested generator function `gen`, whose body reads `buf` at every step, "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 10: "written in full (line '
+            '14) before any read". But the loop on line 12 steps the generator `it`, made on line 9'
+            " from the nested generator function `gen`, whose body reads `buf` at every step, "
             "before the write. Stepping an iterator was not taken as running code. (Same with `a, ="
-            " it` and `[x for x in it]`.) Oracle: with the allocation poisoned, `total` changes. "
+            " it` and `[x for x in it]`.) What the zeros do: with the allocation poisoned, `total` "
+            "changes."
         ),
         source=r"""
 import torch
@@ -131,12 +132,12 @@ def run():
     Case(
         "torch_cond_runs_the_branch_function",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 11: "written in full (line'
-            ' 13) before any read". But `torch.cond` on line 12 runs the nested function `yes`, '
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 11: "written in full (line '
+            '13) before any read". But `torch.cond` on line 12 runs the nested function `yes`, '
             "which reads `buf`, before the write: `torch.cond` counted as a torch function that "
             "only reads its tensor arguments, not as control flow that runs the functions it is "
-            'handed (torch docs: "cond ... applies true_fn if pred is True"). Not run here: eager '
-            "torch.cond wants torch.compile. "
+            'handed (torch docs: "cond ... applies true_fn if pred is True"). A constant predicate '
+            "lets eager torch.cond run without torch.compile."
         ),
         source=r"""
 import torch
@@ -162,10 +163,10 @@ def run():
     Case(
         "class_body_runs_at_the_class_statement",
         why=(
-            "a class body runs where the `class` statement is, and it reads the buffer. The "
-            'analysis said `safe` for the torch.zeros at line 5: "written in full (line 10)". Why: '
-            "`class C: s = x.sum()` evaluates x.sum() at definition time, before x.fill_(1). The "
-            "analysis evaluates only a class's decorators, bases and keywords, never its body. "
+            "A class body runs where the `class` statement is, and it reads the buffer. `safe` "
+            'would be wrong for the torch.zeros at line 5: "written in full (line 10)". Why: `class'
+            " C: s = x.sum()` evaluates x.sum() at definition time, before x.fill_(1). The analysis"
+            " evaluates only a class's decorators, bases and keywords, never its body."
         ),
         source=r"""
 import torch
@@ -188,11 +189,11 @@ def run():
     Case(
         "annotation_of_a_nested_def_is_evaluated",
         why=(
-            "parameter annotations of a nested def are evaluated at definition time (Python < 3.14,"
-            " no `from __future__ import annotations`), and this one reads the buffer. The analysis"
-            ' said `safe` for the torch.zeros at line 5: "written in full (line 10)". Why: `def '
-            "g(a: x.sum() = 0)` runs x.sum() when the def statement runs, before x.fill_(1); the "
-            "value is kept in g.__annotations__. "
+            "Parameter annotations of a nested def are evaluated at definition time (Python < 3.14,"
+            " no `from __future__ import annotations`), and this one reads the buffer. `safe` would"
+            ' be wrong for the torch.zeros at line 5: "written in full (line 10)". Why: `def g(a: '
+            "x.sum() = 0)` runs x.sum() when the def statement runs, before x.fill_(1); the value "
+            "is kept in g.__annotations__."
         ),
         source=r"""
 import torch
@@ -215,13 +216,13 @@ def run():
     Case(
         "walrus_in_code_that_may_not_run",
         why=(
-            "a walrus in code that may not run (`c and (x := inp)`) drops x as an alias of the "
-            'buffer. The analysis said `safe` for the torch.zeros at line 5: "written in full (line'
-            ' 9)". Why: with c false, x still is the buffer and x.sum() reads its zeros. '
+            "A walrus in code that may not run (`c and (x := inp)`) drops x as an alias of the "
+            'buffer. `safe` would be wrong for the torch.zeros at line 5: "written in full (line '
+            '9)". Why: with c false, x still is the buffer and x.sum() reads its zeros. '
             "_e_NamedExpr -> assign -> kill(x) runs even when self.conditional > 0 (only bind() "
             "checks it), so x.sum() is not seen as a read. Same with `(x := inp) if c else None` "
             "and `[(x := inp) for _ in range(n)]` with n == 0 (both checked); `assert (x := inp) is"
-            " not None` under python -O likely too (untested). "
+            " not None` under python -O likely too (untested)."
         ),
         source=r"""
 import torch
@@ -244,10 +245,10 @@ def run():
     Case(
         "dict_display_with_a_repeated_key",
         why=(
-            'a dict display with a repeated key: the last value wins, but d["a"] is bound to the '
-            'first. The analysis said `safe` for the torch.zeros at line 5: "written in full (line '
-            '7): d[\'a\'].fill_(1)". Why: {"a": x, "a": other} holds `other` under "a"; '
-            'd["a"].fill_(1) writes `other`, and x.sum() reads the zeros. '
+            'A dict display with a repeated key: the last value wins, but d["a"] is bound to the '
+            'first. `safe` would be wrong for the torch.zeros at line 5: "written in full (line 7):'
+            ' d[\'a\'].fill_(1)". Why: {"a": x, "a": other} holds `other` under "a"; d["a"].fill_(1) '
+            "writes `other`, and x.sum() reads the zeros."
         ),
         source=r"""
 import torch
@@ -268,13 +269,13 @@ def run():
     Case(
         "traceback_frame_locals_reach_the_buffer",
         why=(
-            "an exception's traceback reaches this very frame's locals. The analysis said `safe` "
-            'for the torch.zeros at line 5: "written in full (line 10)". Why: '
+            "An exception's traceback reaches this very frame's locals. `safe` would be wrong for "
+            'the torch.zeros at line 5: "written in full (line 10)". Why: '
             'e.__traceback__.tb_frame.f_locals["x"] is the buffer; .sum() reads it before '
             "x.fill_(1). FRAME_INTROSPECTION / _FRAME_NAMES know "
             "locals/vars/eval/exec/globals/_getframe/currentframe, not the frame attributes "
             "(tb_frame, f_locals, f_back, gi_frame, ...), nor sys.exc_info()/inspect.trace(). "
-            "(Contrived; low priority.) "
+            "(Contrived; low priority.)"
         ),
         source=r"""
 import torch
@@ -297,7 +298,7 @@ def run():
     Case(
         "with_of_two_items_raising_in_the_second",
         why=(
-            'The analysis said `safe` for the torch.zeros at line 12 ("written in full (line 13): '
+            '`safe` would be wrong for the torch.zeros at line 12 ("written in full (line 13): '
             'x[:]"). Why: `with A, B as t:` is `with A: with B as t:`. An exception raised while B '
             "is evaluated, by B.__enter__, or while the value is bound to the target `t`, goes to "
             "B.__exit__ (for the binding) and then to A.__exit__, which may swallow it; execution "
@@ -311,7 +312,7 @@ def run():
             "contextlib.suppress(TypeError) as x[:]: pass` (one item: suppress.__enter__ returns "
             "None, binding raises TypeError, and suppress's own __exit__ swallows it), and for "
             "`with suppress(E), nullcontext(x.copy_(src)): ...` (the write is in the second item's "
-            "expression). "
+            "expression)."
         ),
         source=r"""
 import contextlib
@@ -339,16 +340,16 @@ def run():
     Case(
         "callee_reads_caller_locals_through_the_frame",
         why=(
-            'The analysis said `safe` for the torch.zeros at line 11 ("written in full (line 13): '
+            '`safe` would be wrong for the torch.zeros at line 11 ("written in full (line 13): '
             "x.copy_(src)\"). Why: a callee defined in this module reads its caller's locals through"
             " the frame (`sys._getframe(1).f_locals`; the same with "
             "`inspect.currentframe().f_back`, `inspect.stack()`, or a logging/debug helper doing "
             "so). Frame introspection is recognised only *inside* the analysed function "
-            "(semantics.FRAME_INTROSPECTION, buffer_flow._FRAME_ATTRS, regression 031); a call to a"
-            " helper is an unknown call, and buffer_flow.unknown_call reports nothing for a buffer "
+            "(semantics.FRAME_INTROSPECTION, buffer_flow._FRAME_ATTRS, a nearby case); a call to a "
+            "helper is an unknown call, and buffer_flow.unknown_call reports nothing for a buffer "
             'that has not escaped. The local x never escaped, but `debug_sum("x")` reads it before '
             "`x.copy_(src)`. The documented assumptions exempt only callables handed in by a "
-            "caller; `debug_sum` is module code. "
+            "caller; `debug_sum` is module code."
         ),
         source=r"""
 import sys
@@ -374,15 +375,15 @@ def run():
     Case(
         "except_star_runs_every_matching_handler",
         why=(
-            'The analysis said `safe` for the torch.zeros at line 8 ("written in full (line 15) '
-            'before any read"). Why: with `except*`, every handler whose type matches part of the '
+            '`safe` would be wrong for the torch.zeros at line 8 ("written in full (line 15) before'
+            ' any read"). Why: with `except*`, every handler whose type matches part of the '
             "ExceptionGroup runs, one after the other (PEP 654): here both do. analysis/cfg.py "
             "Builder._try treats TryStar exactly like Try: the handlers hang side by side off one "
             "`dispatch` node, as if exactly one of them ran, so no path has handler 1 followed by "
             "handler 2. Handler 1 makes `y` another name for the buffer; handler 2 then reads `y` "
             "(the zeros), which the analysis only ever sees as `other`. A fix: for TryStar, chain "
             "the handlers (each one's end, and its skip, flow into the next handler's type test), "
-            "and let an exception raised inside a handler go on to the next handlers too. "
+            "and let an exception raised inside a handler go on to the next handlers too."
         ),
         source=r"""
 import torch
@@ -410,14 +411,14 @@ def run():
     Case(
         "chained_comparison_short_circuits",
         why=(
-            'The analysis said `safe` for the torch.zeros at line 7 ("written in full (line 10)"). '
+            '`safe` would be wrong for the torch.zeros at line 7 ("written in full (line 10)"). '
             "Why: a chained comparison `a < b < c` short-circuits: c is evaluated only when `a < b`"
             " holds. Here, with lo >= 0, `(x := buf)` never runs, x stays `other`, x.fill_(1) "
             "writes `other`, and buf.sum() reads the zeros. analysis/buffer_flow.py "
             "_Eval._e_Compare evaluates every comparator unconditionally, so the walrus counts as a"
-            " definite rebinding (x must be buf) and the fill as a full write of buf. Regression "
-            "027 fixed the same for `c and (x := ...)` (BoolOp) but not for the comparators after "
-            "the first of a chain: evaluate `e.comparators[1:]` under `self.conditional += 1`. "
+            " definite rebinding (x must be buf) and the fill as a full write of buf. a nearby case"
+            " fixed the same for `c and (x := ...)` (BoolOp) but not for the comparators after the "
+            "first of a chain: evaluate `e.comparators[1:]` under `self.conditional += 1`."
         ),
         source=r"""
 import torch

@@ -25,7 +25,7 @@ CASES = [
     Case(
         "positional_arguments_bound_by_the_wrong_order",
         why=(
-            'The analysis said `safe` for the torch.zeros at line 28 ("`cu_k` is never read; '
+            '`safe` would be wrong for the torch.zeros at line 28 ("`cu_k` is never read; '
             'torch.empty is equivalent"). Why: rules/kernel_contracts binds *positional* arguments '
             "by one fixed parameter order (the FA3/hopper flash_attn_varlen_func: q, k, v, "
             "cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, ...), but "
@@ -40,7 +40,7 @@ CASES = [
             "kernels/ops/attention/flash_attention_v4_sm120.flash_attn_varlen_func puts qv at 5 and"
             " seqused_q at 6, so a seqused_q buffer passed positionally is also `ignored`; FA2's "
             "flash_attn positional orders differ too.) The stand-in below follows vllm's documented"
-            " signature and reads k/v rows [cu_k[b], cu_k[b+1]). "
+            " signature and reads k/v rows [cu_k[b], cu_k[b+1])."
         ),
         source=r"""
 import sys
@@ -87,15 +87,15 @@ def run():
     Case(
         "kernel_arguments_in_evaluation_order",
         why=(
-            'The analysis said `safe` for the torch.zeros_like at line 30 ("written in full (line '
-            '32): `out=` of flash_attn_with_kvcache (kernel contract ...)"). Why: '
+            '`safe` would be wrong for the torch.zeros_like at line 30 ("written in full (line 32):'
+            ' `out=` of flash_attn_with_kvcache (kernel contract ...)"). Why: '
             "rules/buffer_flow._kernel_call walks the bound arguments in source order (positional, "
             "then keywords as written) and applies `out=` (a contract `writes` parameter) as a full"
             " write when it meets it. `out=buf` written before `q=buf` therefore marks buf written "
             "in full, and the later `q=buf` read is a read of written data. The kernel reads q "
-            "before it writes out. Regression 024 fixed this order for torch functions in `_call` "
+            "before it writes out. a nearby case fixed this order for torch functions in `_call` "
             "(sorted by `written`), not for kernel contracts. The stand-in follows the documented "
-            "read pattern: q read in full, k/v cache rows read up to cache_seqlens, out written. "
+            "read pattern: q read in full, k/v cache rows read up to cache_seqlens, out written."
         ),
         source=r"""
 import sys
@@ -144,9 +144,9 @@ def run():
     Case(
         "user_contract_applies_to_its_own_function_only",
         why=(
-            "with the pyproject.toml below next to this file, The analysis said `safe` for `x = "
-            'torch.zeros(n)` at line 19 ("`x` is written in full (line 20) before any read on every'
-            ' path") and for `out = torch.zeros(4)` at line 25 ("written in full (line 26)"). '
+            "With the pyproject.toml below next to this file, `safe` would be wrong for `x = "
+            'torch.zeros(n)` at line 17 ("`x` is written in full (line 18) before any read on every'
+            ' path") and for `out = torch.zeros(4)` at line 23 ("written in full (line 24)"). '
             '[tool.zeroopt] [tool.zeroopt.contracts] "my_kernels.fill_metadata" = { writes = [0] } '
             '[tool.zeroopt.kernels."kern.attn"] params = ["q", "out"] writes = ["out"] Both '
             'declarations are for one function each (Contract.function: "qualified name as resolved'
@@ -165,9 +165,7 @@ def run():
             'contains "kern"). The built-in hints are meant as substrings; a user\'s exact module '
             "name should be matched exactly (or as a dotted prefix/suffix at least). Here both "
             "stand-ins accumulate into their argument (they read it), so the zeros are observed. "
-            "zeros, then with the allocations poisoned (NaN). To reproduce the scan: put this file "
-            "and the pyproject.toml above in a directory and run `zeroopt scan 003.py --no-cache` "
-            "there. "
+            "The case's options are that pyproject.toml."
         ),
         source=r"""
 import sys
@@ -212,11 +210,11 @@ def run():
     Case(
         "contract_does_not_match_by_substring",
         why=(
-            'The analysis said `safe` for `out = torch.zeros(...)` at line 21 ("`out=` of '
+            '`safe` would be wrong for `out = torch.zeros(...)` at line 21 ("`out=` of '
             'flash_attn_varlen_func (kernel contract ...)"). The built-in FlashAttention contract '
             "matched by SUBSTRING: `flash_attn_ref` contains `flash_attn`, so a local module named "
             "like the kernel got the contract that its `out=` is written in full. This one writes "
-            "nothing. "
+            "nothing."
         ),
         source=r"""
 import sys
@@ -251,12 +249,12 @@ def run():
     Case(
         "varlen_out_written_only_up_to_the_last_sequence",
         why=(
-            "The analysis said `safe` for `out = torch.zeros(...)` at line 28: the FA4 contract "
-            "said varlen `out=` is written in full, but the kernel stores only rows < "
-            "cu_seqlens_q[-1] (flash-attention flash_attn/cute/seqlen_info.py:97-116, "
+            "`safe` would be wrong for `out = torch.zeros(...)` at line 28: the FA4 contract said "
+            "varlen `out=` is written in full, but the kernel stores only rows < cu_seqlens_q[-1] "
+            "(flash-attention flash_attn/cute/seqlen_info.py:97-116, "
             "flash_attn/cute/flash_fwd.py:438; FA3 hopper/epilogue_fwd.hpp:275-278,358): with a "
             "padded batch (capture-size out, fewer real tokens) the padding rows keep what the "
-            "allocation left there. The stand-in below stores exactly the rows the kernel stores. "
+            "allocation left there. The stand-in below stores exactly the rows the kernel stores."
         ),
         source=r"""
 import sys
@@ -299,11 +297,11 @@ def run():
     Case(
         "kvcache_with_varlen_q_writes_some_rows",
         why=(
-            "The analysis said `safe` for `out = torch.zeros(...)` at line 27: "
-            "flash_attn_with_kvcache with `cu_seqlens_q=` (varlen q, as SGLang's target-verify and "
-            "draft-extend paths call it) stores only rows < cu_seqlens_q[-1] of `out` (FA3 "
-            "hopper/seqlen.h:20-26, hopper/epilogue_fwd.hpp:358); the contract said `out=` is "
-            "written in full. The stand-in stores exactly those rows. "
+            "`safe` would be wrong for `out = torch.zeros(...)` at line 27: flash_attn_with_kvcache"
+            " with `cu_seqlens_q=` (varlen q, as SGLang's target-verify and draft-extend paths call"
+            " it) stores only rows < cu_seqlens_q[-1] of `out` (FA3 hopper/seqlen.h:20-26, "
+            "hopper/epilogue_fwd.hpp:358); the contract said `out=` is written in full. The stand-"
+            "in stores exactly those rows."
         ),
         source=r"""
 import sys

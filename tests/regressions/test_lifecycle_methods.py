@@ -26,11 +26,10 @@ CASES = [
         why=(
             "`self.__dict__['a'] = ...` rebinds self.a without an attribute store, so the later "
             "`self.a.fill_(1)` writes the NEW tensor; the buffer allocated at line 13, col 18 "
-            "(still reachable as self.keep and read by forward_decode) is never written. The "
-            "analysis said `safe`. Oracle: pattern nan|max, input (0, 0, 0, False): result[0]: NaN "
-            "at different places. Any store through self.__dict__ (or vars(self), which it handles)"
-            " must kill self's buffers. Evidence the analysis gave: line 13: alloc: self.a = "
-            "torch.zeros(max_bs) line 18: write: self.a.fill_(1) line 27: write: self.a.fill_(1) "
+            "(still reachable as self.keep and read by forward_decode) is never written. `safe` "
+            "would be wrong. What the zeros do: pattern nan|max, input (0, 0, 0, False): result[0]:"
+            " NaN at different places. Any store through self.__dict__ (or vars(self), which it "
+            "handles) must kill self's buffers."
         ),
         source=r"""
 import torch
@@ -85,11 +84,10 @@ def run():
         why=(
             "`self.__dict__.update(a=...)` rebinds self.a without an attribute store, so the later "
             "`self.a.fill_(1)` writes the NEW tensor; the buffer allocated at line 13, col 18 "
-            "(still reachable as self.keep and read by forward_decode) is never written. The "
-            "analysis said `safe`. Oracle: pattern nan|max, input (0, 0, 0, False): result[0]: NaN "
-            "at different places. Any store through self.__dict__ (or vars(self), which it handles)"
-            " must kill self's buffers. Evidence the analysis gave: line 13: alloc: self.a = "
-            "torch.zeros(max_bs) line 18: write: self.a.fill_(1) line 27: write: self.a.fill_(1) "
+            "(still reachable as self.keep and read by forward_decode) is never written. `safe` "
+            "would be wrong. What the zeros do: pattern nan|max, input (0, 0, 0, False): result[0]:"
+            " NaN at different places. Any store through self.__dict__ (or vars(self), which it "
+            "handles) must kill self's buffers."
         ),
         source=r"""
 import torch
@@ -142,12 +140,12 @@ def run():
     Case(
         "closure_in_forward_reads_the_buffer",
         why=(
-            "The analysis said `safe` for `self.b1 = torch.zeros(...)` at line 10, judged through "
-            'the sglang-attention-backend lifecycle ("never read"). But `forward_decode` defines a '
+            "`safe` would be wrong for `self.b1 = torch.zeros(...)` at line 6, judged through the "
+            'sglang-attention-backend lifecycle ("never read"). But `forward_decode` defines a '
             "closure `inner` that reads `self.b1`, and calls it. The lifecycle model took `self` as"
             " private to the modelled methods, yet a nested function holds it; and calling a local "
             "function counted as an unknown call, which only matters for buffers reachable from "
-            "outside. Oracle: with the allocation poisoned, `acc` changes. "
+            "outside. What the zeros do: with the allocation poisoned, `acc` changes."
         ),
         source=r"""
 import torch
@@ -191,18 +189,18 @@ def run():
     Case(
         "other_forward_method_reads_the_buffer",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 19, col 19 "
-            '("lifecycle sglang-attention-backend: `self.buf` is never read; torch.empty is '
-            'equivalent"). But the class defines `forward_extend` by a class-body assignment '
-            "(`forward_extend = _extend`), not by a `def`; the model runs `forward_extend` after "
-            "every setup (it is one of the forwards), and `_extend` reads `self.buf`. "
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 13, col 19 ("lifecycle '
+            'sglang-attention-backend: `self.buf` is never read; torch.empty is equivalent"). But '
+            "the class defines `forward_extend` by a class-body assignment (`forward_extend = "
+            "_extend`), not by a `def`; the model runs `forward_extend` after every setup (it is "
+            "one of the forwards), and `_extend` reads `self.buf`. "
             "rules/lifecycle_program.class_methods only collects top-level `def`s, so "
             '`forward_extend` counts as "not defined" and Lifecycle.matches/`optional` treats it as'
             " the base class's harmless default; "
             "rules/lifecycle_analysis._all_methods/_used_outside never see it. Same verdict (safe) "
             "for `forward_extend = lambda self, x: self.buf.sum()`, `forward_extend = "
             "functools.partialmethod(...)`, and a `def forward_extend` nested in an `if True:` "
-            "block of the class body. "
+            "block of the class body."
         ),
         source=r"""
 import torch
@@ -245,14 +243,14 @@ def run():
     Case(
         "inherited_forward_from_a_mixin",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 20, col 19 "
-            '("`self.buf` is never read"). `Backend` inherits `forward_extend` from `ExtendMixin`, '
-            "defined in this same module, whose body reads `self.buf`. The sglang model lists "
-            '`forward_extend` in `optional` (analysis/lifecycles.py _SGLANG_DEFAULTS: "the base '
-            'versions raise NotImplementedError"), so a method the class does not define itself is '
-            "assumed to be that harmless default: the bases are never looked at (lifecycle_analysis"
-            " builds the program from the class's own `def`s only). Here the base is visible and "
-            "its forward_extend reads the buffer. "
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 14, col 19 ("`self.buf` '
+            'is never read"). `Backend` inherits `forward_extend` from `ExtendMixin`, defined in '
+            "this same module, whose body reads `self.buf`. The sglang model lists `forward_extend`"
+            ' in `optional` (analysis/lifecycles.py _SGLANG_DEFAULTS: "the base versions raise '
+            'NotImplementedError"), so a method the class does not define itself is assumed to be '
+            "that harmless default: the bases are never looked at (lifecycle_analysis builds the "
+            "program from the class's own `def`s only). Here the base is visible and its "
+            "forward_extend reads the buffer."
         ),
         source=r"""
 import torch
@@ -293,15 +291,15 @@ def run():
     Case(
         "subclass_adds_a_forward_method",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 12, col 19 "
-            '("`self.buf` is never read"). The subclass `ExtendBackend` adds `forward_extend`, '
-            "which `Backend` does not define, and it reads `self.buf`; an `ExtendBackend` runs "
-            "Backend's init_cuda_graph_state (the allocation) and then, under the same lifecycle, "
-            "its forward_extend. rules/lifecycle_analysis._overridden_in_subclass only asks whether"
-            " a subclass overrides a method already in the program (`set(class_methods(other)) & "
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 6, col 19 ("`self.buf` '
+            'is never read"). The subclass `ExtendBackend` adds `forward_extend`, which `Backend` '
+            "does not define, and it reads `self.buf`; an `ExtendBackend` runs Backend's "
+            "init_cuda_graph_state (the allocation) and then, under the same lifecycle, its "
+            "forward_extend. rules/lifecycle_analysis._overridden_in_subclass only asks whether a "
+            "subclass overrides a method already in the program (`set(class_methods(other)) & "
             "used`): a subclass *adding* one of the model's optional methods (forward_extend, "
             "forward_mixed, forward, init_forward_metadata_in_graph) or any other method touching "
-            "the buffer goes unnoticed. "
+            "the buffer goes unnoticed."
         ),
         source=r"""
 import torch
@@ -339,12 +337,12 @@ def run():
     Case(
         "override_in_a_class_of_another_base",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 12, col 19 "
-            '("`self.buf` is never read"). `Leaf` overrides `forward_decode` to read `self.buf`, '
-            "but it derives from `Backend` only through `Mid`: "
-            "rules/lifecycle_analysis._overridden_in_subclass looks only at classes naming "
-            "`Backend` directly in their bases (`b.id == cls.name`), not at subclasses of "
-            "subclasses (nor at `class X(module.Backend)`, an ast.Attribute base). "
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 6, col 19 ("`self.buf` '
+            'is never read"). `Leaf` overrides `forward_decode` to read `self.buf`, but it derives '
+            "from `Backend` only through `Mid`: rules/lifecycle_analysis._overridden_in_subclass "
+            "looks only at classes naming `Backend` directly in their bases (`b.id == cls.name`), "
+            "not at subclasses of subclasses (nor at `class X(module.Backend)`, an ast.Attribute "
+            "base)."
         ),
         source=r"""
 import torch
@@ -386,13 +384,13 @@ def run():
     Case(
         "decorated_forward_method",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 20, col 19 "
-            '("`self.buf` is never read"). `forward_decode` is wrapped by `log_stats`, a decorator '
-            "defined in this module whose wrapper reads `self.buf` before calling the method. The "
-            "lifecycle program inlines the undecorated body: rules/lifecycle_program.class_methods "
-            "only drops staticmethod/classmethod/property-like decorators and keeps every other "
-            "decorated `def` as if the decorator were not there (the wrapper's code never enters "
-            "the program). "
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 14, col 19 ("`self.buf` '
+            'is never read"). `forward_decode` is wrapped by `log_stats`, a decorator defined in '
+            "this module whose wrapper reads `self.buf` before calling the method. The lifecycle "
+            "program inlines the undecorated body: rules/lifecycle_program.class_methods only drops"
+            " staticmethod/classmethod/property-like decorators and keeps every other decorated "
+            "`def` as if the decorator were not there (the wrapper's code never enters the "
+            "program)."
         ),
         source=r"""
 import torch
@@ -434,13 +432,13 @@ def run():
     Case(
         "read_through_instance_dict",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 12, col 19 "
-            '("`self.buf` is never read"). `forward_decode` reads the buffer as '
-            '`self.__dict__["buf"]`. Regressions 012/013 made *stores* through `self.__dict__` kill'
-            " self's buffers, but a *load* through `self.__dict__[...]` is not taken as a read of "
-            "`self.buf` (the `self.__dict__` attribute path is not the `self.buf` key, and `self` "
-            "counts as a private root, so handing `self.__dict__` around is not an escape either). "
-            '`vars(self)["buf"]` is handled (unproven). '
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 6, col 19 ("`self.buf` '
+            'is never read"). `forward_decode` reads the buffer as `self.__dict__["buf"]`. a nearby'
+            " case *stores* through `self.__dict__` kill self's buffers, but a *load* through "
+            "`self.__dict__[...]` is not taken as a read of `self.buf` (the `self.__dict__` "
+            "attribute path is not the `self.buf` key, and `self` counts as a private root, so "
+            'handing `self.__dict__` around is not an escape either). `vars(self)["buf"]` is '
+            "handled (unproven)."
         ),
         source=r"""
 import torch
@@ -473,15 +471,15 @@ def run():
     Case(
         "writer_is_a_generator_function",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 12, col 19 "
-            '("`self.buf` is written in full (line 15) before any read on every path"). But '
-            "`_refresh` is a generator function (it contains `yield`): the statement "
-            "`self._refresh()` in each setup only creates a generator object and runs none of its "
-            "body, so `self.buf.fill_(1)` never executes and forward_decode reads the initial "
-            "contents. rules/lifecycle_program._Inliner._inline_self_calls inlines the body of any "
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 6, col 19 ("`self.buf` '
+            'is written in full (line 9) before any read on every path"). But `_refresh` is a '
+            "generator function (it contains `yield`): the statement `self._refresh()` in each "
+            "setup only creates a generator object and runs none of its body, so "
+            "`self.buf.fill_(1)` never executes and forward_decode reads the initial contents. "
+            "rules/lifecycle_program._Inliner._inline_self_calls inlines the body of any "
             "`self.m(...)` statement without checking that `m` is a generator (or an `async def`: "
             "the same happens with `async def _refresh(self): self.buf.fill_(1)`, a coroutine that "
-            "is never awaited; also safe). "
+            "is never awaited; also safe)."
         ),
         source=r"""
 import torch
@@ -518,13 +516,13 @@ def run():
     Case(
         "writer_redefined_later_in_the_class",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 19, col 19 "
-            '("`self.buf` is written in full (line 22) before any read on every path"). The `def '
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 13, col 19 ("`self.buf` '
+            'is written in full (line 16) before any read on every path"). The `def '
             "init_forward_metadata` that writes the buffer is replaced, later in the class body, by"
             " `init_forward_metadata = _no_metadata`, which writes nothing: eager steps then read "
             "the initial contents in forward_decode. rules/lifecycle_program.class_methods builds "
             "the class's methods from its `def` statements only, so the program runs the shadowed "
-            "body (the same blind spot as 001, here believing a write that never happens). "
+            "body (the same blind spot as 001, here believing a write that never happens)."
         ),
         source=r"""
 import torch
@@ -566,18 +564,18 @@ def run():
     Case(
         "cuda_graph_runner_capture_records_the_write",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(...)` at line 14, col 19 "
-            '("lifecycle sglang-cuda-graph-runner: `self.buf` is written in full (line 26) before '
-            'any read on every path"), and for `buf = torch.zeros(...)` at line 38 in the plain '
-            "function `step`. But the write `copy_` runs between `g.capture_begin()` and "
-            "`g.capture_end()`: it is only recorded into the graph, not executed, so the read right"
-            " after capture (`self.buf.sum()`) sees the initial contents. rules/cfg.Builder._with "
-            "only marks capture regions opened by `with torch.cuda.graph(...)` (CAPTURE_CONTEXTS, "
-            'or "graph_capture" in the name); the explicit CUDAGraph.capture_begin() / '
-            "capture_end() API (which starts/stops capture of the work queued on the current "
-            "stream; nothing runs until replay) is an ordinary call on an unrelated object, so the "
-            "write counts as executed. Needs a CUDA GPU. Observed on an NVIDIA H200 (torch CUDA): "
-            "(0.0, 4.0, 0.0) then (nan, 4.0, nan): the post-capture reads of both sites change. "
+            '`safe` would be wrong for `self.buf = torch.zeros(...)` at line 8, col 19 ("lifecycle '
+            "sglang-cuda-graph-runner: `self.buf` is written in full (line 20) before any read on "
+            'every path"), and for `buf = torch.zeros(...)` at line 32 in the plain function '
+            "`step`. But the write `copy_` runs between `g.capture_begin()` and `g.capture_end()`: "
+            "it is only recorded into the graph, not executed, so the read right after capture "
+            "(`self.buf.sum()`) sees the initial contents. rules/cfg.Builder._with only marks "
+            "capture regions opened by `with torch.cuda.graph(...)` (CAPTURE_CONTEXTS, or "
+            '"graph_capture" in the name); the explicit CUDAGraph.capture_begin() / capture_end() '
+            "API (which starts/stops capture of the work queued on the current stream; nothing runs"
+            " until replay) is an ordinary call on an unrelated object, so the write counts as "
+            "executed. Needs a CUDA GPU: with zeros (0.0, 4.0, 0.0), with NaN poison "
+            "(nan, 4.0, nan): the post-capture reads of both sites change."
         ),
         source=r"""
 import torch
@@ -631,19 +629,18 @@ def run():
     Case(
         "replay_runs_without_capture",
         why=(
-            "The analysis said `safe` for `self.seq_lens = torch.zeros(max_bs)` at line 15 "
-            '("lifecycle sglang-cuda-graph-runner: `self.seq_lens` is written in full (line 29) '
-            'before any read on every path"). Why: the model runs `replay_prepare` only where '
-            "`replay` calls it (inlined after replay's own writes), but the real sglang driver "
-            "calls `graph_runner.replay_prepare(batch)` by itself (speculative verify: eagle/ngram "
+            '`safe` would be wrong for `self.seq_lens = torch.zeros(max_bs)` at line 6 ("lifecycle '
+            "sglang-cuda-graph-runner: `self.seq_lens` is written in full (line 20) before any read"
+            ' on every path"). Why: the model runs `replay_prepare` only where `replay` calls it '
+            "(inlined after replay's own writes), but the real sglang driver calls "
+            "`graph_runner.replay_prepare(batch)` by itself (speculative verify: eagle/ngram "
             "workers do `if graph_runner.can_run(b): graph_runner.replay_prepare(b)` and later "
             "`replay(b, skip_attn_backend_init=True)`). analysis/lifecycles.py gives sglang-cuda-"
             "graph-runner only the cycles (capture) and (replay); replay_prepare is a required "
             "method the program never runs as a driver entry (rules/lifecycle_program.build_program"
             " runs only cycle.setup). Here replay_prepare reads self.seq_lens, which only replay "
-            "writes, so the direct call reads the zeros. zeros, then with torch.zeros poisoned "
-            "(filled with 1e9, as torch.empty may hand back). Observed on CPU torch: (0, 0) then "
-            "(1000000000, 1000000000). "
+            "writes, so the direct call reads the zeros: (0, 0) with zeros, "
+            "and with NaN poison `int(nan)` raises."
         ),
         source=r"""
 import torch
@@ -682,18 +679,17 @@ def run():
     Case(
         "can_run_outside_the_model",
         why=(
-            "The analysis said `safe` for `self.seq_lens = torch.zeros(max_bs)` at line 15 "
-            '("lifecycle sglang-cuda-graph-runner: `self.seq_lens` is written in full (line 29) '
-            'before any read on every path"). Why: `can_run` is not in the model; the sglang driver'
-            " calls it before every replay (`can_run_graph = graph_runner.can_run(forward_batch)`)."
-            " rules/lifecycle_analysis._used_outside is meant to catch an unmodelled method that "
+            '`safe` would be wrong for `self.seq_lens = torch.zeros(max_bs)` at line 6 ("lifecycle '
+            "sglang-cuda-graph-runner: `self.seq_lens` is written in full (line 20) before any read"
+            ' on every path"). Why: `can_run` is not in the model; the sglang driver calls it '
+            "before every replay (`can_run_graph = graph_runner.can_run(forward_batch)`). "
+            "rules/lifecycle_analysis._used_outside is meant to catch an unmodelled method that "
             "reaches the buffer, but it only looks for `self.<attr>` with the buffer's own "
             "attribute name (or `self` whole / a call of a class method). Here __init__ stores a "
             "view of the buffer under a second attribute (`self.head = self.seq_lens[:1]`) and "
             "can_run reads `self.head`: the outside-method check is sidestepped, and the dataflow "
-            "(which follows self.head as a view) never sees can_run. zeros, then with torch.zeros "
-            "poisoned (NaN, as torch.empty may hand back). Observed on CPU torch: (True, 11.0) then"
-            " (False, 11.0). "
+            "(which follows self.head as a view) never sees can_run: (True, 11.0) with zeros, (False, "
+            "11.0) with NaN poison."
         ),
         source=r"""
 import torch
@@ -732,10 +728,10 @@ def run():
     Case(
         "cuda_graph_state_runs_only_with_graphs",
         why=(
-            "The analysis said `safe` for the zeros at line 6. init_cuda_graph_state runs only with"
-            " CUDA graphs enabled (SGLang calls it from the decode CUDA-graph runner only); the "
+            "`safe` would be wrong for the zeros at line 6. init_cuda_graph_state runs only with "
+            "CUDA graphs enabled (SGLang calls it from the decode CUDA-graph runner only); the "
             "models ran it on every path, so the eager-only run's read of the `__init__` buffer it "
-            "writes was taken as written "
+            "writes was taken as written"
         ),
         source=r"""
 import torch
@@ -770,9 +766,9 @@ def run():
     Case(
         "graph_hooks_run_only_with_graphs",
         why=(
-            "The analysis said `safe` for the zeros at line 6. the same for the out_graph/in_graph "
+            "`safe` would be wrong for the zeros at line 6. the same for the out_graph/in_graph "
             "hook generation: init_cuda_graph_state is graphs-only, the eager path reads the "
-            "`__init__` buffer unwritten "
+            "`__init__` buffer unwritten"
         ),
         source=r"""
 import torch
@@ -804,9 +800,9 @@ def run():
     Case(
         "cuda_graph_state_writes_through_a_helper",
         why=(
-            "The analysis said `safe` for the zeros at line 6. init_cuda_graph_state writes the "
+            "`safe` would be wrong for the zeros at line 6. init_cuda_graph_state writes the "
             "`__init__` buffer through a helper (`self._reset_graph_state()`); the eager-only run "
-            "never calls it "
+            "never calls it"
         ),
         source=r"""
 import torch
@@ -845,9 +841,9 @@ def run():
     Case(
         "instance_attribute_shadows_a_method",
         why=(
-            "The analysis said `safe` for the zeros at line 18. an instance attribute shadows a "
+            "`safe` would be wrong for the zeros at line 18. an instance attribute shadows a "
             "method: `self._fill = _skip` in `__init__`, so `self._fill()` runs `_skip`, not the "
-            "class's `def _fill` that writes the buffer "
+            "class's `def _fill` that writes the buffer"
         ),
         source=r"""
 import torch
@@ -893,9 +889,9 @@ def run():
     Case(
         "attribute_stored_from_a_module_function_shadows_a_method",
         why=(
-            "The analysis said `safe` for the zeros at line 12. an attribute stored from a module "
+            "`safe` would be wrong for the zeros at line 12. an attribute stored from a module "
             "function (`backend.write_lens = ...`) shadows the method `write_lens` that "
-            "init_cuda_graph_state calls "
+            "init_cuda_graph_state calls"
         ),
         source=r"""
 import torch
@@ -942,9 +938,8 @@ def run():
     Case(
         "class_decorator_replaces_a_method",
         why=(
-            "The analysis said `safe` for the zeros at line 12. a class decorator replaces a "
-            "modelled method (init_forward_metadata becomes a no-op); class decorators were never "
-            "looked at "
+            "`safe` would be wrong for the zeros at line 12. a class decorator replaces a modelled "
+            "method (init_forward_metadata becomes a no-op); class decorators were never looked at"
         ),
         source=r"""
 import torch
@@ -983,9 +978,9 @@ def run():
     Case(
         "method_rebound_at_module_level",
         why=(
-            "The analysis said `safe` for the zeros at line 6. module-level rebinding after the "
-            "class body (`Backend.init_forward_metadata = ...`) replaces the method that writes the"
-            " buffer "
+            "`safe` would be wrong for the zeros at line 6. module-level rebinding after the class "
+            "body (`Backend.init_forward_metadata = ...`) replaces the method that writes the "
+            "buffer"
         ),
         source=r"""
 import torch
@@ -1025,8 +1020,8 @@ def run():
     Case(
         "setattr_from_a_function_replaces_setup",
         why=(
-            "The analysis said `safe` for the zeros at line 6. `setattr(Backend, ...)` from a "
-            "function of the module replaces the capture-time setup "
+            "`safe` would be wrong for the zeros at line 6. `setattr(Backend, ...)` from a function"
+            " of the module replaces the capture-time setup"
         ),
         source=r"""
 import torch
@@ -1064,9 +1059,9 @@ def run():
     Case(
         "super_call_runs_a_base_that_reads",
         why=(
-            "The analysis said `safe` for the zeros at line 25. "
-            "`super().init_forward_metadata(...)` runs a base of another module on `self`; the base"
-            " reads the buffer before the subclass writes it "
+            "`safe` would be wrong for the zeros at line 25. `super().init_forward_metadata(...)` "
+            "runs a base of another module on `self`; the base reads the buffer before the subclass"
+            " writes it"
         ),
         source=r"""
 import pathlib
@@ -1131,10 +1126,10 @@ def run():
     Case(
         "base_of_another_module_runs_its_own_code",
         why=(
-            "The analysis said `safe` for the zeros at line 29. a class that defines every modelled"
-            " method was accepted whatever its base: a base of another module may run its own code "
+            "`safe` would be wrong for the zeros at line 29. a class that defines every modelled "
+            "method was accepted whatever its base: a base of another module may run its own code "
             "on the object (here its `__init__` hook reads the buffer through an overridden method)"
-            " "
+            ""
         ),
         source=r"""
 import pathlib
@@ -1202,9 +1197,8 @@ def run():
     Case(
         "builder_super_build_reads_first",
         why=(
-            "The analysis said `safe` for the zeros at line 22. vLLM builder: `super().build(...)` "
-            "in `build` runs a base of another module that reads the buffer before `build` writes "
-            "it "
+            "`safe` would be wrong for the zeros at line 22. vLLM builder: `super().build(...)` in "
+            "`build` runs a base of another module that reads the buffer before `build` writes it"
         ),
         source=r"""
 import pathlib
@@ -1246,9 +1240,8 @@ def run():
     Case(
         "mangled_method_shadowed_by_an_attribute",
         why=(
-            "The analysis said `safe` for the zeros at line 17. mangled method shadowed: "
-            "`self.__fill = _skip` stores `_Backend__fill`, the same name the class's `def __fill` "
-            "has "
+            "`safe` would be wrong for the zeros at line 17. mangled method shadowed: `self.__fill "
+            "= _skip` stores `_Backend__fill`, the same name the class's `def __fill` has"
         ),
         source=r"""
 import torch
@@ -1293,9 +1286,9 @@ def run():
     Case(
         "user_lifecycle_cycles_run_in_any_order",
         why=(
-            "The analysis said `safe` for the zeros at line 6. user lifecycle (configured in the "
-            'test, cycles `capture` and `replay`): a cycle whose name contains "capture" was forced'
-            " to run first, though cycles run in any order "
+            "`safe` would be wrong for the zeros at line 6. user lifecycle (configured in the test,"
+            ' cycles `capture` and `replay`): a cycle whose name contains "capture" was forced to '
+            "run first, though cycles run in any order"
         ),
         source=r"""
 import torch
@@ -1341,7 +1334,7 @@ def run():
             "would). no capture needs to follow init_cuda_graph_state on a given object (a hybrid "
             "backend builds its prefill half's graph state, then runs it eagerly): a buffer of "
             "init_cuda_graph_state written only by the capture and replay setup is read by the "
-            "eager path "
+            "eager path"
         ),
         source=r"""
 import torch
@@ -1380,10 +1373,10 @@ def run():
     Case(
         "module_function_calls_forward_out_of_order",
         why=(
-            "The analysis said `safe` for the zeros at line 6. a module function calls a modelled "
+            "`safe` would be wrong for the zeros at line 6. a module function calls a modelled "
             "method out of the modelled order (a warm-up forward right after init_cuda_graph_state,"
             " before any metadata setup), as a method outside the model calling "
-            "`self.forward_decode` would "
+            "`self.forward_decode` would"
         ),
         source=r"""
 import torch
@@ -1418,8 +1411,8 @@ def run():
     Case(
         "exec_of_a_string_rebinds_a_method",
         why=(
-            "The analysis said `safe` for the zeros at line 6. `exec` of a string at module level "
-            "rebinds a modelled method; a string can do anything the analysis cannot read "
+            "`safe` would be wrong for the zeros at line 6. `exec` of a string at module level "
+            "rebinds a modelled method; a string can do anything the analysis cannot read"
         ),
         source=r"""
 import torch

@@ -17,28 +17,23 @@ CASES = [
     Case(
         "class_attribute_shared_between_instances",
         why=(
-            "The analysis said `safe` for `Backend.shared = torch.zeros(n)` at line 12 (class "
+            "`safe` would be wrong for `Backend.shared = torch.zeros(n)` at line 10 (class "
             'attribute, shared by every instance): "lifecycle sglang-attention-backend: '
-            "`Backend.shared` is written in full (line 20) before any read on every path; "
+            "`Backend.shared` is written in full (line 18) before any read on every path; "
             'torch.empty is equivalent". Why: the lifecycle program models ONE object; a buffer '
             "stored on the class (`Backend.shared`, not `self.x`) is shared with every other "
             "instance, whose modelled methods run on their own schedule. Instance B's __init__ "
             "takes the `else` branch (the buffer exists already) and reads it; in B's own program "
             "that branch holds no buffer, and in A's program the store into `Backend.shared` is "
             'only an "escape", which lifecycle mode never checks (check_exit=False: the end of the '
-            "program is not an exit to unknown readers). Responsible code: "
-            "rules/lifecycle_analysis._self_attribute accepts any `<Name>.<attr>` target (it never "
-            "checks that the Name is the method's `self`), so a class-level (or any other object's)"
-            ' attribute is judged as if it were private to the instance; private_roots = {"self"} '
-            "makes the store an unchecked escape. Every object's own order is one the model allows:"
-            " A = Backend(4); B = Backend(4) (A's __init__ then B's __init__; each then its own "
-            "init_cuda_graph_state / init_forward_metadata / forward_decode). (`type(self).shared ="
-            ' ...` and a module global `global _BUF` are skipped, "not stored on self"; any '
-            "`<Name>.attr` store counts. Second site: `REG.buf = torch.zeros(max_bs)` at line 40 "
-            '(REG a module-level SimpleNamespace), also `safe` ("written in full (line 43)"), '
-            "though the module function `peek()` reads it at any time: here right after "
-            "init_cuda_graph_state.) prev, peek()) with real torch.zeros, then with the allocation "
-            "poisoned (NaN). "
+            "program is not an exit to unknown readers). Every object's own order is one the model "
+            "allows: A = Backend(4); B = Backend(4) (A's __init__ then B's __init__; each then its "
+            "own init_cuda_graph_state / init_forward_metadata / forward_decode). "
+            '(`type(self).shared = ...` and a module global `global _BUF` are skipped, "not stored '
+            'on self"; any `<Name>.attr` store counts. Second site: `REG.buf = torch.zeros(max_bs)`'
+            ' at line 38 (REG a module-level SimpleNamespace), also `safe` ("written in full (line '
+            '41)"), though the module function `peek()` reads it at any time: here right after '
+            "init_cuda_graph_state.) The scenario returns (B.prev, peek())."
         ),
         source=r"""
 import types
@@ -115,24 +110,21 @@ def run():
     Case(
         "buffer_reachable_from_a_module_global",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(max_bs)` at line 11 and for "
-            '`self.buf = torch.zeros(max_bs)` at line 37: "lifecycle sglang-attention-backend: '
-            "`self.buf` is written in full (line 14 / line 40) before any read on every path; "
-            'torch.empty is equivalent". Why: each class has a method OUTSIDE the model '
-            "(`debug_checksum`), which the driver (or any code) may call at any time, e.g. right "
-            "after init_cuda_graph_state, before any metadata setup. The analysis knows this is a "
-            "risk: rules/lifecycle_analysis._used_outside rejects a buffer when an outside method "
-            "touches `self.<attr>` or uses `self` whole. But it only looks at the outside method's "
-            "own body: `self._checksum()` / `self.forward_decode()` are attribute uses of other "
-            "names, and the methods they call are excluded from the check because they are in "
+            "`safe` would be wrong for `self.buf = torch.zeros(max_bs)` at line 9 and for `self.buf"
+            ' = torch.zeros(max_bs)` at line 35: "lifecycle sglang-attention-backend: `self.buf` is'
+            " written in full (line 12 / line 38) before any read on every path; torch.empty is "
+            'equivalent". Why: each class has a method OUTSIDE the model (`debug_checksum`), which '
+            "the driver (or any code) may call at any time, e.g. right after init_cuda_graph_state,"
+            " before any metadata setup. The analysis knows this is a risk: "
+            "rules/lifecycle_analysis._used_outside rejects a buffer when an outside method touches"
+            " `self.<attr>` or uses `self` whole. But it only looks at the outside method's own "
+            "body: `self._checksum()` / `self.forward_decode()` are attribute uses of other names, "
+            "and the methods they call are excluded from the check because they are in "
             "program.methods (inlined somewhere in the program). So an outside method that reaches "
             "the buffer through a modelled method (HelperBackend: the helper `_checksum`, inlined "
             "by forward_decode) or by calling a forward method out of order (ForwardBackend: "
-            "`self.forward_decode()`) is not seen. Responsible code: _used_outside (and its "
-            "caller's filter `name not in program.methods`) does not follow `self.m(...)` calls "
-            "from outside methods into the methods the program inlines. Order: Backend(4); "
-            "init_cuda_graph_state(4); debug_checksum() (later cycles as the model says). zeros, "
-            "then poisoned (NaN). "
+            "`self.forward_decode()`) is not seen. Order: Backend(4); init_cuda_graph_state(4); "
+            "debug_checksum() (later cycles as the model says). zeros, then poisoned (NaN)."
         ),
         source=r"""
 import torch
@@ -201,9 +193,9 @@ def run():
     Case(
         "buffer_read_by_another_instance",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(max_bs)` at line 15 and at line "
-            '36: "lifecycle sglang-attention-backend: `self.buf` is written in full (line 18 / line'
-            ' 39) before any read on every path; torch.empty is equivalent". But the eager cycle '
+            "`safe` would be wrong for `self.buf = torch.zeros(max_bs)` at line 13 and at line 34: "
+            '"lifecycle sglang-attention-backend: `self.buf` is written in full (line 16 / line 37)'
+            ' before any read on every path; torch.empty is equivalent". But the eager cycle '
             "(init_forward_metadata, then forward_decode) never writes the buffer, and "
             "forward_decode reads it. Why: rules/lifecycle_program._Inliner.inline renames every "
             "method's first parameter to the one shared name `self` of the program. A method that "
@@ -216,7 +208,7 @@ def run():
             "`init; (init_forward_metadata; forward_decode)*` and the only read of the buffer is "
             "lost. (A `for self in ...` loop is only demoted: unproven.) Order (the model's graphs-"
             "disabled schedule): B(4); init_cuda_graph_state(4); init_forward_metadata(1); "
-            "forward_decode(). zeros, then poisoned (NaN). "
+            "forward_decode(). zeros, then poisoned (NaN)."
         ),
         source=r"""
 import torch
@@ -280,8 +272,8 @@ def run():
     Case(
         "second_instance_shares_the_buffer",
         why=(
-            'The analysis said `safe` for `self.buf = torch.zeros(max_bs)` at line 11: "lifecycle '
-            "sglang-attention-backend: `self.buf` is written in full (line 14) before any read on "
+            '`safe` would be wrong for `self.buf = torch.zeros(max_bs)` at line 9: "lifecycle '
+            "sglang-attention-backend: `self.buf` is written in full (line 12) before any read on "
             'every path; torch.empty is equivalent". Why: the program models one object, and '
             '`private_roots = {"self"}` makes only `self.<attr>` paths name its buffers. '
             "forward_decode of instance B reads `other.buf` of another instance A of the same class"
@@ -294,7 +286,7 @@ def run():
             'noted for completeness of the "several instances" probe.) Order: A = Backend(4); '
             "A.init_cuda_graph_state(4); B = Backend(4); B.init_cuda_graph_state(4); "
             "B.init_forward_metadata(4); B.forward_decode(A). forward_decode(A) with real "
-            "torch.zeros, then poisoned (NaN). "
+            "torch.zeros, then poisoned (NaN)."
         ),
         source=r"""
 import torch
@@ -332,9 +324,9 @@ def run():
     Case(
         "attribute_chain_to_another_instance",
         why=(
-            "The analysis said `safe` for the zeros at line 9. a draft backend reads the target "
+            "`safe` would be wrong for the zeros at line 9. a draft backend reads the target "
             "backend's buffer through an attribute chain (`self.target.lens`): another instance of "
-            "the class, whose buffer its own cycles have not written "
+            "the class, whose buffer its own cycles have not written"
         ),
         source=r"""
 import torch
@@ -374,8 +366,8 @@ def run():
     Case(
         "subscripted_chain_to_another_instance",
         why=(
-            "The analysis said `safe` for the zeros at line 9. another instance's buffer through a "
-            "subscripted chain (`self.peers[0].lens`), not `<name>.<attr>` "
+            "`safe` would be wrong for the zeros at line 9. another instance's buffer through a "
+            "subscripted chain (`self.peers[0].lens`), not `<name>.<attr>`"
         ),
         source=r"""
 import torch
@@ -416,9 +408,9 @@ def run():
     Case(
         "mangled_name_read_from_a_module_function",
         why=(
-            "The analysis said `safe` for the zeros at line 6. private name mangling: `self.__lens`"
-            " in class Backend is `_Backend__lens`, which a module function reads on an object "
-            "whose cycles have not run "
+            "`safe` would be wrong for the zeros at line 6. private name mangling: `self.__lens` in"
+            " class Backend is `_Backend__lens`, which a module function reads on an object whose "
+            "cycles have not run"
         ),
         source=r"""
 import torch
@@ -454,9 +446,9 @@ def run():
     Case(
         "module_function_reads_the_buffer",
         why=(
-            "The analysis said `safe` for the zeros at line 6. a module-level function of the same "
+            "`safe` would be wrong for the zeros at line 6. a module-level function of the same "
             "file takes the backend and reads its buffer (a warm-up probe run before any step); the"
-            " same read from a method was already handled "
+            " same read from a method was already handled"
         ),
         source=r"""
 import torch
@@ -492,8 +484,8 @@ def run():
     Case(
         "getattr_with_a_string_reads_the_buffer",
         why=(
-            "The analysis said `safe` for the zeros at line 6. a module function reads the buffer "
-            'with `getattr(backend, "lens")` '
+            "`safe` would be wrong for the zeros at line 6. a module function reads the buffer with"
+            ' `getattr(backend, "lens")`'
         ),
         source=r"""
 import torch
@@ -529,9 +521,9 @@ def run():
     Case(
         "attrgetter_at_module_level",
         why=(
-            'The analysis said `safe` for the zeros at line 8. `operator.attrgetter("lens")` at '
-            "module level reads the buffer of whatever backend it is applied to, outside the "
-            "modelled order; no `.lens` attribute is written anywhere "
+            '`safe` would be wrong for the zeros at line 8. `operator.attrgetter("lens")` at module'
+            " level reads the buffer of whatever backend it is applied to, outside the modelled "
+            "order; no `.lens` attribute is written anywhere"
         ),
         source=r"""
 import operator
@@ -571,7 +563,7 @@ def run():
             "The analysis must not say `safe` for the zeros at line 16 (a looser lifecycle model "
             "would). a module function stores another backend into `forward_metadata`, so "
             "`metadata.lens` in forward may be that backend's buffer: a metadata field named like "
-            "the buffer is exempt only where every store makes a record "
+            "the buffer is exempt only where every store makes a record"
         ),
         source=r"""
 from dataclasses import dataclass

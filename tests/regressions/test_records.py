@@ -17,12 +17,12 @@ CASES = [
     Case(
         "kw_only_field_skipped_by_positional_arguments",
         why=(
-            "a plain dataclass with a `field(kw_only=True)`: positional arguments skip that field. "
-            'The analysis said `safe` for the torch.zeros at line 12: "written in full (line 14): '
+            "A plain dataclass with a `field(kw_only=True)`: positional arguments skip that field. "
+            '`safe` would be wrong for the torch.zeros at line 12: "written in full (line 14): '
             "m.a.fill_(1)\". Why: M's __init__ is (self, b=None, *, a=None), so M(x, a=other) stores"
             " x in m.b, not m.a; m.a.fill_(1) writes `other` and m.b.sum() reads the zeros. "
             "records.py lists fields in declaration order and accepts any field() keyword but "
-            "init/default/default_factory; _record then zips positional args with that order. "
+            "init/default/default_factory; _record then zips positional args with that order."
         ),
         source=r"""
 import torch
@@ -50,18 +50,18 @@ def run():
     Case(
         "write_through_a_record_of_another_object",
         why=(
-            "The analysis said `safe` for `self.buf = torch.zeros(n)` at line 27, col 19 "
-            '("`self.buf` is written in full (line 31) before any read on every path"), the write '
-            "being `self.meta.lens.fill_(1)` through the record `Meta(lens=self.buf)`. But "
-            "`dataclass` here is this module's own decorator (it wraps dataclasses.dataclass with "
-            "an __init__ that stores copies), not dataclasses.dataclass: `self.meta.lens` is a "
-            "copy, the fill never reaches `self.buf`, and forward_decode reads the initial "
-            "contents. rules/records._fields accepts the decorator by its text alone (`_dotted(dec)"
-            ' in {"dataclass", "dataclasses.dataclass"}`) without resolving the name to the '
+            '`safe` would be wrong for `self.buf = torch.zeros(n)` at line 21, col 19 ("`self.buf` '
+            'is written in full (line 25) before any read on every path"), the write being '
+            "`self.meta.lens.fill_(1)` through the record `Meta(lens=self.buf)`. But `dataclass` "
+            "here is this module's own decorator (it wraps dataclasses.dataclass with an __init__ "
+            "that stores copies), not dataclasses.dataclass: `self.meta.lens` is a copy, the fill "
+            "never reaches `self.buf`, and forward_decode reads the initial contents. "
+            "rules/records._fields accepts the decorator by its text alone (`_dotted(dec) in "
+            '{"dataclass", "dataclasses.dataclass"}`) without resolving the name to the '
             "`dataclasses` module (a `from somelib import dataclass`, e.g. a validating/converting "
             "dataclass, is accepted the same way). The intra-procedural analysis is fooled the same"
             " way: `buf = torch.zeros(n); m = Meta(lens=buf); m.lens.fill_(1); return buf.sum()` is"
-            " also `safe`. "
+            " also `safe`."
         ),
         source=r'''
 import dataclasses
@@ -112,11 +112,11 @@ def run():
     Case(
         "classvar_imported_under_another_name",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 15 ("written in full (line'
-            ' 17)"). records._fields skips a field only if its annotation text contains "ClassVar";'
-            " `CV[int]` (ClassVar imported as CV) is a ClassVar to dataclasses (excluded from "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 15 ("written in full (line '
+            '17)"). records._fields skips a field only if its annotation text contains "ClassVar"; '
+            "`CV[int]` (ClassVar imported as CV) is a ClassVar to dataclasses (excluded from "
             "__init__), so the analysis maps Meta(x, y) to n=x, a=y while really a=x, b=y: "
-            "`m.a.fill_` writes only buf[:2], not all of buf. "
+            "`m.a.fill_` writes only buf[:2], not all of buf."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -146,11 +146,11 @@ def run():
     Case(
         "field_shadowed_by_a_property",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 20 ("written in full (line'
-            ' 22)"). A field shadowed by a property: the generated __init__ runs the setter (which '
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 20 ("written in full (line '
+            '22)"). A field shadowed by a property: the generated __init__ runs the setter (which '
             "stores a copy) and `m.a` runs the getter; records._fields only rejects functions named"
             " __init__/__post_init__/__setattr__/..., not descriptors on field names, so Meta "
-            "counts as a plain record and `m.a.fill_` is taken as a full write of buf. "
+            "counts as a plain record and `m.a.fill_` is taken as a full write of buf."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -185,11 +185,11 @@ def run():
     Case(
         "post_init_bound_by_assignment",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 17 ("written in full (line'
-            ' 19)"). `__post_init__ = _post` binds the hook by an assignment in the class body; '
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 17 ("written in full (line '
+            '19)"). `__post_init__ = _post` binds the hook by an assignment in the class body; '
             "records._fields only rejects a *def* named __post_init__ (the same holds for "
             "__init__/__setattr__ = ...), so P counts as a plain record although its __init__ "
-            "replaces m.a by a copy. "
+            "replaces m.a by a copy."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -221,10 +221,10 @@ def run():
     Case(
         "dataclass_with_getattribute",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 15 ("written in full (line'
-            ' 17)"). A dataclass defining __getattribute__ (not in records._CODE_METHODS) counts as'
-            " a plain record, but every `m.a` runs it (here: returns a copy), so `m.a.fill_` does "
-            "not write buf. "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 15 ("written in full (line '
+            '17)"). A dataclass defining __getattribute__ (not in records._CODE_METHODS) counts as '
+            "a plain record, but every `m.a` runs it (here: returns a copy), so `m.a.fill_` does "
+            "not write buf."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -254,11 +254,11 @@ def run():
     Case(
         "dict_store_through_an_alias_repoints_a_field",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 12 ("written in full (line'
-            ' 19)"). `m.a` is fresh (buf[:2], written in full through m.a). `m2.__dict__["a"] = '
-            "buf` through an alias m2 of m re-points m.a to all of buf, but rebind_elsewhere only "
-            "drops paths ending in the component `['a']`, not `.a`, and the store is not `lost`, so"
-            " `m.a.sum()` (reading buf[2:]) still counts as a read of a fresh path. "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 12 ("written in full (line '
+            '19)"). `m.a` is fresh (buf[:2], written in full through m.a). `m2.__dict__["a"] = buf`'
+            " through an alias m2 of m re-points m.a to all of buf, but rebind_elsewhere only drops"
+            " paths ending in the component `['a']`, not `.a`, and the store is not `lost`, so "
+            "`m.a.sum()` (reading buf[2:]) still counts as a read of a fresh path."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -290,11 +290,11 @@ def run():
     Case(
         "field_annotated_inside_an_if",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 14 ("written in full (line'
-            ' 17)"). A field annotated inside an `if` of the class body is a dataclass field, but '
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 14 ("written in full (line '
+            '17)"). A field annotated inside an `if` of the class body is a dataclass field, but '
             "records._fields only walks the body's top-level statements: it sees fields (b,), maps "
             'R(buf) to m.b (really m.a), and then `m.a.sum()` on a record that "holds only m.b" is '
-            "no read at all. "
+            "no read at all."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -324,10 +324,10 @@ def run():
     Case(
         "init_replaced_at_module_level",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 19 ("written in full (line'
-            ' 21)"). `Q.__init__ = _init` at module level replaces the generated __init__ (here: it'
-            " stores a copy); records only counts Name bindings of Q, not attribute stores on it, "
-            "so Q still counts as a plain record. "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 19 ("written in full (line '
+            '21)"). `Q.__init__ = _init` at module level replaces the generated __init__ (here: it '
+            "stores a copy); records only counts Name bindings of Q, not attribute stores on it, so"
+            " Q still counts as a plain record."
         ),
         source=r"""
 from dataclasses import dataclass
@@ -361,11 +361,11 @@ def run():
     Case(
         "class_name_rebound_through_globals",
         why=(
-            'The analysis said `safe` for `buf = torch.zeros(n)` at line 20 ("written in full (line'
-            ' 22)"). `globals()["Q"] = _Copying` at module level rebinds the name Q to another '
-            "class (whose __init__ stores a copy); records._module_bindings counts only syntactic "
+            '`safe` would be wrong for `buf = torch.zeros(n)` at line 20 ("written in full (line '
+            '22)"). `globals()["Q"] = _Copying` at module level rebinds the name Q to another class'
+            " (whose __init__ stores a copy); records._module_bindings counts only syntactic "
             "bindings of Q (once), so `Q(a=buf)` is still taken as the plain dataclass that stores "
-            "buf in m.a. "
+            "buf in m.a."
         ),
         source=r"""
 from dataclasses import dataclass
