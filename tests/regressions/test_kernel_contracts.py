@@ -144,7 +144,7 @@ def run():
     Case(
         "user_contract_applies_to_its_own_function_only",
         why=(
-            "With the pyproject.toml below next to this file, `safe` would be wrong for `x = "
+            "With the project's configuration (the options below), `safe` would be wrong for `x = "
             'torch.zeros(n)` at line 17 ("`x` is written in full (line 18) before any read on every'
             ' path") and for `out = torch.zeros(4)` at line 23 ("written in full (line 24)"). '
             '[tool.zeroopt] [tool.zeroopt.contracts] "my_kernels.fill_metadata" = { writes = [0] } '

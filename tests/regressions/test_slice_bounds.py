@@ -17,7 +17,7 @@ CASES = [
     Case(
         "augmented_assignment_between_complementary_slices",
         why=(
-            "K -= 1 (augmented assignment) between complementary slices does not invalidate the "
+            "`k -= 1` (augmented assignment) between complementary slices does not invalidate the "
             "region x[:k]. `safe` would be wrong for the torch.zeros at line 5, col 9, yet "
             "replacing it by poisoned memory changes the result (pattern nan|max, input (0, 0, 0, "
             "False): result: NaN at different places). Why: x[:k] writes [0, k); after k -= 1, "
@@ -44,7 +44,7 @@ def run():
     Case(
         "augmented_assignment_in_a_branch",
         why=(
-            "K += 1 inside a branch between complementary slices (augmented assignment not treated "
+            "`k += 1` inside a branch between complementary slices (augmented assignment not treated "
             "as a rebinding). `safe` would be wrong for the torch.zeros at line 5, col 9, yet "
             "replacing it by poisoned memory changes the result (pattern nan|max, input (0, 2, 3, "
             "True): result: NaN at different places). Why: with flag, x[:3] and x[5:] are written; "
@@ -301,7 +301,7 @@ def run():
     Case(
         "range_rebound_locally_is_not_an_int",
         why=(
-            "Scalars.int_names takes the target of `for k in range(...)` as an int by the name "
+            "`scalars.int_names` took the target of `for k in range(...)` as an int by the name "
             "`range` alone, even where `range` is rebound (here a local; a module-level def works "
             'the same). `safe` would be wrong for the torch.zeros at line 6: "slices together cover'
             ' the buffer (line 10): x[k:] = 2". Why: k is a 0-dim tensor; k.add_(1) moves it from 0'

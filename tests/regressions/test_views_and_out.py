@@ -17,7 +17,7 @@ CASES = [
     Case(
         "out_with_smaller_result_resizes_a_viewed_buffer",
         why=(
-            "Out= whose result is smaller than the buffer resizes it; a view taken before still "
+            "`out=` whose result is smaller than the buffer resizes it; a view taken before still "
             "sees the old elements. `safe` would be wrong for the torch.zeros at line 5, col 9, yet"
             " replacing it by poisoned memory changes the result (pattern nan|max, input (0, 0, 0, "
             "False): result: NaN at different places). Why: torch.cat(..., out=x) with a k-element "
@@ -44,7 +44,7 @@ def run():
     Case(
         "out_with_smaller_result_then_resize_back",
         why=(
-            "Out= with a smaller result, then resize_ back: the tail keeps its initial contents. "
+            "`out=` with a smaller result, then resize_ back: the tail keeps its initial contents. "
             "`safe` would be wrong for the torch.zeros at line 5, col 9, yet replacing it by "
             "poisoned memory changes the result (pattern nan|max, input (0, 0, 0, False): result: "
             "NaN at different places). Why: torch.add(<2 elements>, 1, out=x) shrinks x to 2 "
@@ -95,7 +95,7 @@ def run():
     Case(
         "out_shrinks_then_as_strided_views_all",
         why=(
-            "Out= with a smaller result shrinks x (same storage); as_strided then views all 8 "
+            "`out=` with a smaller result shrinks x (same storage); as_strided then views all 8 "
             'elements. `safe` would be wrong for the torch.zeros at line 5: "written in full (line '
             '6)". Why: torch.add(<2 elements>, 1, out=x) resizes x to 2 elements and writes those; '
             "the storage keeps its 8 elements, and torch.as_strided(x, (8,), (1,)) reads 6 never-"
