@@ -10,8 +10,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zeroopt.scan.findings import Verdict
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.scan.findings import Verdict
 
 
 @dataclass(frozen=True)
