@@ -6,21 +6,33 @@ one through the real engine, so a rule's documentation cannot drift from its beh
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zeroopt.scan.findings import Verdict
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.scan.findings import Verdict
 
 
 @dataclass(frozen=True)
 class Example:
     """`source` holds one allocation; `verdict` is what the rule must report for it (None: no
-    finding at all)."""
+    finding at all); `expected_replacement` is the whole source as `zeroopt apply` rewrites it
+    (for a fixable rule's `safe` example). Both are written indented, as triple-quoted text."""
 
     source: str
     verdict: Verdict | None
     note: str = ""
+    expected_replacement: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", _code(self.source))
+        if self.expected_replacement is not None:
+            object.__setattr__(self, "expected_replacement", _code(self.expected_replacement))
+
+
+def _code(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
 
 
 class Rule:

@@ -135,8 +135,6 @@ from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
 
-_HEADER = "import torch\n\n"
-
 
 class ZerosOverwrittenBeforeRead(Rule):
     __doc__ = __doc__
@@ -146,21 +144,211 @@ class ZerosOverwrittenBeforeRead(Rule):
     calls = ZEROS_CALLS
     fixable = True
     examples = (
-        Example(_HEADER + "def f(x):\n    out = torch.zeros(4)\n    out.copy_(x)\n    return out\n", Verdict.SAFE),
-        Example(_HEADER + "def f(x, k: int):\n    out = torch.zeros(8)\n    out[:k] = x[:k]\n    out[k:] = 1\n    return out.sum()\n", Verdict.SAFE, "complementary slices with an int bound"),
-        Example(_HEADER + "def f(x):\n    out = x.new_zeros(3, 4)\n    out.t().copy_(x)\n    return out\n", Verdict.SAFE, "write through a full view"),
-        Example(_HEADER + "def f(a, b):\n    out = torch.zeros(4)\n    torch.add(a, b, out=out)\n    return out\n", Verdict.UNPROVEN, "out= may shrink it: the storage past the result keeps its zeros"),
-        Example(_HEADER + "def f(x):\n    acc = torch.zeros(4)\n    acc += x\n    return acc\n", Verdict.UNSAFE, "accumulator"),
-        Example(_HEADER + "def f(x, idx):\n    buf = torch.zeros(8)\n    row = buf[[0, 2]]\n    row.fill_(1)\n    return buf\n", Verdict.UNSAFE, "a gather copies: the fill never reaches buf"),
-        Example(_HEADER + "def f(x, n):\n    out = torch.zeros(n)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.UNSAFE, "the loop may run zero times and writes rows only"),
-        Example(_HEADER + "def f(x, n: int):\n    out = torch.zeros(n, 4)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.SAFE, "a loop over the whole dimension: run zero times, the buffer is empty"),
-        Example(_HEADER + "def f(x, n: int):\n    out = torch.zeros(n + 128)\n    for i in range(n):\n        out[i] = x[i]\n    return out.sum()\n", Verdict.UNSAFE, "padding never written"),
-        Example(_HEADER + "def f(x, k):\n    out = torch.zeros(8)\n    out[:k] = x\n    return out.sum()\n", Verdict.UNPROVEN, "partial write, then a read of everything"),
-        Example(_HEADER + "def f(x, kernel):\n    out = torch.zeros(8)\n    kernel(out, x)\n    return out\n", Verdict.UNPROVEN, "opaque kernel"),
-        Example(_HEADER + "class A:\n    def __init__(self, n):\n        self.buf = torch.zeros(n)\n", Verdict.UNPROVEN, "stored on self: read elsewhere"),
-        Example(_HEADER + "def f(x, flag):\n    out = torch.zeros(4)\n    if flag:\n        out.fill_(1)\n    return out.sum()\n", Verdict.UNSAFE, "written on one branch only"),
-        Example("import numpy as np\n\ndef f():\n    return np.zeros(3)\n", None, "not torch"),
-    )  # fmt: skip
+        Example(
+            """
+            import torch
+
+            def f(x):
+                out = torch.zeros(4)
+                out.copy_(x)
+                return out
+            """,
+            Verdict.SAFE,
+            expected_replacement="""
+            import torch
+
+            def f(x):
+                out = torch.empty(4)
+                out.copy_(x)
+                return out
+            """,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, k: int):
+                out = torch.zeros(8)
+                out[:k] = x[:k]
+                out[k:] = 1
+                return out.sum()
+            """,
+            Verdict.SAFE,
+            "complementary slices with an int bound",
+            expected_replacement="""
+            import torch
+
+            def f(x, k: int):
+                out = torch.empty(8)
+                out[:k] = x[:k]
+                out[k:] = 1
+                return out.sum()
+            """,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x):
+                out = x.new_zeros(3, 4)
+                out.t().copy_(x)
+                return out
+            """,
+            Verdict.SAFE,
+            "write through a full view",
+            expected_replacement="""
+            import torch
+
+            def f(x):
+                out = x.new_empty(3, 4)
+                out.t().copy_(x)
+                return out
+            """,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(a, b):
+                out = torch.zeros(4)
+                torch.add(a, b, out=out)
+                return out
+            """,
+            Verdict.UNPROVEN,
+            "out= may shrink it: the storage past the result keeps its zeros",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x):
+                acc = torch.zeros(4)
+                acc += x
+                return acc
+            """,
+            Verdict.UNSAFE,
+            "accumulator",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, idx):
+                buf = torch.zeros(8)
+                row = buf[[0, 2]]
+                row.fill_(1)
+                return buf
+            """,
+            Verdict.UNSAFE,
+            "a gather copies: the fill never reaches buf",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, n):
+                out = torch.zeros(n)
+                for i in range(n):
+                    out[i] = x[i]
+                return out.sum()
+            """,
+            Verdict.UNSAFE,
+            "the loop may run zero times and writes rows only",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, n: int):
+                out = torch.zeros(n, 4)
+                for i in range(n):
+                    out[i] = x[i]
+                return out.sum()
+            """,
+            Verdict.SAFE,
+            "a loop over the whole dimension: run zero times, the buffer is empty",
+            expected_replacement="""
+            import torch
+
+            def f(x, n: int):
+                out = torch.empty(n, 4)
+                for i in range(n):
+                    out[i] = x[i]
+                return out.sum()
+            """,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, n: int):
+                out = torch.zeros(n + 128)
+                for i in range(n):
+                    out[i] = x[i]
+                return out.sum()
+            """,
+            Verdict.UNSAFE,
+            "padding never written",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, k):
+                out = torch.zeros(8)
+                out[:k] = x
+                return out.sum()
+            """,
+            Verdict.UNPROVEN,
+            "partial write, then a read of everything",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, kernel):
+                out = torch.zeros(8)
+                kernel(out, x)
+                return out
+            """,
+            Verdict.UNPROVEN,
+            "opaque kernel",
+        ),
+        Example(
+            """
+            import torch
+
+            class A:
+                def __init__(self, n):
+                    self.buf = torch.zeros(n)
+            """,
+            Verdict.UNPROVEN,
+            "stored on self: read elsewhere",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, flag):
+                out = torch.zeros(4)
+                if flag:
+                    out.fill_(1)
+                return out.sum()
+            """,
+            Verdict.UNSAFE,
+            "written on one branch only",
+        ),
+        Example(
+            """
+            import numpy as np
+
+            def f():
+                return np.zeros(3)
+            """,
+            None,
+            "not torch",
+        ),
+    )
 
     @classmethod
     def report(cls, call: str, outcome: BufferOutcome, every: bool = False) -> Verdict | None:

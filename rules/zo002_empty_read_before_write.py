@@ -61,8 +61,6 @@ from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
 
-_HEADER = "import torch\n\n"
-
 
 class EmptyReadBeforeWrite(Rule):
     __doc__ = __doc__
@@ -72,11 +70,52 @@ class EmptyReadBeforeWrite(Rule):
     calls = EMPTY_CALLS
     fixable = False
     examples = (
-        Example(_HEADER + "def f(x):\n    acc = torch.empty(4)\n    acc += x\n    return acc\n", Verdict.UNSAFE),
-        Example(_HEADER + "def f(x):\n    m = torch.empty_like(x)\n    return m.max()\n", Verdict.UNSAFE),
-        Example(_HEADER + "def f(x):\n    out = torch.empty(4)\n    out.copy_(x)\n    return out.sum()\n", None, "written first"),
-        Example(_HEADER + "def f(x, kernel):\n    out = torch.empty(4)\n    kernel(out)\n    return out\n", None, "opaque: not reported"),
-    )  # fmt: skip
+        Example(
+            """
+            import torch
+
+            def f(x):
+                acc = torch.empty(4)
+                acc += x
+                return acc
+            """,
+            Verdict.UNSAFE,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x):
+                m = torch.empty_like(x)
+                return m.max()
+            """,
+            Verdict.UNSAFE,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x):
+                out = torch.empty(4)
+                out.copy_(x)
+                return out.sum()
+            """,
+            None,
+            "written first",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, kernel):
+                out = torch.empty(4)
+                kernel(out)
+                return out
+            """,
+            None,
+            "opaque: not reported",
+        ),
+    )
 
     @classmethod
     def report(cls, call: str, outcome: BufferOutcome, every: bool = False) -> Verdict | None:

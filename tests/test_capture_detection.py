@@ -1,8 +1,8 @@
 """Where a CUDA-graph capture may open or close, and which callees a kernel contract covers.
 
-The programs that show each wrong `safe` by execution are tests/regressions/100-109 (the capture
-ones need CUDA); these tests pin the mechanism on CPU, both ways: every spelling of a capture
-makes the function unanalysed, and code without one keeps its verdict.
+The programs that show each wrong `safe` by execution are in tests/regressions/test_capture.py
+(they need CUDA) and test_kernel_contracts.py; these tests pin the mechanism on CPU, both ways:
+every spelling of a capture makes the function unanalysed, and code without one keeps its verdict.
 """
 
 from __future__ import annotations

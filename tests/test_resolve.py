@@ -1,0 +1,137 @@
+"""Name resolution (analysis/resolve.py): what a callee's name denotes, by Python's scoping rules.
+
+A name is resolved only when every binding of it in its scope agrees; anything else stays
+unresolved (None), which makes the analysis more conservative, never less.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from zeroopt.analysis.resolve import Resolver
+
+
+def resolved(code: str) -> dict[str, str | None]:
+    """For each call marked `# <- name`, the qualified name of its callee (None: unresolved)."""
+    code = textwrap.dedent(code)
+    resolver = Resolver.build(ast.parse(code))
+    lines = code.splitlines()
+    out: dict[str, str | None] = {}
+    for call, scope in resolver.calls:
+        text = lines[call.lineno - 1]
+        if "# <- " in text:
+            out[text.split("# <- ")[1].strip()] = resolver.qualified(scope, call.func)
+    return out
+
+
+def test_import_aliases_and_from_imports() -> None:
+    got = resolved(
+        """
+        import torch as th
+        import torch.nn.functional as F
+        from torch import zeros as z
+
+        def f(x):
+            a = th.zeros(3)  # <- module alias
+            b = F.pad(x, (1, 1))  # <- submodule alias
+            c = z(3)  # <- from-import alias
+        """
+    )
+    assert got == {
+        "module alias": "torch.zeros",
+        "submodule alias": "torch.nn.functional.pad",
+        "from-import alias": "torch.zeros",
+    }
+
+
+def test_a_local_binding_shadows_the_import() -> None:
+    got = resolved(
+        """
+        import torch
+
+        def param(torch):
+            return torch.zeros(3)  # <- parameter
+
+        def assigned():
+            torch = make()
+            return torch.zeros(3)  # <- assignment
+
+        def untouched():
+            return torch.zeros(3)  # <- module
+        """
+    )
+    assert got == {"parameter": None, "assignment": None, "module": "torch.zeros"}
+
+
+def test_bindings_that_disagree_leave_the_name_unresolved_but_a_none_fallback_does_not() -> None:
+    got = resolved(
+        """
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+        if cond:
+            import torch as backend
+        else:
+            import numpy as backend
+
+        def f():
+            np.zeros(3)  # <- fallback
+            backend.zeros(3)  # <- two modules
+        """
+    )
+    assert got == {"fallback": "numpy.zeros", "two modules": None}
+
+
+def test_global_and_class_scopes() -> None:
+    got = resolved(
+        """
+        import torch
+
+        class C:
+            torch = make()
+            a = torch.zeros(3)  # <- class body sees its own name
+
+            def m(self):
+                return torch.zeros(3)  # <- a method skips the class scope
+
+        def g():
+            global torch
+            return torch.zeros(3)  # <- global
+        """
+    )
+    assert got == {
+        "class body sees its own name": None,
+        "a method skips the class scope": "torch.zeros",
+        "global": "torch.zeros",
+    }
+
+
+def test_a_global_declared_in_a_class_body_rebinds_the_module_name() -> None:
+    got = resolved(
+        """
+        import torch
+
+        class Config:
+            global torch
+            torch = Wrapper(torch)
+
+        def f(n):
+            return torch.zeros(n)  # <- rebound by the class body
+        """
+    )
+    assert got == {"rebound by the class body": None}
+
+
+def test_builtins_resolve_unless_rebound() -> None:
+    got = resolved(
+        """
+        def f(n):
+            return range(n)  # <- builtin
+
+        def g(n, range):
+            return range(n)  # <- rebound
+        """
+    )
+    assert got == {"builtin": "builtins.range", "rebound": None}
