@@ -8,7 +8,9 @@ under which configuration is data. A cycle marked `graphs_only` runs only when C
 enabled, and `graph_init` methods (run only then, once, by the graph runner, which may be built
 after eager steps) come before it; `graph_first` names the cycles of which one runs
 first after each `graph_init` (a replay needs a captured graph). Every built-in entry carries the
-file and line of the engine's real call site. Methods a class does not define are skipped (the
+file and line of the engine's real call site. `witness` names the cycles the engine runs straight
+after graph init on its ordinary start-up: lifecycle_witness.py builds that one schedule, used
+only to show a read before any write (`unsafe`), never to prove. Methods a class does not define are skipped (the
 base class default is a no-op in the engines modelled here).
 
 The analysis assumes what a model declares: these methods, and the `self` methods they call, are

@@ -74,6 +74,15 @@ attribute through anything but a method's own `self` (`other.buf`, `self.target.
 provably a metadata record of the module; a class decorator, a store into the class or of an
 attribute named like one of its methods, a setattr of a computed name, `exec`, a base the model
 does not know, or `super()` into one, leaves the class unjudged, the message naming the line.
+Witness schedules (`unsafe` only): SGLang's CUDA-graph runner calls `init_cuda_graph_state` and
+captures at once in its constructor (0.4.6.post5 model_executor/cuda_graph_runner.py:222/:224
+then :307; 0.5.23 model_executor/runner/decode_cuda_graph_runner.py:429 then :600), so `__init__`,
+`init_cuda_graph_state`, the capture setup and one forward, straight after each other, is one
+execution the engine runs. Where the full model decides neither way, a read before any write on
+that schedule is reported `unsafe`, its evidence naming the schedule and the call site as the
+assumption (also where code elsewhere may reach the object, which only adds paths; never where
+the class is unjudged because what runs may not be what is modelled). A witness never makes
+anything `safe`.
 Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
 stepped by a loop or an unpacking. Functions of other modules do not leave a CUDA-graph capture
