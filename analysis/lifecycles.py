@@ -126,7 +126,8 @@ _SG_EAGER = f"{_SG}model_executor/runner/eager_runner.py:257, :328, :454 (init_f
 # The graph runner's constructor calls init_cuda_graph_state and then captures at once, before
 # it returns: the first capture's warm-up follows graph init with no other step in between.
 _SG_WITNESS = (
-    f"{_SG4}model_executor/cuda_graph_runner.py:222/:224 (CudaGraphRunner.__init__: "
+    f"{_SG4}model_executor/model_runner.py:304-305 (initialize: init_attention_backend() then "
+    "init_cuda_graphs() at once), cuda_graph_runner.py:222/:224 (CudaGraphRunner.__init__: "
     "init_cuda_graph_state), :307 (self.capture()), :475 then :505-509 (capture_one_batch_size: "
     "init_forward_metadata_capture_cuda_graph, then the warm-up forwards); "
     f"{_SG}model_executor/runner/decode_cuda_graph_runner.py:429 (init_cuda_graph_state), :600 "
