@@ -11,8 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zeroopt.analysis.cfg import CFG, Builder
-from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_program import (
     Program,
@@ -21,12 +20,17 @@ from zeroopt.analysis.lifecycle_program import (
     decorator_name,
     runs_body_when_called,
 )
-from zeroopt.analysis.lifecycle_witness import build_witnesses
+from zeroopt.analysis.lifecycle_witness import (
+    Compiled,
+    build_witnesses,
+    compile_program,
+    decisive,
+    shown_unsafe,
+)
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
-from zeroopt.analysis.resolve import Resolver, Scope, walk, walk_scope
-from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.resolve import Resolver, walk, walk_scope
 from zeroopt.analysis.sites import Site
 
 
@@ -113,7 +117,7 @@ def analyse_lifecycles(
 
         def judge(
             prog: Program,
-            compiled: _Compiled,
+            compiled: Compiled,
             alloc: ast.Call,
             site: Site,
             stored: frozenset[str] = stored,
@@ -138,13 +142,13 @@ def analyse_lifecycles(
             )
             return analyse_buffer(cfg, ctx)
 
-        compiled = _compile(program, resolver, module_scope)
+        compiled = compile_program(program, resolver, module_scope)
         # Witness schedules (lifecycle_witness.py): never where the modelled code is in doubt.
         witnesses = (
             []
             if class_reason
             else [
-                (w, _compile(w.program, resolver, module_scope))
+                (w, compile_program(w.program, resolver, module_scope))
                 for w in build_witnesses(cls, model, resolver, shadowed_methods(cls, facts))
             ]
         )
@@ -184,34 +188,6 @@ def analyse_lifecycles(
                         break
             results.append(result)
     return results
-
-
-_Compiled = tuple[CFG, frozenset[str], dict[int, tuple[ast.AST, str]]]
-
-
-def _compile(program: Program, resolver: Resolver, scope: Scope) -> _Compiled:
-    cfg = Builder(lambda e: resolver.qualified(scope, e)).build(program.body)
-    ints = int_names(
-        program.body,
-        [],
-        set(program.escape_on_bind),
-        lambda e: resolver.qualified(scope, e),
-    )
-    return cfg, ints, {}
-
-
-def shown_unsafe(outcome: BufferOutcome) -> bool:
-    """A read before any write was seen (what rules/verdict.py's `decide` calls `unsafe`)."""
-    return (
-        not outcome.gave_up
-        and outcome.reached
-        and any(i.severity == UNSAFE for i in outcome.issues)
-    )
-
-
-def decisive(outcome: BufferOutcome) -> bool:
-    """`safe` or `unsafe` already: a witness could add nothing."""
-    return shown_unsafe(outcome) or (not outcome.gave_up and outcome.reached and not outcome.issues)
 
 
 def _closure_reason(cls: ast.ClassDef, modelled: list[str]) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from zeroopt.analysis.cfg import CFG, Builder
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
 from zeroopt.analysis.lifecycle_program import (
     Program,
     _choice,
@@ -26,7 +28,8 @@ from zeroopt.analysis.lifecycle_program import (
     class_methods,
 )
 from zeroopt.analysis.lifecycles import Lifecycle
-from zeroopt.analysis.resolve import Resolver
+from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.scalars import int_names
 
 
 @dataclass
@@ -71,3 +74,31 @@ def build_witnesses(
             steps.append("one forward")
         out.append(Witness(f"{' -> '.join(steps)} ({cycle.name}, once)", program))
     return out
+
+
+Compiled = tuple[CFG, frozenset[str], dict[int, tuple[ast.AST, str]]]
+
+
+def compile_program(program: Program, resolver: Resolver, scope: Scope) -> Compiled:
+    cfg = Builder(lambda e: resolver.qualified(scope, e)).build(program.body)
+    ints = int_names(
+        program.body,
+        [],
+        set(program.escape_on_bind),
+        lambda e: resolver.qualified(scope, e),
+    )
+    return cfg, ints, {}
+
+
+def shown_unsafe(outcome: BufferOutcome) -> bool:
+    """A read before any write was seen (what rules/verdict.py's `decide` calls `unsafe`)."""
+    return (
+        not outcome.gave_up
+        and outcome.reached
+        and any(i.severity == UNSAFE for i in outcome.issues)
+    )
+
+
+def decisive(outcome: BufferOutcome) -> bool:
+    """`safe` or `unsafe` already: a witness could add nothing."""
+    return shown_unsafe(outcome) or (not outcome.gave_up and outcome.reached and not outcome.issues)
