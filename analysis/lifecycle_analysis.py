@@ -26,16 +26,23 @@ from zeroopt.analysis.lifecycle_module import (
     shadowed_methods,
 )
 from zeroopt.analysis.lifecycle_program import (
+    Program,
     build_program,
     class_methods,
     decorator_name,
     runs_body_when_called,
 )
+from zeroopt.analysis.lifecycle_witness import (
+    Compiled,
+    build_witnesses,
+    compile_program,
+    decisive,
+    shown_unsafe,
+)
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
 from zeroopt.analysis.resolve import Resolver, walk, walk_scope
-from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.sites import Site
 
 
@@ -51,6 +58,11 @@ class LifecycleOutcome:
     # before any write on it stands (`unsafe`, with `skipped` named as the assumption); no other
     # verdict of `outcome` may be used.
     unsafe_only: bool = False
+    # The buffer on a witness schedule (lifecycle_witness.py), computed only where `outcome` is
+    # neither `safe` nor `unsafe`: only a read before any write on it may be used (`unsafe`,
+    # with `witness_schedule` and the model's `witness_at` named as the assumption).
+    witness: BufferOutcome | None = None
+    witness_schedule: str = ""
 
 
 def analyse_lifecycles(
@@ -109,15 +121,45 @@ def analyse_lifecycles(
         adds_paths = (module_reason if OUTSIDE_ORDER in module_reason else "") or (
             _closure_reason(cls, program.methods) if "self" in program.escape_on_bind else ""
         )
-        cfg = Builder(lambda e: resolver.qualified(module_scope, e)).build(program.body)
-        ints = int_names(
-            program.body,
-            [],
-            set(program.escape_on_bind),
-            lambda e: resolver.qualified(module_scope, e),
-        )
         stored = _stored_attributes(cls, set(methods))
-        src_memo: dict[int, tuple[ast.AST, str]] = {}  # one per program: its nodes are its own
+
+        def judge(
+            prog: Program,
+            compiled: Compiled,
+            alloc: ast.Call,
+            site: Site,
+            stored: frozenset[str] = stored,
+        ) -> BufferOutcome:
+            cfg, ints, src_memo = compiled
+            ctx = Context(
+                alloc=alloc,
+                resolver=resolver,
+                scope=module_scope,
+                contracts=contracts,
+                source_lines=source_lines,
+                escape_on_bind=frozenset(prog.escape_on_bind),
+                contiguous=site.contiguous,
+                capture_nodes=frozenset(cfg.capture_nodes),
+                private_roots=frozenset({"self"}),
+                check_exit=False,
+                self_callables=stored,
+                int_names=ints,
+                kernels=kernels,
+                src_memo=src_memo,  # one per program: its nodes are its own
+                frames_read=frames_read,
+            )
+            return analyse_buffer(cfg, ctx)
+
+        compiled = compile_program(program, resolver, module_scope)
+        # Witness schedules (lifecycle_witness.py): never where the modelled code is in doubt.
+        witnesses = (
+            []
+            if class_reason
+            else [
+                (w, compile_program(w.program, resolver, module_scope))
+                for w in build_witnesses(cls, model, resolver, shadowed_methods(cls, facts))
+            ]
+        )
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
             attr = _self_attribute(site)
@@ -141,27 +183,18 @@ def analyse_lifecycles(
                 results.append(LifecycleOutcome(site, model, cls, None, reason))
                 continue
             more_paths = adds_paths or outside
-            ctx = Context(
-                alloc=copies[0],
-                resolver=resolver,
-                scope=module_scope,
-                contracts=contracts,
-                source_lines=source_lines,
-                escape_on_bind=frozenset(program.escape_on_bind),
-                contiguous=site.contiguous,
-                capture_nodes=frozenset(cfg.capture_nodes),
-                private_roots=frozenset({"self"}),
-                check_exit=False,
-                self_callables=stored,
-                int_names=ints,
-                kernels=kernels,
-                src_memo=src_memo,
-                frames_read=frames_read,
-            )
-            outcome = analyse_buffer(cfg, ctx)
-            results.append(
-                LifecycleOutcome(site, model, cls, outcome, more_paths, bool(more_paths))
-            )
+            outcome = judge(program, compiled, copies[0], site)
+            result = LifecycleOutcome(site, model, cls, outcome, more_paths, bool(more_paths))
+            if not decisive(outcome):
+                for w, w_compiled in witnesses:
+                    w_copies = w.program.copies.get(id(site.call), [])
+                    if len(w_copies) != 1:
+                        continue
+                    shown = judge(w.program, w_compiled, w_copies[0], site)
+                    if shown_unsafe(shown):
+                        result.witness, result.witness_schedule = shown, w.schedule
+                        break
+            results.append(result)
     return results
 
 

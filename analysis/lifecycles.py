@@ -8,7 +8,9 @@ under which configuration is data. A cycle marked `graphs_only` runs only when C
 enabled, and `graph_init` methods (run only then, once, by the graph runner, which may be built
 after eager steps) come before it; `graph_first` names the cycles of which one runs
 first after each `graph_init` (a replay needs a captured graph). Every built-in entry carries the
-file and line of the engine's real call site. Methods a class does not define are skipped (the
+file and line of the engine's real call site. `witness` names the cycles the engine runs straight
+after graph init on its ordinary start-up: lifecycle_witness.py builds that one schedule, used
+only to show a read before any write (`unsafe`), never to prove. Methods a class does not define are skipped (the
 base class default is a no-op in the engines modelled here).
 
 The analysis assumes what a model declares: these methods, and the `self` methods they call, are
@@ -64,6 +66,13 @@ class Lifecycle:
     # Methods whose presence means the class may run under another engine generation, which
     # calls other methods: such a class is not judged under this model.
     excludes: tuple[str, ...] = ()
+    # Witness schedules, used only to show a read (`unsafe`), never to prove anything: cycles the
+    # engine runs straight after `init` and `graph_init` on its ordinary start-up (the graph
+    # runner captures in its constructor). Each gives one straight-line program (init methods,
+    # graph_init methods, the cycle's setup, one forward): a read before any write on it is a
+    # read a real execution performs. `witness_at` cites that call site.
+    witness: tuple[str, ...] = ()
+    witness_at: str = ""
 
     def allocating(self) -> tuple[str, ...]:
         """The methods whose allocations the model judges: they run before every cycle."""
@@ -114,6 +123,16 @@ _SG_GRAPH_INIT = (
     f"{_SG4}model_executor/cuda_graph_runner.py (CudaGraphRunner.__init__)"
 )
 _SG_EAGER = f"{_SG}model_executor/runner/eager_runner.py:257, :328, :454 (init_forward_metadata)"
+# The graph runner's constructor calls init_cuda_graph_state and then captures at once, before
+# it returns: the first capture's warm-up follows graph init with no other step in between.
+_SG_WITNESS = (
+    f"{_SG4}model_executor/model_runner.py:304-305 (initialize: init_attention_backend() then "
+    "init_cuda_graphs() at once), cuda_graph_runner.py:222/:224 (CudaGraphRunner.__init__: "
+    "init_cuda_graph_state), :307 (self.capture()), :475 then :505-509 (capture_one_batch_size: "
+    "init_forward_metadata_capture_cuda_graph, then the warm-up forwards); "
+    f"{_SG}model_executor/runner/decode_cuda_graph_runner.py:429 (init_cuda_graph_state), :600 "
+    "(self.capture() in the same __init__)"
+)
 
 BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
     Lifecycle(
@@ -140,6 +159,8 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         default_bases=_SGLANG_BASE,
         harmless_super=_SGLANG_SUPER,
         called_at=_SG_GRAPH_INIT,
+        witness=("capture warm-up",),
+        witness_at=_SG_WITNESS,
     ),
     Lifecycle(
         name="sglang-attention-backend-graph-hooks",
@@ -161,6 +182,8 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         default_bases=_SGLANG_BASE,
         harmless_super=_SGLANG_SUPER,
         called_at=_SG_GRAPH_INIT,
+        witness=("capture warm-up",),
+        witness_at=_SG_WITNESS,
     ),
     Lifecycle(
         name="sglang-cuda-graph-runner",

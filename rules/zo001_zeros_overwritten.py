@@ -82,6 +82,15 @@ does not know, or `super()` into one, leaves the class unjudged, the message nam
 Where a buffer is unjudged only because other code may also reach the object (a closure over
 `self`, code elsewhere calling its methods), which adds paths but removes none, a read before any
 write in the modelled order still makes it `unsafe`, the evidence naming that assumption.
+Witness schedules (`unsafe` only): SGLang's CUDA-graph runner calls `init_cuda_graph_state` and
+captures at once in its constructor (0.4.6.post5 model_executor/cuda_graph_runner.py:222/:224
+then :307; 0.5.23 model_executor/runner/decode_cuda_graph_runner.py:429 then :600), so `__init__`,
+`init_cuda_graph_state`, the capture setup and one forward, straight after each other, is one
+execution the engine runs. Where the full model decides neither way, a read before any write on
+that schedule is reported `unsafe`, its evidence naming the schedule and the call site as the
+assumption (also where code elsewhere may reach the object, which only adds paths; never where
+the class is unjudged because what runs may not be what is modelled). A witness never makes
+anything `safe`.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the

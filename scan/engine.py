@@ -297,7 +297,35 @@ def _lifecycle_pass(
         rule = _rule_of(lo.site)
         assert rule is not None  # wanted() took only sites a rule looks at
         unsafe = lo.outcome is not None and decide(lo.outcome) is Verdict.UNSAFE
-        if lo.outcome is None or (lo.unsafe_only and not unsafe):
+        if lo.witness is not None and not unsafe and decide(lo.witness) is Verdict.UNSAFE:
+            # One schedule the engine really runs reads the buffer before any write: `unsafe`,
+            # whatever the full model says (a witness is never used for anything else).
+            verdict = rule.report(lo.site.name, lo.witness, options.judge_empties)
+            if verdict is None:
+                continue
+            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.witness, lines, path)
+            assumptions = [
+                Evidence(
+                    lo.site.call.lineno,
+                    "assumption",
+                    f"witness schedule {lo.witness_schedule}: the CUDA-graph runner captures "
+                    f"right after {', '.join(lo.model.graph_init)}: {lo.model.witness_at}",
+                )
+            ]
+            if lo.unsafe_only:
+                assumptions.append(
+                    Evidence(
+                        lo.site.call.lineno,
+                        "assumption",
+                        f"other code may also reach it ({lo.skipped}), which only adds paths",
+                    )
+                )
+            new = replace(
+                new,
+                message=f"lifecycle {lo.model.name} (witness schedule): {new.message}",
+                evidence=tuple(sorted((*new.evidence, *assumptions), key=lambda e: e.line)),
+            )
+        elif lo.outcome is None or (lo.unsafe_only and not unsafe):
             if old is None:
                 continue  # an empty ZO002 stays silent on
             new = replace(old, message=f"{old.message} (lifecycle {lo.model.name}: {lo.skipped})")

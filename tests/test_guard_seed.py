@@ -77,6 +77,15 @@ def test_scan_since_judges_and_flags_every_rewrite(tmp_path: Path) -> None:
         e["kind"] == "read" and "capture" in e["text"] and "torch.cumsum" in e["text"]
         for e in cache["evidence"]
     )
+    # Found on the witness schedule (graph init, then the first capture at once, as SGLang's
+    # CUDA-graph runner does in its constructor): the full model, where eager steps that hand the
+    # backend to unknown code may come first, only sees a possible read there.
+    assert any(
+        e["kind"] == "assumption"
+        and "captures right after init_cuda_graph_state" in e["text"]
+        and "cuda_graph_runner.py" in e["text"]
+        for e in cache["evidence"]
+    )
     assert (
         report["summary"]["safe"] + report["summary"]["unsafe"] + report["summary"]["unproven"]
         == 23
