@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.cfg import Builder
+from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_program import (
     build_program,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from zeroopt.scan.findings import Verdict
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.scan.findings import Verdict
 
 
 @dataclass(frozen=True)

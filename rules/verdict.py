@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from zeroopt.scan.findings import Evidence, Verdict
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
+from zeroopt.scan.findings import Evidence, Verdict
 
 _MAX_EVIDENCE = 6
 

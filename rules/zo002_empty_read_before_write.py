@@ -56,10 +56,10 @@ have no data.
 
 from __future__ import annotations
 
-from zeroopt.scan.findings import EMPTY_CALLS, Verdict
 from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.rules.rule import Example, Rule
 from zeroopt.rules.verdict import decide
+from zeroopt.scan.findings import EMPTY_CALLS, Verdict
 
 _HEADER = "import torch\n\n"
 

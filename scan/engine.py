@@ -19,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import AnyStr
 
-from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
+from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.scan import runner
-from zeroopt.scan.engine import analyse_source, may_hold_candidate
 from zeroopt.analysis.resolve import Resolver, walk, walk_scope
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.sites import find_sites
+from zeroopt.scan import runner
+from zeroopt.scan.engine import analyse_source, may_hold_candidate
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_SOURCES = sorted(

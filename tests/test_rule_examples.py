@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zeroopt.scan.engine import analyse_source
 from zeroopt.rules import ALL_RULES
 from zeroopt.rules.rule import Example, Rule
+from zeroopt.scan.engine import analyse_source
 
 CASES = [(rule, ex) for rule in ALL_RULES for ex in rule.examples]
 
