@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from zeroopt.runtime_checks.patterns import ALL_PATTERNS, DEFAULT_PATTERNS
-from zeroopt.runtime_checks.sites import Site, parse_site, sites_from_report
+from zeroopt.runtime_checks.targets import PoisonSite, parse_site, sites_from_report
 
 COMMAND_KEY = "zeroopt_verify_command"
 
@@ -169,7 +169,7 @@ def verify(
         if unknown:
             err.print(f"unknown pattern(s) {unknown}; choose from {list(ALL_PATTERNS)}")
             raise typer.Exit(2)
-    targets: list[Site] = []
+    targets: list[PoisonSite] = []
     try:
         targets.extend(parse_site(s) for s in site or ())
         if sites is not None:

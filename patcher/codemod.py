@@ -41,7 +41,7 @@ _EMPTY_ATTR = EMPTY_NAME
 
 
 @dataclass(frozen=True)
-class Site:
+class RewriteSite:
     """Where to rewrite: 1-based line and character column of the call; end is exclusive."""
 
     line: int
@@ -56,23 +56,23 @@ class Site:
 
 @dataclass(frozen=True)
 class Success:
-    site: Site
+    site: RewriteSite
     replacement: str  # the new text of the call expression
 
 
 @dataclass(frozen=True)
 class Skip:
-    site: Site
+    site: RewriteSite
     reason: str
 
 
 @dataclass(frozen=True)
 class Failure:
-    site: Site
+    site: RewriteSite
     error: str
 
 
-SiteResult = Success | Skip | Failure
+RewriteResult = Success | Skip | Failure
 
 
 @dataclass
@@ -88,7 +88,7 @@ class _Plan:
 class _Analysis:
     plans: dict[cst.Call, _Plan] = field(default_factory=dict)
     imports: dict[cst.ImportFrom, list[tuple[str, str | None]]] = field(default_factory=dict)
-    results: dict[Site, SiteResult] = field(default_factory=dict)
+    results: dict[RewriteSite, RewriteResult] = field(default_factory=dict)
 
 
 class _Collector(cst.CSTVisitor):
@@ -154,7 +154,7 @@ class _Planner:
         self.analysis = _Analysis()
         # Aliases planned per import statement, so two sites share one added `empty`.
         self.added: dict[tuple[cst.ImportFrom, str], str] = {}
-        self.site_calls: dict[Site, cst.Call] = {}
+        self.site_calls: dict[RewriteSite, cst.Call] = {}
         self.import_assignments = _all_import_assignments(self.scopes)
 
     def _qualnames(self, node: cst.CSTNode) -> set[str]:
@@ -167,7 +167,7 @@ class _Planner:
         rng = self.positions.get(node)
         return rng.start.line if rng else 1 << 30
 
-    def plan(self, site: Site) -> SiteResult:
+    def plan(self, site: RewriteSite) -> RewriteResult:
         if site.call not in ZEROS_CALLS:
             return Skip(site, f"{site.call} is not a zero-filling call this tool rewrites")
         candidates = self.collector.calls.get((site.line, site.col - 1), [])
@@ -194,7 +194,7 @@ class _Planner:
         result = self._plan_attr(site, call) if kind != "name" else self._plan_name(site, call)
         return result
 
-    def _plan_attr(self, site: Site, call: cst.Call) -> SiteResult:
+    def _plan_attr(self, site: RewriteSite, call: cst.Call) -> RewriteResult:
         func = call.func
         assert isinstance(func, cst.Attribute)
         new_attr = _EMPTY_ATTR[site.call]
@@ -208,7 +208,7 @@ class _Planner:
         self.analysis.plans[call] = _Plan(func=new_func, attr=new_attr)
         return self._success(site, call)
 
-    def _plan_name(self, site: Site, call: cst.Call) -> SiteResult:
+    def _plan_name(self, site: RewriteSite, call: cst.Call) -> RewriteResult:
         func = call.func
         assert isinstance(func, cst.Name)
         if self._qualnames(func) != {site.call}:
@@ -243,7 +243,7 @@ class _Planner:
             return self._success(site, call)
         return Skip(site, f"cannot spell {empty} here without guessing: no import to extend")
 
-    def _success(self, site: Site, call: cst.Call) -> Success:
+    def _success(self, site: RewriteSite, call: cst.Call) -> Success:
         self.site_calls[site] = call
         return Success(site, "")  # the replacement text is filled in after the rewrite
 
@@ -270,7 +270,7 @@ class _Planner:
         return None
 
     def _via_zeros_import(
-        self, site: Site, scope: Scope, func: cst.Name, *, plain: bool
+        self, site: RewriteSite, scope: Scope, func: cst.Name, *, plain: bool
     ) -> str | None:
         """Add the empty function to the very `from torch import zeros` the call uses.
 
@@ -429,14 +429,14 @@ class _Rewriter(cst.CSTTransformer):
 
 
 def rewrite_module(
-    module: cst.Module, sites: Sequence[Site]
-) -> tuple[cst.Module, list[SiteResult]]:
+    module: cst.Module, sites: Sequence[RewriteSite]
+) -> tuple[cst.Module, list[RewriteResult]]:
     """Rewrite the zero-filling calls at `sites`; one result per site, in the order given."""
     wrapper = MetadataWrapper(module)
     collector = _Collector()
     wrapper.visit(collector)
     planner = _Planner(wrapper, collector)
-    results: list[SiteResult] = []
+    results: list[RewriteResult] = []
     for site in sites:
         try:
             result = planner.plan(site)
@@ -448,7 +448,7 @@ def rewrite_module(
     rewriter = _Rewriter(planner.analysis)
     new_module = wrapper.visit(rewriter)
     # Report each call's final text, nested rewrites inside its arguments included.
-    final: list[SiteResult] = []
+    final: list[RewriteResult] = []
     for result in results:
         if isinstance(result, Success):
             call = rewriter.rewritten[planner.site_calls[result.site]]
@@ -457,7 +457,7 @@ def rewrite_module(
     return new_module, final
 
 
-def rewrite_source(source: bytes, sites: Sequence[Site]) -> tuple[bytes, list[SiteResult]]:
+def rewrite_source(source: bytes, sites: Sequence[RewriteSite]) -> tuple[bytes, list[RewriteResult]]:
     """Parse bytes (libcst honours the encoding cookie and BOM), rewrite, encode back the same way.
 
     Returns the input object unchanged when nothing was rewritten, so callers can skip the write.
@@ -484,8 +484,8 @@ def rewrite_source(source: bytes, sites: Sequence[Site]) -> tuple[bytes, list[Si
 
 __all__ = [
     "Failure",
-    "Site",
-    "SiteResult",
+    "RewriteResult",
+    "RewriteSite",
     "Skip",
     "Success",
     "rewrite_module",

@@ -100,8 +100,8 @@ a tensor allocated with `device="meta"`: neither has data. `beta=0` (literally) 
 from __future__ import annotations
 
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.rules.decision import decide
 from zeroopt.rules.rule import Example, Rule
-from zeroopt.rules.verdict import decide
 from zeroopt.scan.findings import ZEROS_CALLS, Verdict
 
 _HEADER = "import torch\n\n"

@@ -57,8 +57,8 @@ have no data.
 from __future__ import annotations
 
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.rules.decision import decide
 from zeroopt.rules.rule import Example, Rule
-from zeroopt.rules.verdict import decide
 from zeroopt.scan.findings import EMPTY_CALLS, Verdict
 
 _HEADER = "import torch\n\n"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroopt.analysis.options import AnalysisOptions
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
@@ -44,7 +44,7 @@ GENERATED_MARKER = b"@generated"
 GENERATED_HEAD_LINES = 10
 MAX_FILE_BYTES = 32 * 1024 * 1024  # bigger "source" is data; parsing it could exhaust memory
 PROGRESS_MIN_FILES = 100
-# Fork where it is safe (Linux): workers start in milliseconds and inherit the loaded engine.
+# Fork where it is safe (Linux): workers start in milliseconds and inherit the loaded analysis.
 # Nothing in zeroopt runs threads while a pool starts (the progress bar refreshes by hand).
 MP_CONTEXT = multiprocessing.get_context("fork") if sys.platform == "linux" else None
 
@@ -58,7 +58,7 @@ class ScanReport:
     files: int = 0  # files scanned (prefiltered ones included; @generated ones not)
     seconds: float = 0.0
     # Bookkeeping for tests, benchmarks and `--verbose`-style output.
-    analysed: int = 0  # files actually given to the engine
+    analysed: int = 0  # files actually given to the file analysis
     cache_hits: int = 0
     generated: int = 0  # skipped because of an @generated marker
     stdin_source: str | None = None
@@ -286,7 +286,7 @@ def scan(
                     cache.touch(sf.path, st, sha)
                     outcomes[sf.path] = (sf, _Outcome(hit.result, hit.suppressions, sha, True))
                     continue
-            if not engine.may_hold_candidate(data):
+            if not file_analysis.may_hold_candidate(data):
                 sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
                 outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
                 outcomes[sf.path] = (sf, outcome)
@@ -466,8 +466,8 @@ def _analyse_bytes(data: bytes, display: str, options: AnalysisOptions) -> _Outc
     collecting = gc.isenabled()
     gc.disable()
     try:
-        # Looked up at call time so tests (and future plug-ins) can swap the engine.
-        result = engine.analyse_source(data, display, options)
+        # Looked up at call time so tests (and future plug-ins) can swap the file analysis.
+        result = file_analysis.analyse_source(data, display, options)
     except RecursionError:
         msg = "too deeply nested to analyse (recursion limit reached)"
         return _Outcome(FileResult(display, errors=[FileError(display, msg)]), [], sha, True)

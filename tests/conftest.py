@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from zeroopt.analysis.options import AnalysisOptions
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 
 
@@ -69,7 +69,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(path)
         return fake_analyse_source(source, path, options)
 
-    monkeypatch.setattr(engine, "analyse_source", counting)
+    monkeypatch.setattr(file_analysis, "analyse_source", counting)
     return calls
 
 

@@ -59,7 +59,7 @@ from tests.test_lifecycles import (
 from zeroopt.analysis.kernel_contracts import KERNEL_CONTRACTS, KernelContract
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import AnalysisOptions
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Finding, Verdict
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN

@@ -6,7 +6,7 @@ import pytest
 
 from zeroopt.rules import ALL_RULES
 from zeroopt.rules.rule import Example, Rule
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 
 CASES = [(rule, ex) for rule in ALL_RULES for ex in rule.examples]
 

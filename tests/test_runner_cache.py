@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import zeroopt.scan.runner as runner
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 from zeroopt.scan.config import load_config
 from zeroopt.scan.findings import Verdict
 from zeroopt.scan.runner import scan
@@ -130,14 +130,14 @@ def test_worker_crash_is_isolated(
 ) -> None:
     """A file that kills its worker process (a crash in a parser, the OOM killer) becomes an
     error entry for that file only; the innocent files of the lost chunks are retried."""
-    fake = engine.analyse_source
+    fake = file_analysis.analyse_source
 
     def crashing(source: str | bytes, path: str, options: object = None) -> object:
         if path == "m03.py":
             os._exit(3)
         return fake(source, path, options)
 
-    monkeypatch.setattr(engine, "analyse_source", crashing)
+    monkeypatch.setattr(file_analysis, "analyse_source", crashing)
     for i in range(8):
         project(f"m{i:02}.py", ZEROS)
     report = _scan(use_cache=False, jobs=2)
@@ -247,7 +247,7 @@ def test_worker_dying_while_files_are_still_submitted(
 ) -> None:
     """Files reach the pool while the parent is still reading the rest: a worker that dies in
     the meantime makes the later submissions fail, and those files are retried too."""
-    fake = engine.analyse_source
+    fake = file_analysis.analyse_source
 
     def crashing(source: str | bytes, path: str, options: object = None) -> object:
         if path == "m00.py":
@@ -262,7 +262,7 @@ def test_worker_dying_while_files_are_still_submitted(
                 time.sleep(1.0)  # the worker given m00.py has died by now
             yield chunk
 
-    monkeypatch.setattr(engine, "analyse_source", crashing)
+    monkeypatch.setattr(file_analysis, "analyse_source", crashing)
     monkeypatch.setattr(runner, "_chunks", slow_chunks)
     for i in range(8):
         project(f"m{i:02}.py", ZEROS)

@@ -21,9 +21,9 @@ import torch
 from zeroopt.analysis.kernel_contracts import kernel_from_config
 from zeroopt.analysis.lifecycles import lifecycles_from_config
 from zeroopt.analysis.options import AnalysisOptions, Contract
-from zeroopt.patcher.codemod import Site as PatchSite
+from zeroopt.patcher.codemod import RewriteSite as PatchSite
 from zeroopt.patcher.codemod import rewrite_source
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
 
 CASES = sorted((Path(__file__).parent / "regressions").glob("*.py"))

@@ -18,7 +18,7 @@ class StaleSitesError(ValueError):
 
 
 @dataclass(frozen=True)
-class Site:
+class PoisonSite:
     """One allocation, 1-based as in scan output; col None matches every zeros call on the line."""
 
     path: str
@@ -37,20 +37,20 @@ class Site:
         return {"path": self.path, "line": self.line, "col": self.col}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Site:
+    def from_json(cls, data: dict[str, Any]) -> PoisonSite:
         col = data.get("col")
         return cls(str(data["path"]), int(data["line"]), None if col is None else int(col))
 
 
-def parse_site(text: str) -> Site:
+def parse_site(text: str) -> PoisonSite:
     """`PATH:LINE[:COL]`; the path may itself hold colons (split from the right)."""
     parts = text.rsplit(":", 2)
     try:
         if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-            site = Site(parts[0], int(parts[1]), int(parts[2]))
+            site = PoisonSite(parts[0], int(parts[1]), int(parts[2]))
         else:
             path, line = text.rsplit(":", 1)
-            site = Site(path, int(line))
+            site = PoisonSite(path, int(line))
     except ValueError:
         raise ValueError(f"site {text!r} is not PATH:LINE[:COL]") from None
     if site.line < 1 or (site.col is not None and site.col < 1) or not site.path:
@@ -69,7 +69,7 @@ def _report_base(report_path: Path, data: dict[str, Any]) -> Path:
     return here
 
 
-def sites_from_report(report_path: Path, base: Path | None = None) -> list[Site]:
+def sites_from_report(report_path: Path, base: Path | None = None) -> list[PoisonSite]:
     """The findings of a `zeroopt scan --format json` report that verify can decide.
 
     Zeros (`safe` or `unproven`; an `unsafe` one already has its read shown) may become empty;
@@ -85,7 +85,7 @@ def sites_from_report(report_path: Path, base: Path | None = None) -> list[Site]
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise ValueError(f"{report_path}: not a zeroopt scan report (no 'findings')")
     root = base if base is not None else _report_base(report_path, data)
-    sites: list[Site] = []
+    sites: list[PoisonSite] = []
     stale: list[str] = []
     texts: dict[str, str | None] = {}
     for finding in data["findings"]:
@@ -102,7 +102,7 @@ def sites_from_report(report_path: Path, base: Path | None = None) -> list[Site]
                 resolved = Path(path).resolve()
             path = str(resolved)
         line, col = int(finding["line"]), int(finding["col"])
-        site = Site(path, line, col)
+        site = PoisonSite(path, line, col)
         if "source" in finding or "fingerprint" in finding:
             if path not in texts:
                 try:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import AnyStr
 
+from zeroopt.analysis.allocations import Allocation, Owner, find_allocations
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
 from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
@@ -28,9 +29,8 @@ from zeroopt.analysis.options import AnalysisOptions, Contract
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
-from zeroopt.analysis.sites import Owner, Site, find_sites
 from zeroopt.rules import ALL_RULES, Rule
-from zeroopt.rules.verdict import decide, explain
+from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.findings import (
     EMPTY_CALLS,
     EMPTY_NAME,
@@ -168,7 +168,7 @@ def _analyse_tree(
     tree: ast.Module, text: str, path: str, options: AnalysisOptions
 ) -> tuple[list[Finding], list[LifecycleReport]]:
     resolver = Resolver.build(tree)
-    sites = find_sites(tree, resolver)
+    sites = find_allocations(tree, resolver)
     if not sites:
         return [], []
     lines = _NEWLINE.split(text)
@@ -223,7 +223,7 @@ def _analyse_tree(
     return findings, reports
 
 
-def _int_names(site: Site, resolver: Resolver) -> frozenset[str]:
+def _int_names(site: Allocation, resolver: Resolver) -> frozenset[str]:
     owner = site.owner
     if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
         return frozenset()  # module and class names are globals: anything may rebind them
@@ -237,7 +237,7 @@ def _int_names(site: Site, resolver: Resolver) -> frozenset[str]:
 def _lifecycle_pass(
     tree: ast.Module,
     resolver: Resolver,
-    sites: Sequence[Site],
+    sites: Sequence[Allocation],
     by_site: dict[int, Finding],
     decided: dict[int, Verdict],
     contracts: dict[str, Contract],
@@ -251,7 +251,7 @@ def _lifecycle_pass(
     rewritten to get the same verdict. An empty's new verdict is reported as ZO002 reports any
     (only `unsafe` ones unless every empty is judged)."""
 
-    def wanted(site: Site) -> bool:
+    def wanted(site: Allocation) -> bool:
         return decided.get(id(site.call)) is Verdict.UNPROVEN and _rule_of(site) is not None
 
     outcomes = analyse_lifecycles(
@@ -305,7 +305,7 @@ def _lifecycle_pass(
     return reports
 
 
-def _rule_of(site: Site) -> type[Rule] | None:
+def _rule_of(site: Allocation) -> type[Rule] | None:
     return next((r for r in ALL_RULES if site.name in r.calls), None)
 
 
@@ -344,7 +344,7 @@ def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str,
     )
 
 
-def _escape_on_bind(site: Site) -> frozenset[str]:
+def _escape_on_bind(site: Allocation) -> frozenset[str]:
     scope = site.scope
     if isinstance(site.owner, ast.Module | ast.ClassDef):
         return frozenset(scope.bindings)  # module globals and class attributes are shared
@@ -357,7 +357,7 @@ def _char_col(lines: list[str], line: int, byte_col: int) -> int:
 
 
 def _finding(
-    site: Site,
+    site: Allocation,
     code: str,
     fixable: bool,
     verdict: Verdict,
@@ -395,7 +395,7 @@ def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int)
     return "\n".join(parts)
 
 
-def _target_text(site: Site, lines: list[str]) -> str:
+def _target_text(site: Allocation, lines: list[str]) -> str:
     """The buffer as written: `out`, `self.buf`, or `self.meta['page_table']` for a dict entry."""
     parts = []
     for node in (site.target, site.key):
@@ -409,7 +409,7 @@ def _target_text(site: Site, lines: list[str]) -> str:
     return f"{target}[{key}]" if target and key else target
 
 
-def _replacement(site: Site, lines: list[str], line: int, col: int, call_text: str) -> str:
+def _replacement(site: Allocation, lines: list[str], line: int, col: int, call_text: str) -> str:
     """The call with its function renamed, every other character kept."""
     func = site.call.func
     assert func.end_lineno is not None and func.end_col_offset is not None
