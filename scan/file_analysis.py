@@ -33,7 +33,7 @@ from zeroopt.rules import ALL_RULES, Rule
 from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.findings import (
     EMPTY_CALLS,
-    EMPTY_NAME,
+    ZEROS_CALLS,
     FileError,
     FileResult,
     Finding,
@@ -136,9 +136,8 @@ def analyse_source(
         result.errors.append(FileError(path, "the file is nested too deeply to parse"))
         return result
     try:
-        result.findings, result.lifecycles = _analyse_tree(
-            tree, text, path, options or AnalysisOptions()
-        )
+        findings, result.lifecycles = _analyse_tree(tree, text, path, options or AnalysisOptions())
+        result.findings = _with_fixes(findings, data)
     except RecursionError:
         result.errors.append(FileError(path, "the file is nested too deeply to analyse"))
     except Exception as exc:  # an analysis bug must never take the whole scan down
@@ -213,9 +212,7 @@ def _analyse_tree(
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
-                by_site[id(site.call)] = _finding(
-                    site, rule.code, rule.fixable, verdict, outcome, lines, path
-                )
+                by_site[id(site.call)] = _finding(site, rule.code, verdict, outcome, lines, path)
     reports = _lifecycle_pass(
         tree, resolver, sites, by_site, decided, contracts, lines, path, options, frames_read
     )
@@ -280,7 +277,7 @@ def _lifecycle_pass(
                 if old is not None:  # not reached: a reported intra verdict is never undecided
                     del by_site[id(lo.site.call)]
                 continue
-            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.outcome, lines, path)
+            new = _finding(lo.site, rule.code, verdict, lo.outcome, lines, path)
             new = replace(new, message=f"lifecycle {lo.model.name}: {new.message}")
         by_site[id(lo.site.call)] = new
         grouped.setdefault(id(lo.cls), []).append((lo, new))
@@ -359,7 +356,6 @@ def _char_col(lines: list[str], line: int, byte_col: int) -> int:
 def _finding(
     site: Allocation,
     code: str,
-    fixable: bool,
     verdict: Verdict,
     outcome: BufferOutcome,
     lines: list[str],
@@ -373,12 +369,9 @@ def _finding(
     target = _target_text(site, lines) or " ".join(call_text.split())[:80]
     alloc_text = lines[line - 1].strip()[:120] if line <= len(lines) else ""
     message, evidence = explain(verdict, outcome, line, alloc_text, target)
-    fix = None
-    if fixable and verdict.value == "safe":
-        fix = Fix(_replacement(site, lines, line, col, call_text))
     return Finding(
         path=path, line=line, col=col, end_line=end_line, end_col=end_col, call=site.name,
-        target=target, verdict=verdict, rule=code, message=message, evidence=evidence, fix=fix,
+        target=target, verdict=verdict, rule=code, message=message, evidence=evidence,
         function=_owner_name(site.owner), hot=is_hot(_owner_name(site.owner)),
         nbytes=constant_nbytes(site.call, site.name),
     )  # fmt: skip
@@ -409,18 +402,35 @@ def _target_text(site: Allocation, lines: list[str]) -> str:
     return f"{target}[{key}]" if target and key else target
 
 
-def _replacement(site: Allocation, lines: list[str], line: int, col: int, call_text: str) -> str:
-    """The call with its function renamed, every other character kept."""
-    func = site.call.func
-    assert func.end_lineno is not None and func.end_col_offset is not None
-    func_end = _char_col(lines, func.end_lineno, func.end_col_offset)
-    func_text = _segment(lines, line, col, func.end_lineno, func_end)
-    rest = call_text[len(func_text) :]
-    if isinstance(func, ast.Attribute):
-        new_func = func_text[: len(func_text) - len(func.attr)] + EMPTY_NAME[site.name]
-    else:
-        new_func = EMPTY_NAME[site.name]
-    return new_func + rest
+def _with_fixes(findings: list[Finding], data: bytes) -> list[Finding]:
+    """Give each fixable `safe` finding the fix `zeroopt apply` would write, computed by the
+    codemod itself over every such finding of the file (as apply rewrites them), so what a
+    report offers is exactly what apply writes; none where the codemod would skip the site."""
+    fixable = {r.code for r in ALL_RULES if r.fixable}
+    wanted = {
+        id(f): f
+        for f in findings
+        if f.verdict is Verdict.SAFE and f.rule in fixable and f.call in ZEROS_CALLS
+    }
+    if not wanted:
+        return findings
+    from zeroopt.patcher.codemod import RewriteSite, Success, rewrite_source
+
+    sites = list({(f.line, f.col, f.call, f.end_line, f.end_col): None for f in wanted.values()})
+    _, results = rewrite_source(data, [RewriteSite(*s) for s in sites])
+    fixes = {
+        (r.site.line, r.site.col, r.site.call, r.site.end_line, r.site.end_col): Fix(
+            r.replacement, r.edits
+        )
+        for r in results
+        if isinstance(r, Success)
+    }
+    return [
+        replace(f, fix=fixes.get((f.line, f.col, f.call, f.end_line, f.end_col)))
+        if id(f) in wanted
+        else f
+        for f in findings
+    ]
 
 
 def _owner_name(owner: Owner) -> str:
