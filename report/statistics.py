@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from zeroopt.report.next_step import reason_class
+from zeroopt.scan.next_step import reason_class
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport

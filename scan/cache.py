@@ -77,6 +77,7 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
     data["verdict"] = Verdict(data["verdict"])
     data["evidence"] = tuple(Evidence(**e) for e in data["evidence"])
     data["fix"] = Fix.from_json(data["fix"]) if data["fix"] else None
+    data["source_lines"] = tuple((int(n), str(s)) for n, s in data.get("source_lines", ()))
     return Finding(**data)
 
 

@@ -369,11 +369,13 @@ def _finding(
     target = _target_text(site, lines) or " ".join(call_text.split())[:80]
     alloc_text = lines[line - 1].strip()[:120] if line <= len(lines) else ""
     message, evidence = explain(verdict, outcome, line, alloc_text, target)
+    cited = dict.fromkeys((line, *(e.line for e in evidence)))
+    source_lines = tuple((n, lines[n - 1]) for n in cited if 0 < n <= len(lines))
     return Finding(
         path=path, line=line, col=col, end_line=end_line, end_col=end_col, call=site.name,
         target=target, verdict=verdict, rule=code, message=message, evidence=evidence,
         function=_owner_name(site.owner), hot=is_hot(_owner_name(site.owner)),
-        nbytes=constant_nbytes(site.call, site.name),
+        nbytes=constant_nbytes(site.call, site.name), source_lines=source_lines,
     )  # fmt: skip
 
 

@@ -87,6 +87,13 @@ class Finding:
     function: str = ""
     hot: bool = False  # in a function that runs per step (forward, decode, replay, ...)
     nbytes: int | None = None  # when the shape and dtype are constant expressions
+    # The text of the finding's own line and of the lines its evidence cites, as analysed, so
+    # that what reads a finding (renderers, next steps) never reads the file again.
+    source_lines: tuple[tuple[int, str], ...] = ()
+
+    def source_line(self, line: int) -> str:
+        """The source text of `line` if the finding carries it ('' otherwise)."""
+        return next((text for n, text in self.source_lines if n == line), "")
 
     @property
     def actionable(self) -> bool:

@@ -71,28 +71,7 @@ class ScanReport:
         """Per-class tables of buffers judged across methods under a lifecycle model."""
         return [lc for r in self.results for lc in r.lifecycles]
 
-    def to_json(self) -> dict[str, Any]:
-        from zeroopt.report.json import report_to_json
-
-        return report_to_json(self)
-
-    def source_line(self, path: str, line: int) -> str:
-        """The source text of `line` in `path`, for display; '' when unavailable."""
-        lines = self._lines.get(path)
-        if lines is None:
-            if self.stdin_source is not None and path == self._stdin_display:
-                text = self.stdin_source
-            else:
-                try:
-                    text = Path(path).read_bytes().decode("utf-8", errors="replace")
-                except OSError:
-                    text = ""
-            lines = text.splitlines()
-            self._lines[path] = lines
-        return lines[line - 1] if 0 < line <= len(lines) else ""
-
     def __post_init__(self) -> None:
-        self._lines: dict[str, list[str]] = {}
         self._stdin_display: str | None = None
         self._modules: dict[str, tuple[str, list[_Def]] | None] = {}
         self._by_path: dict[str, FileResult] | None = None
