@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from zeroopt.runtime_checks.patterns import ALL_PATTERNS, DEFAULT_PATTERNS
-from zeroopt.runtime_checks.targets import PoisonSite, parse_site, sites_from_report
+from zeroopt.runtime_checks.targets import PoisonSite, identify, parse_site, sites_from_report
 
 COMMAND_KEY = "zeroopt_verify_command"
 
@@ -131,8 +131,8 @@ def verify(
 
     Exit status: 0 all equivalent; 1 anything else; 2 usage error or a failing baseline.
     """
+    from zeroopt.report.verify_text import render_text
     from zeroopt.runtime_checks.checker import BaselineError, Checker, ScenarioUsageError
-    from zeroopt.runtime_checks.report import render_text
     from zeroopt.runtime_checks.trial import check_scenario_spec
 
     err = Console(stderr=True, soft_wrap=True)
@@ -171,7 +171,7 @@ def verify(
             raise typer.Exit(2)
     targets: list[PoisonSite] = []
     try:
-        targets.extend(parse_site(s) for s in site or ())
+        targets.extend(identify(parse_site(s)) for s in site or ())
         if sites is not None:
             targets.extend(sites_from_report(sites))
     except (ValueError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:

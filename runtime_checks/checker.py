@@ -143,7 +143,10 @@ class Checker:
 
     # -- one subprocess -------------------------------------------------------------------
     def run_once(
-        self, targets: Sequence[tuple[PoisonSite, str | None]], workdir: Path, slot: str | None = None
+        self,
+        targets: Sequence[tuple[PoisonSite, str | None]],
+        workdir: Path,
+        slot: str | None = None,
     ) -> RunOutcome:
         workdir.mkdir(parents=True, exist_ok=True)
         status_path = workdir / "status.json"
@@ -231,7 +234,7 @@ class Checker:
             site_patterns: dict[str, list[str]] = {}
             for site in sites:
                 info = hits.get(site.key, {})
-                result = SiteResult(site.path, site.line, site.col)
+                result = SiteResult(site.path, site.line, site.col, site.source, site.fingerprint)
                 result.hits = int(info.get("hits", 0))
                 result.dtype = info.get("dtype")
                 result.shape = info.get("shape")
@@ -286,6 +289,7 @@ class Checker:
             trials_run=self.trials_run,
             seconds=time.perf_counter() - start,
             baseline_detail=baseline_detail,
+            root=os.path.abspath(self.cwd) if self.cwd is not None else os.getcwd(),
         )
 
     # -- what differs between a scenario and a command -------------------------------------

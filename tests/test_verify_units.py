@@ -232,7 +232,7 @@ def test_text_report_off_a_terminal_keeps_every_site_whole() -> None:
 
     from rich.console import Console
 
-    from zeroopt.runtime_checks.report import render_text
+    from zeroopt.report.verify_text import render_text
     from zeroopt.runtime_checks.results import (
         RuntimeVerdict,
         SiteResult,
