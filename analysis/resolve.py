@@ -30,6 +30,8 @@ class Scope:
     # read them at any later call, so the analysis treats them as escaped.
     captured: set[str] = field(default_factory=set)
     free_loads: set[str] = field(default_factory=set)
+    # Memo of the dataflow (Context.mask_names): computed once per function scope.
+    _mask_names: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def bind(self, name: str, what: str) -> None:
         self.bindings.setdefault(name, set()).add(what)
@@ -312,6 +314,10 @@ class Resolver:
     # its return annotation left out), and every assignment statement.
     calls: list[tuple[ast.Call, Scope]] = field(default_factory=list)
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
+    # Memo of the dataflow (Context.capture_functions): computed once per module.
+    _capture_functions: dict[str, str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, module: ast.Module) -> Resolver:

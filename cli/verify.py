@@ -162,7 +162,7 @@ def verify(
     if chosen_device not in ("cpu", "cuda") and not chosen_device.startswith("cuda:"):
         err.print(f"--device must be cpu or cuda, not {chosen_device!r}")
         raise typer.Exit(2)
-    chosen_patterns = DEFAULT_PATTERNS
+    chosen_patterns: tuple[str, ...] = DEFAULT_PATTERNS
     if patterns:
         chosen_patterns = tuple(p.strip() for p in patterns.split(",") if p.strip())
         unknown = [p for p in chosen_patterns if p not in ALL_PATTERNS]

@@ -39,8 +39,8 @@ def _message_cell(report: ScanReport, f: Finding, show_evidence: bool) -> Text:
         cell.append(f"\n{f.line:>5} │ {source}", style="dim")
     if f.fix is not None:
         cell.append(f"\n  fix: {f.fix.replacement}", style="green")
-        for e in f.fix.edits:
-            cell.append(f"\n  fix {e.line:>5}: {e.replacement}", style="green")
+        for edit in f.fix.edits:
+            cell.append(f"\n  fix {edit.line:>5}: {edit.replacement}", style="green")
     step = next_step(f)
     if step is not None:
         cell.append(f"\n  next: {step.text}", style="yellow")

@@ -29,6 +29,9 @@ class Rule:
     summary: ClassVar[str]
     calls: ClassVar[tuple[str, ...]]  # the allocation calls the rule looks at
     fixable: ClassVar[bool]
+    # A read counts as `unsafe` only when no write ran before it on any path (the guard: an
+    # empty someone wrote must be shown wrong, not merely not shown right).
+    certain_reads_only: ClassVar[bool] = False
     examples: ClassVar[tuple[Example, ...]]
 
     @classmethod

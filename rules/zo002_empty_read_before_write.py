@@ -71,6 +71,7 @@ class EmptyReadBeforeWrite(Rule):
     summary = "torch.empty read before it is written: the values are garbage"
     calls = EMPTY_CALLS
     fixable = False
+    certain_reads_only = True
     examples = (
         Example(_HEADER + "def f(x):\n    acc = torch.empty(4)\n    acc += x\n    return acc\n", Verdict.UNSAFE),
         Example(_HEADER + "def f(x):\n    m = torch.empty_like(x)\n    return m.max()\n", Verdict.UNSAFE),

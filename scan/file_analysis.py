@@ -16,6 +16,7 @@ import tokenize
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import AnyStr
 
@@ -32,7 +33,6 @@ from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_W
 from zeroopt.rules import ALL_RULES, Rule
 from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.findings import (
-    EMPTY_CALLS,
     ZEROS_CALLS,
     FileError,
     FileResult,
@@ -186,8 +186,7 @@ def _analyse_tree(
             continue  # an allocation inside a lambda is returned at once: nothing to prove
         cfg = cfgs.get(id(site.owner))
         if cfg is None:
-            scope = site.scope
-            cfg = Builder(lambda e, s=scope: resolver.qualified(s, e)).build(site.owner.body)
+            cfg = Builder(partial(resolver.qualified, site.scope)).build(site.owner.body)
             cfgs[id(site.owner)] = cfg
             ints[id(site.owner)] = _int_names(site, resolver)
         ctx = Context(
@@ -205,7 +204,7 @@ def _analyse_tree(
             frames_read=frames_read,
             no_data=no_data_reason(site, resolver),
             zero_size=zero_size_like(site, resolver),
-            certain_reads_only=site.name in EMPTY_CALLS,
+            certain_reads_only=any(r.certain_reads_only for r in rules),
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)
