@@ -53,6 +53,7 @@ def fake_analyse_source(
                     fix=Fix(call_text.replace("zeros", "empty"))
                     if verdict is Verdict.SAFE
                     else None,
+                    source_lines=((lineno, line),),
                 )
             )
     return FileResult(path, findings, [], hashlib.sha256(data).hexdigest())
