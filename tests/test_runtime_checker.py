@@ -81,10 +81,10 @@ def test_two_calls_on_one_line_are_told_apart_by_column(basic_report) -> None:  
 def test_crash_detail_and_json_contract(basic_report) -> None:  # type: ignore[no-untyped-def]
     sites, report = basic_report
     data = report.to_json()
-    assert set(data) == {"version", "scenario", "device", "baseline", "sites", "together"}
+    assert set(data) == {"version", "root", "scenario", "device", "baseline", "sites", "together"}
     assert data["baseline"] == {"runs": 2, "deterministic": True}
     for site in data["sites"]:
-        assert set(site) == {"path", "line", "col", "verdict", "trials"}
+        assert set(site) == {"path", "line", "col", "source", "fingerprint", "verdict", "trials"}
         for trial in site["trials"]:
             assert set(trial) == {"pattern", "verdict", "detail"}
     crashed = next(s for s in data["sites"] if s["line"] == sites["crashed"][0].line)
