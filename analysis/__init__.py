@@ -1,1 +1,1 @@
-"""The analysis engine: CFG, abstract state, dataflow, lifecycle models, torch semantics as data."""
+"""The analysis: CFG, abstract state, dataflow, lifecycle models, torch semantics as data."""

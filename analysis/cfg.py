@@ -103,6 +103,12 @@ class CFG:
         self.raise_exit = self.add(Kind.RAISE)
         # Nodes inside `with torch.cuda.graph(...)`: their kernels are recorded, not run, now.
         self.capture_nodes: set[int] = set()
+        # Memos of the dataflow (analysis/dataflow/fixpoint.py), the same for every buffer of one
+        # function: why it may run under a capture, its node index, its graph orders. Typed
+        # `object` here: their types belong to the dataflow, which reads them back as it wrote them.
+        self._capture: str | None = None
+        self._index: object = None
+        self._orders: object = None
 
     def add(self, kind: Kind, node: ast.AST | None = None, label: str = "", phase: str = "") -> int:
         line = getattr(node, "lineno", 0)

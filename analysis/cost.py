@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from zeroopt.analysis.sites import shape_args
+from zeroopt.analysis.allocations import shape_args
 
 _HOT = re.compile(r"forward|step|decode|extend|replay|prefill|sample|generate|__call__|^run|_run\b")
 _DTYPE_BYTES = {

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_module import (
@@ -42,12 +43,11 @@ from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
 from zeroopt.analysis.resolve import Resolver, walk, walk_scope
-from zeroopt.analysis.sites import Site
 
 
 @dataclass
 class LifecycleOutcome:
-    site: Site
+    site: Allocation
     model: Lifecycle
     cls: ast.ClassDef
     outcome: BufferOutcome | None  # None: could not be judged (reason in `skipped`)
@@ -67,8 +67,8 @@ class LifecycleOutcome:
 def analyse_lifecycles(
     tree: ast.Module,
     resolver: Resolver,
-    sites: Sequence[Site],
-    wanted: Callable[[Site], bool],
+    sites: Sequence[Allocation],
+    wanted: Callable[[Allocation], bool],
     contracts: dict[str, Contract],
     source_lines: list[str],
     extra_models: Sequence[Lifecycle] = (),
@@ -126,7 +126,7 @@ def analyse_lifecycles(
             prog: Program,
             compiled: Compiled,
             alloc: ast.Call,
-            site: Site,
+            site: Allocation,
             stored: frozenset[str] = stored,
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
@@ -215,7 +215,7 @@ def _closure_reason(cls: ast.ClassDef, modelled: list[str]) -> str:
     return "a nested function or lambda in a modelled method captures `self`"
 
 
-def _self_attribute(site: Site) -> str | None:
+def _self_attribute(site: Allocation) -> str | None:
     """`buf` for `self.buf = ...` and for `self.buf = {"k": ...}` / `self.buf["k"] = ...`, where
     `self` is the method's own first parameter (not a class or a module namespace)."""
     node = site.target

@@ -19,14 +19,14 @@ from __future__ import annotations
 import ast
 import itertools
 
+from zeroopt.analysis.allocations import Allocation, shape_args
 from zeroopt.analysis.resolve import Resolver, Scope
 from zeroopt.analysis.semantics import ALLOCATION_FUNCTIONS, FAKE_REGISTRATIONS
-from zeroopt.analysis.sites import Site, shape_args
 
 _LIKE = ("torch.empty_like", "torch.zeros_like")
 
 
-def no_data_reason(site: Site, resolver: Resolver) -> str:
+def no_data_reason(site: Allocation, resolver: Resolver) -> str:
     """Why the buffer's reads cannot see memory, or "" when they can."""
     device = next((k.value for k in site.call.keywords if k.arg == "device"), None)
     if _is_meta(device, site.scope, resolver):
@@ -50,7 +50,7 @@ def no_data_reason(site: Site, resolver: Resolver) -> str:
     return ""
 
 
-def _asserted_empty(site: Site) -> str:
+def _asserted_empty(site: Allocation) -> str:
     """`assert x.shape[0] == n * k` directly followed by `if n == 0:` whose first statement is
     `y = torch.empty_like(x)`: x has no rows there. Asserts are stripped under `python -O`, so
     this only takes the certainty from reads (never makes a buffer `safe`)."""
@@ -141,7 +141,7 @@ def _is_meta(device: ast.expr | None, scope: Scope, resolver: Resolver) -> bool:
     return False
 
 
-def zero_size_like(site: Site, resolver: Resolver) -> bool:
+def zero_size_like(site: Allocation, resolver: Resolver) -> bool:
     """`y = torch.empty_like(x)` whose statement directly follows `x = torch.empty((0,), ...)`
     in the same block: x is that zero-size tensor when y is made (nothing runs in between, and
     the other arguments of the call are names, attributes or constants, which run no code)."""

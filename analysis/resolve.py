@@ -33,6 +33,8 @@ class Scope:
     # read them at any later call, so the analysis treats them as escaped.
     captured: set[str] = field(default_factory=set)
     free_loads: set[str] = field(default_factory=set)
+    # Memo of the dataflow (Context.mask_names): computed once per function scope.
+    _mask_names: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def bind(self, name: str, what: str) -> None:
         self.bindings.setdefault(name, set()).add(what)
@@ -220,7 +222,7 @@ class _ScopeBuilder:
         return scope
 
     def _walk(self, module: ast.Module) -> None:
-        """Pre-order in the order find_sites reports calls: the decorators, defaults and bases of
+        """Pre-order in the order find_allocations reports calls: the decorators, defaults and bases of
         a definition (they run in the enclosing scope) before its body. A def's return
         annotation is walked for its names but its calls are not recorded."""
         current = self.root
@@ -357,6 +359,10 @@ class Resolver:
     # its return annotation left out), and every assignment statement.
     calls: list[tuple[ast.Call, Scope]] = field(default_factory=list)
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
+    # Memo of the dataflow (Context.capture_functions): computed once per module.
+    _capture_functions: dict[str, str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     project: ProjectView | None = None
     star_targets: list[str | None] = field(default_factory=list)

@@ -21,7 +21,7 @@ from verify_run import progress_printer, timings, write_result  # bench/ is on s
 
 from zeroopt.fixtures.flash_scenario import EXPECTED, EXPECTED_SAFE, buffer_sites, site_args
 from zeroopt.runtime_checks.checker import Checker
-from zeroopt.runtime_checks.sites import parse_site
+from zeroopt.runtime_checks.targets import parse_site
 
 SCENARIO = "zeroopt.fixtures.flash_scenario:scenario"
 
@@ -45,9 +45,9 @@ def environment(device: str) -> dict[str, Any]:
 def static_safe_buffers() -> list[str]:
     """The `# buffer:` allocations that the static analysis calls safe (lifecycle pass included,
     with the project's configuration, as `zeroopt scan fixtures/flash_backend.py` reports)."""
-    from zeroopt.scan.config import load_config
-    from zeroopt.scan.engine import analyse_file
     from zeroopt.fixtures.flash_scenario import BACKEND_PATH
+    from zeroopt.scan.config import load_config
+    from zeroopt.scan.file_analysis import analyse_file
 
     config = load_config([str(BACKEND_PATH)])
     result = analyse_file(BACKEND_PATH, str(BACKEND_PATH), config.analysis)

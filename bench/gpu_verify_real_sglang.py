@@ -32,9 +32,9 @@ import torch
 from verify_run import progress_printer, timings, write_result
 
 from zeroopt.runtime_checks.checker import Checker
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.targets import PoisonSite
 from zeroopt.scan.config import load_config
-from zeroopt.scan.engine import analyse_file
+from zeroopt.scan.file_analysis import analyse_file
 from zeroopt.scan.findings import ZEROS_CALLS, Finding
 
 SCENARIO = f"{Path(harness.__file__).resolve()}:scenario"
@@ -95,7 +95,7 @@ def main() -> int:
     findings = static_findings()
     scan_seconds = time.perf_counter() - start
     candidates = [f for f in findings if f.verdict.value in ("safe", "unproven")]
-    sites = [Site(str(harness.released_file()), f.line, f.col) for f in candidates]
+    sites = [PoisonSite(str(harness.released_file()), f.line, f.col) for f in candidates]
     by_pos = {(f.line, f.col): f for f in candidates}
     env = environment(args.device)
     print(json.dumps(env), flush=True)

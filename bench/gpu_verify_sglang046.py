@@ -28,7 +28,7 @@ import torch
 from verify_run import progress_printer, timings, write_result
 
 from zeroopt.runtime_checks.checker import Checker
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.targets import PoisonSite
 
 SCENARIO = f"{Path(harness.__file__).resolve()}:scenario"
 
@@ -39,7 +39,7 @@ def static_findings(path: Path, scan_report: Path | None) -> dict[tuple[int, int
         findings = json.loads(scan_report.read_text())["findings"]
     else:
         from zeroopt.scan.config import load_config
-        from zeroopt.scan.engine import analyse_file
+        from zeroopt.scan.file_analysis import analyse_file
 
         result = analyse_file(path, str(path), load_config([str(path)]).analysis)
         findings = [f.to_json() for f in result.findings]
@@ -115,7 +115,7 @@ def main() -> int:
     if args.lines:
         keep = {int(x) for x in args.lines.split(",")}
         static = {k: f for k, f in static.items() if k[0] in keep}
-    sites = [Site(str(path), line, col) for (line, col) in sorted(static)]
+    sites = [PoisonSite(str(path), line, col) for (line, col) in sorted(static)]
     env = environment(args.device)
     print(json.dumps(env), flush=True)
     print(f"{len(sites)} sites: {[f'{s.line}:{s.col}' for s in sites]}", flush=True)

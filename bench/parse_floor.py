@@ -1,7 +1,7 @@
 """The floor under any scan built on the stdlib parser: read, prefilter and `ast.parse` only.
 
 Does exactly the part of a cold `zeroopt scan` that no analysis can skip: every file is read,
-zeroopt's own text prefilter (`engine.may_hold_candidate`) drops those that cannot hold an
+zeroopt's own text prefilter (`file_analysis.may_hold_candidate`) drops those that cannot hold an
 allocation, and the rest are parsed with `ast.parse`, in as many worker processes as a scan
 uses. Nothing is analysed. bench/scan_speed.py times it beside ruff in the same run: if this row
 alone is about as slow as ruff, no speed-up of the analysis can bring a cold scan level with
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from zeroopt.scan.engine import decode_source, may_hold_candidate
+from zeroopt.scan.file_analysis import decode_source, may_hold_candidate
 
 
 def parse_if_candidate(path: str) -> int:

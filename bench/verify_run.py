@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zeroopt.runtime_checks.verdicts import VerifyReport
+from zeroopt.runtime_checks.results import VerifyReport
 
 
 def progress_printer(start: float | None = None) -> Callable[[str], None]:

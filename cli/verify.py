@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from zeroopt.runtime_checks.patterns import ALL_PATTERNS, DEFAULT_PATTERNS
-from zeroopt.runtime_checks.sites import Site, parse_site, sites_from_report
+from zeroopt.runtime_checks.targets import PoisonSite, identify, parse_site, sites_from_report
 
 COMMAND_KEY = "zeroopt_verify_command"
 
@@ -131,8 +131,8 @@ def verify(
 
     Exit status: 0 all equivalent; 1 anything else; 2 usage error or a failing baseline.
     """
+    from zeroopt.report.verify_text import render_text
     from zeroopt.runtime_checks.checker import BaselineError, Checker, ScenarioUsageError
-    from zeroopt.runtime_checks.report import render_text
     from zeroopt.runtime_checks.trial import check_scenario_spec
 
     err = Console(stderr=True, soft_wrap=True)
@@ -162,16 +162,16 @@ def verify(
     if chosen_device not in ("cpu", "cuda") and not chosen_device.startswith("cuda:"):
         err.print(f"--device must be cpu or cuda, not {chosen_device!r}")
         raise typer.Exit(2)
-    chosen_patterns = DEFAULT_PATTERNS
+    chosen_patterns: tuple[str, ...] = DEFAULT_PATTERNS
     if patterns:
         chosen_patterns = tuple(p.strip() for p in patterns.split(",") if p.strip())
         unknown = [p for p in chosen_patterns if p not in ALL_PATTERNS]
         if unknown:
             err.print(f"unknown pattern(s) {unknown}; choose from {list(ALL_PATTERNS)}")
             raise typer.Exit(2)
-    targets: list[Site] = []
+    targets: list[PoisonSite] = []
     try:
-        targets.extend(parse_site(s) for s in site or ())
+        targets.extend(identify(parse_site(s)) for s in site or ())
         if sites is not None:
             targets.extend(sites_from_report(sites))
     except (ValueError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:

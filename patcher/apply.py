@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zeroopt.patcher.codemod import Failure, Site, SiteResult, Skip, Success, rewrite_source
+from zeroopt.patcher.codemod import (
+    Failure,
+    RewriteResult,
+    RewriteSite,
+    Skip,
+    Success,
+    rewrite_source,
+)
 from zeroopt.patcher.diff import FileChange, make_patch
 from zeroopt.patcher.writer import WriteError, atomic_write, check_unchanged
 from zeroopt.scan.findings import ZEROS_CALLS, FileError, FileResult, Finding, Verdict
@@ -127,7 +134,7 @@ def eligible(finding: Finding, verified: VerifiedSites | None, base_dir: Path) -
 @dataclass
 class SiteOutcome:
     finding: Finding
-    result: SiteResult
+    result: RewriteResult
 
     @property
     def status(self) -> str:
@@ -339,7 +346,7 @@ def plan(
                 else:
                     outcome.refused.append((f, why))
             chosen = kept
-        sites = [Site(f.line, f.col, f.call, f.end_line, f.end_col) for f in chosen]
+        sites = [RewriteSite(f.line, f.col, f.call, f.end_line, f.end_col) for f in chosen]
         new, site_results = rewrite_source(source, sites)
         outcome.sites = [SiteOutcome(f, r) for f, r in zip(chosen, site_results, strict=True)]
         outcome.original = source

@@ -14,6 +14,7 @@ guess: a name must resolve, through the file's imports, to the torch function it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,16 +33,17 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from zeroopt.scan.findings import EMPTY_NAME, ZEROS_CALLS
+from zeroopt.scan.findings import EMPTY_NAME, ZEROS_CALLS, Edit
 
 # Attribute spelled in source -> the call it is, for attribute calls (`th.zeros`, `x.new_zeros`).
 _ATTR_CALL = {call.rsplit(".", 1)[1]: call for call in ZEROS_CALLS}
 # The torch function a plain-name call must resolve to, and what replaces it.
 _EMPTY_ATTR = EMPTY_NAME
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # what libcst counts as a line break
 
 
 @dataclass(frozen=True)
-class Site:
+class RewriteSite:
     """Where to rewrite: 1-based line and character column of the call; end is exclusive."""
 
     line: int
@@ -56,23 +58,25 @@ class Site:
 
 @dataclass(frozen=True)
 class Success:
-    site: Site
+    site: RewriteSite
     replacement: str  # the new text of the call expression
+    # Other spans the rewrite needs: the import statement that gains the empty function's name.
+    edits: tuple[Edit, ...] = ()
 
 
 @dataclass(frozen=True)
 class Skip:
-    site: Site
+    site: RewriteSite
     reason: str
 
 
 @dataclass(frozen=True)
 class Failure:
-    site: Site
+    site: RewriteSite
     error: str
 
 
-SiteResult = Success | Skip | Failure
+RewriteResult = Success | Skip | Failure
 
 
 @dataclass
@@ -88,7 +92,7 @@ class _Plan:
 class _Analysis:
     plans: dict[cst.Call, _Plan] = field(default_factory=dict)
     imports: dict[cst.ImportFrom, list[tuple[str, str | None]]] = field(default_factory=dict)
-    results: dict[Site, SiteResult] = field(default_factory=dict)
+    results: dict[RewriteSite, RewriteResult] = field(default_factory=dict)
 
 
 class _Collector(cst.CSTVisitor):
@@ -154,7 +158,9 @@ class _Planner:
         self.analysis = _Analysis()
         # Aliases planned per import statement, so two sites share one added `empty`.
         self.added: dict[tuple[cst.ImportFrom, str], str] = {}
-        self.site_calls: dict[Site, cst.Call] = {}
+        self.site_calls: dict[RewriteSite, cst.Call] = {}
+        # The import statement whose added alias a site's new name is.
+        self.site_imports: dict[RewriteSite, cst.ImportFrom] = {}
         self.import_assignments = _all_import_assignments(self.scopes)
 
     def _qualnames(self, node: cst.CSTNode) -> set[str]:
@@ -167,7 +173,7 @@ class _Planner:
         rng = self.positions.get(node)
         return rng.start.line if rng else 1 << 30
 
-    def plan(self, site: Site) -> SiteResult:
+    def plan(self, site: RewriteSite) -> RewriteResult:
         if site.call not in ZEROS_CALLS:
             return Skip(site, f"{site.call} is not a zero-filling call this tool rewrites")
         candidates = self.collector.calls.get((site.line, site.col - 1), [])
@@ -194,7 +200,7 @@ class _Planner:
         result = self._plan_attr(site, call) if kind != "name" else self._plan_name(site, call)
         return result
 
-    def _plan_attr(self, site: Site, call: cst.Call) -> SiteResult:
+    def _plan_attr(self, site: RewriteSite, call: cst.Call) -> RewriteResult:
         func = call.func
         assert isinstance(func, cst.Attribute)
         new_attr = _EMPTY_ATTR[site.call]
@@ -208,7 +214,7 @@ class _Planner:
         self.analysis.plans[call] = _Plan(func=new_func, attr=new_attr)
         return self._success(site, call)
 
-    def _plan_name(self, site: Site, call: cst.Call) -> SiteResult:
+    def _plan_name(self, site: RewriteSite, call: cst.Call) -> RewriteResult:
         func = call.func
         assert isinstance(func, cst.Name)
         if self._qualnames(func) != {site.call}:
@@ -243,7 +249,7 @@ class _Planner:
             return self._success(site, call)
         return Skip(site, f"cannot spell {empty} here without guessing: no import to extend")
 
-    def _success(self, site: Site, call: cst.Call) -> Success:
+    def _success(self, site: RewriteSite, call: cst.Call) -> Success:
         self.site_calls[site] = call
         return Success(site, "")  # the replacement text is filled in after the rewrite
 
@@ -270,7 +276,7 @@ class _Planner:
         return None
 
     def _via_zeros_import(
-        self, site: Site, scope: Scope, func: cst.Name, *, plain: bool
+        self, site: RewriteSite, scope: Scope, func: cst.Name, *, plain: bool
     ) -> str | None:
         """Add the empty function to the very `from torch import zeros` the call uses.
 
@@ -295,6 +301,7 @@ class _Planner:
         imported = _EMPTY_ATTR[site.call]
         key = (statement, imported)
         if key in self.added:
+            self.site_imports[site] = statement
             return self.added[key]
         choices = _name_choices(imported, self.collector.star_import)
         for name in choices[:1] if plain else choices[1:]:
@@ -303,6 +310,7 @@ class _Planner:
                 self.added[key] = name
                 asname = None if name == imported else name
                 self.analysis.imports.setdefault(statement, []).append((imported, asname))
+                self.site_imports[site] = statement
                 return name
         return None
 
@@ -370,6 +378,7 @@ class _Rewriter(cst.CSTTransformer):
         super().__init__()
         self.analysis = analysis
         self.rewritten: dict[cst.Call, cst.Call] = {}
+        self.imports: dict[cst.ImportFrom, cst.ImportFrom] = {}
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         plan = self.analysis.plans.get(original_node)
@@ -425,18 +434,20 @@ class _Rewriter(cst.CSTTransformer):
                 comma=trailing if i == len(additions) - 1 else separator,
             )
             names.append(alias)
-        return updated_node.with_changes(names=names)
+        new = updated_node.with_changes(names=names)
+        self.imports[original_node] = new
+        return new
 
 
 def rewrite_module(
-    module: cst.Module, sites: Sequence[Site]
-) -> tuple[cst.Module, list[SiteResult]]:
+    module: cst.Module, sites: Sequence[RewriteSite]
+) -> tuple[cst.Module, list[RewriteResult]]:
     """Rewrite the zero-filling calls at `sites`; one result per site, in the order given."""
     wrapper = MetadataWrapper(module)
     collector = _Collector()
     wrapper.visit(collector)
     planner = _Planner(wrapper, collector)
-    results: list[SiteResult] = []
+    results: list[RewriteResult] = []
     for site in sites:
         try:
             result = planner.plan(site)
@@ -447,17 +458,43 @@ def rewrite_module(
         return module, results
     rewriter = _Rewriter(planner.analysis)
     new_module = wrapper.visit(rewriter)
-    # Report each call's final text, nested rewrites inside its arguments included.
-    final: list[SiteResult] = []
+    # Report each call's final text as the new module spells it (nested rewrites inside its
+    # arguments included; `code_for_node` alone would drop the indentation of continuation
+    # lines), and the import statement it extends, as an edit of the original span.
+    written = _Written(new_module)
+    final: list[RewriteResult] = []
     for result in results:
         if isinstance(result, Success):
             call = rewriter.rewritten[planner.site_calls[result.site]]
-            result = Success(result.site, _code(call))
+            edits: tuple[Edit, ...] = ()
+            statement = planner.site_imports.get(result.site)
+            if statement is not None:
+                rng = planner.positions[statement]
+                new = written.text(rewriter.imports[statement])
+                start, end = rng.start, rng.end
+                edits = (Edit(start.line, start.column + 1, end.line, end.column + 1, new),)
+            result = Success(result.site, written.text(call), edits)
         final.append(result)
     return new_module, final
 
 
-def rewrite_source(source: bytes, sites: Sequence[Site]) -> tuple[bytes, list[SiteResult]]:
+class _Written:
+    """The text a node of the rewritten module has in that module's code."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.code = module.code
+        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(self.code)]
+
+    def text(self, node: cst.CSTNode) -> str:
+        rng = self.positions[node]  # an import's range ends before its `;`
+        start = self.starts[rng.start.line - 1] + rng.start.column
+        return self.code[start : self.starts[rng.end.line - 1] + rng.end.column]
+
+
+def rewrite_source(
+    source: bytes, sites: Sequence[RewriteSite]
+) -> tuple[bytes, list[RewriteResult]]:
     """Parse bytes (libcst honours the encoding cookie and BOM), rewrite, encode back the same way.
 
     Returns the input object unchanged when nothing was rewritten, so callers can skip the write.
@@ -484,8 +521,8 @@ def rewrite_source(source: bytes, sites: Sequence[Site]) -> tuple[bytes, list[Si
 
 __all__ = [
     "Failure",
-    "Site",
-    "SiteResult",
+    "RewriteResult",
+    "RewriteSite",
     "Skip",
     "Success",
     "rewrite_module",

@@ -1,4 +1,5 @@
-"""Renderers of a ScanReport: text (rich table), json (the contract), sarif, github."""
+"""Renderers: of a ScanReport (text table, concise, json = the contract, sarif, github) and of a
+VerifyReport (verify_text)."""
 
 from __future__ import annotations
 

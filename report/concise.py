@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zeroopt.report.next_step import next_step
 from zeroopt.scan.findings import Finding, LifecycleReport
+from zeroopt.scan.next_step import next_step
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
@@ -55,7 +55,7 @@ def render(report: ScanReport, *, show_evidence: bool = False, quiet: bool = Fal
     lines: list[str] = []
     for f in report.findings:
         line = finding_line(f)
-        step = next_step(f, report.source_line)
+        step = next_step(f)
         if step is not None:
             line += f" (next: {step.text})"
         lines.append(line)

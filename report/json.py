@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from zeroopt.report.next_step import next_step
 from zeroopt.scan.findings import Finding
+from zeroopt.scan.next_step import next_step
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
@@ -27,7 +27,7 @@ def finding_to_json(report: ScanReport, f: Finding) -> dict[str, Any]:
     identity = report.identity(f)
     data["source"] = identity.source if identity is not None else None
     data["fingerprint"] = identity.fingerprint if identity is not None else None
-    step = next_step(f, report.source_line)
+    step = next_step(f)
     data["next_step"] = step.to_json() if step is not None else None
     return data
 

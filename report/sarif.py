@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import zeroopt
 from zeroopt.report import rule_catalog, rule_doc
-from zeroopt.scan.findings import Finding, Verdict
+from zeroopt.scan.findings import Edit, Finding, Verdict
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
@@ -38,7 +38,7 @@ def _uri(path: str) -> dict[str, str]:
     return {"uri": Path(path).as_posix(), "uriBaseId": "%SRCROOT%"}
 
 
-def _region(f: Finding) -> dict[str, int]:
+def _region(f: Finding | Edit) -> dict[str, int]:
     return {
         "startLine": f.line,
         "startColumn": f.col,
@@ -90,7 +90,14 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
                                 {
                                     "deletedRegion": _region(f),
                                     "insertedContent": {"text": f.fix.replacement},
-                                }
+                                },
+                                *(
+                                    {
+                                        "deletedRegion": _region(e),
+                                        "insertedContent": {"text": e.replacement},
+                                    }
+                                    for e in f.fix.edits
+                                ),
                             ],
                         }
                     ],

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from zeroopt.report.next_step import reason_class
+from zeroopt.scan.next_step import reason_class
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
@@ -22,12 +22,11 @@ def statistics(report: ScanReport) -> list[dict[str, Any]]:
     """Rows `{count, rule, verdict, reason}`, most frequent first."""
     counts = Counter((f.rule, str(f.verdict), reason_class(f)) for f in report.findings)
     counts.update((u.rule, "", "unused suppression") for u in report.unused_suppressions)
-    rows = [
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], *item[0]))
+    return [
         {"count": n, "rule": rule, "verdict": verdict, "reason": reason}
-        for (rule, verdict, reason), n in counts.items()
+        for (rule, verdict, reason), n in ordered
     ]
-    rows.sort(key=lambda r: (-r["count"], r["rule"], r["verdict"], r["reason"]))
-    return rows
 
 
 def render_text(report: ScanReport) -> str:

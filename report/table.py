@@ -16,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from zeroopt.analysis.cost import human_bytes
-from zeroopt.report.next_step import next_step
 from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
+from zeroopt.scan.next_step import next_step
 
 if TYPE_CHECKING:
     from zeroopt.scan.runner import ScanReport
@@ -32,14 +32,16 @@ _MAX_SOURCE = 120
 
 def _message_cell(report: ScanReport, f: Finding, show_evidence: bool) -> Text:
     cell = Text(f.message)
-    source = report.source_line(f.path, f.line).strip()
+    source = f.source_line(f.line).strip()
     if source:
         if len(source) > _MAX_SOURCE:
             source = source[: _MAX_SOURCE - 1] + "…"
         cell.append(f"\n{f.line:>5} │ {source}", style="dim")
     if f.fix is not None:
         cell.append(f"\n  fix: {f.fix.replacement}", style="green")
-    step = next_step(f, report.source_line)
+        for edit in f.fix.edits:
+            cell.append(f"\n  fix {edit.line:>5}: {edit.replacement}", style="green")
+    step = next_step(f)
     if step is not None:
         cell.append(f"\n  next: {step.text}", style="yellow")
     if show_evidence:

@@ -1,7 +1,7 @@
 """The shape every rule has: a code, a name, a one-page doc, and examples that are also tests.
 
 As in Fixit, VALID/INVALID examples live next to the rule; `tests/test_rule_examples.py` runs each
-one through the real engine, so a rule's documentation cannot drift from its behaviour.
+one through the real analysis, so a rule's documentation cannot drift from its behaviour.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ class Rule:
     summary: ClassVar[str]
     calls: ClassVar[tuple[str, ...]]  # the allocation calls the rule looks at
     fixable: ClassVar[bool]
+    # A read counts as `unsafe` only when no write ran before it on any path (the guard: an
+    # empty someone wrote must be shown wrong, not merely not shown right).
+    certain_reads_only: ClassVar[bool] = False
     examples: ClassVar[tuple[Example, ...]]
 
     @classmethod

@@ -139,10 +139,10 @@ and their in-place methods (`addmm_`, ...) write self in full without reading it
 
 from __future__ import annotations
 
-from zeroopt.scan.findings import ZEROS_CALLS, Verdict
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.rules.decision import decide
 from zeroopt.rules.rule import Example, Rule
-from zeroopt.rules.verdict import decide
+from zeroopt.scan.findings import ZEROS_CALLS, Verdict
 
 
 class ZerosOverwrittenBeforeRead(Rule):

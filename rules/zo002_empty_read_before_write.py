@@ -56,10 +56,10 @@ have no data.
 
 from __future__ import annotations
 
-from zeroopt.scan.findings import EMPTY_CALLS, Verdict
 from zeroopt.analysis.dataflow import BufferOutcome
+from zeroopt.rules.decision import decide
 from zeroopt.rules.rule import Example, Rule
-from zeroopt.rules.verdict import decide
+from zeroopt.scan.findings import EMPTY_CALLS, Verdict
 
 
 class EmptyReadBeforeWrite(Rule):
@@ -69,6 +69,7 @@ class EmptyReadBeforeWrite(Rule):
     summary = "torch.empty read before it is written: the values are garbage"
     calls = EMPTY_CALLS
     fixable = False
+    certain_reads_only = True
     examples = (
         Example(
             """

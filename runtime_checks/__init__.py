@@ -4,7 +4,7 @@
 its own subprocess, and returns a `VerifyReport` whose `to_json()` is the contract of docs/contracts.md.
 """
 
-from zeroopt.runtime_checks.sites import Site, parse_site, sites_from_report
-from zeroopt.runtime_checks.verdicts import RuntimeVerdict, VerifyReport
+from zeroopt.runtime_checks.results import RuntimeVerdict, VerifyReport
+from zeroopt.runtime_checks.targets import PoisonSite, parse_site, sites_from_report
 
-__all__ = ["RuntimeVerdict", "Site", "VerifyReport", "parse_site", "sites_from_report"]
+__all__ = ["PoisonSite", "RuntimeVerdict", "VerifyReport", "parse_site", "sites_from_report"]

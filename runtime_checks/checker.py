@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS, patterns_for
-from zeroopt.runtime_checks.schedule import plan_slots, run_in_slots, slot_env, visible_gpus
-from zeroopt.runtime_checks.sites import Site
-from zeroopt.runtime_checks.trial import DEVICE_ENV
-from zeroopt.runtime_checks.verdicts import (
+from zeroopt.runtime_checks.results import (
     RuntimeVerdict,
     SiteResult,
     TogetherResult,
     TrialResult,
     VerifyReport,
 )
+from zeroopt.runtime_checks.schedule import plan_slots, run_in_slots, slot_env, visible_gpus
+from zeroopt.runtime_checks.targets import PoisonSite
+from zeroopt.runtime_checks.trial import DEVICE_ENV
 
 Progress = Callable[[str], None]
 
@@ -57,7 +57,7 @@ class RunOutcome:
 @dataclass
 class _Job:
     label: str
-    targets: Sequence[tuple[Site, str | None]]
+    targets: Sequence[tuple[PoisonSite, str | None]]
     outcome: RunOutcome | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -143,7 +143,10 @@ class Checker:
 
     # -- one subprocess -------------------------------------------------------------------
     def run_once(
-        self, targets: Sequence[tuple[Site, str | None]], workdir: Path, slot: str | None = None
+        self,
+        targets: Sequence[tuple[PoisonSite, str | None]],
+        workdir: Path,
+        slot: str | None = None,
     ) -> RunOutcome:
         workdir.mkdir(parents=True, exist_ok=True)
         status_path = workdir / "status.json"
@@ -201,14 +204,14 @@ class Checker:
         run_in_slots(numbered, self.slots, work)
 
     # -- the protocol ---------------------------------------------------------------------
-    def plan_size(self, sites: Sequence[Site]) -> int:
+    def plan_size(self, sites: Sequence[PoisonSite]) -> int:
         """An upper bound on runs, for a progress bar before dtypes are known."""
         per_site = max(1, len(self.patterns))
         return self.baseline_runs + len(sites) * per_site + (per_site if len(sites) > 1 else 0)
 
     def verify(
         self,
-        sites: Sequence[Site],
+        sites: Sequence[PoisonSite],
         progress: Progress | None = None,
         on_planned: Callable[[int], None] | None = None,
         *,
@@ -231,7 +234,7 @@ class Checker:
             site_patterns: dict[str, list[str]] = {}
             for site in sites:
                 info = hits.get(site.key, {})
-                result = SiteResult(site.path, site.line, site.col)
+                result = SiteResult(site.path, site.line, site.col, site.source, site.fingerprint)
                 result.hits = int(info.get("hits", 0))
                 result.dtype = info.get("dtype")
                 result.shape = info.get("shape")
@@ -286,6 +289,7 @@ class Checker:
             trials_run=self.trials_run,
             seconds=time.perf_counter() - start,
             baseline_detail=baseline_detail,
+            root=os.path.abspath(self.cwd) if self.cwd is not None else os.getcwd(),
         )
 
     # -- what differs between a scenario and a command -------------------------------------
@@ -317,7 +321,7 @@ class Checker:
     def _reached(self, outcomes: list[RunOutcome]) -> dict[str, dict[str, Any]]:
         return outcomes[0].sites
 
-    def _unreached_note(self, site: Site, outcomes: list[RunOutcome]) -> str:
+    def _unreached_note(self, site: PoisonSite, outcomes: list[RunOutcome]) -> str:
         if not any(site.realpath in o.extra.get("loaded", ()) for o in outcomes):
             return f"its file {site.realpath} was never loaded by the scenario"
         return "never executed by the scenario"

@@ -31,9 +31,9 @@ from typing import Any
 import zeroopt
 from zeroopt.runtime_checks.checker import BaselineError, Checker, RunOutcome, _Job
 from zeroopt.runtime_checks.hook import PACKAGE_ENV, SITECUSTOMIZE, SPEC_ENV, read_reports
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.results import RuntimeVerdict, TrialResult
+from zeroopt.runtime_checks.targets import PoisonSite
 from zeroopt.runtime_checks.trial import DEVICE_ENV
-from zeroopt.runtime_checks.verdicts import RuntimeVerdict, TrialResult
 
 CRASH_TEXTS = (
     "CUDA error",
@@ -125,11 +125,11 @@ class CommandChecker(Checker):
 
     # Sites travel to the children with absolute paths (a child may run in another directory);
     # results are keyed back to the sites as given.
-    def _absolute(self, site: Site) -> Site:
+    def _absolute(self, site: PoisonSite) -> PoisonSite:
         base = Path(self.cwd) if self.cwd is not None else Path.cwd()
-        return Site(os.path.realpath(base / site.path), site.line, site.col)
+        return PoisonSite(os.path.realpath(base / site.path), site.line, site.col)
 
-    def verify(self, sites: Sequence[Site], *args: Any, **kwargs: Any) -> Any:
+    def verify(self, sites: Sequence[PoisonSite], *args: Any, **kwargs: Any) -> Any:
         with tempfile.TemporaryDirectory(prefix="zeroopt-boot-") as boot:
             Path(boot, "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
             self._boot = boot
@@ -139,7 +139,7 @@ class CommandChecker(Checker):
                 self._boot = None
 
     def run_once(
-        self, targets: Sequence[tuple[Site, str | None]], workdir: Path, slot: str | None = None
+        self, targets: Sequence[tuple[PoisonSite, str | None]], workdir: Path, slot: str | None = None
     ) -> RunOutcome:
         import json
 
@@ -182,7 +182,7 @@ class CommandChecker(Checker):
                 merged.setdefault(key, info)
         return merged
 
-    def _unreached_note(self, site: Site, outcomes: list[RunOutcome]) -> str:
+    def _unreached_note(self, site: PoisonSite, outcomes: list[RunOutcome]) -> str:
         if not any(o.extra.get("processes") for o in outcomes):
             return (
                 "no Python process of the command was instrumented (started with -I, -E or -S, "

@@ -201,7 +201,7 @@ def arm(spec_path: str) -> None:
         if "interceptor" in _ARMED:
             return
         from zeroopt.runtime_checks.intercept import Interceptor, SiteStats, Target
-        from zeroopt.runtime_checks.sites import Site
+        from zeroopt.runtime_checks.targets import PoisonSite
 
         def on_hit(target: Target, stats: SiteStats) -> None:
             key = target.site.key
@@ -221,7 +221,7 @@ def arm(spec_path: str) -> None:
         def on_load(real: str) -> None:
             reporter.send("load " + real, {"kind": "loaded", "pid": os.getpid(), "path": real})
 
-        targets = [Target(Site.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]]
+        targets = [Target(PoisonSite.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]]
         interceptor = Interceptor(targets, on_hit=on_hit, on_load=on_load)
         interceptor.install()
         _ARMED["interceptor"] = interceptor

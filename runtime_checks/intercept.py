@@ -30,7 +30,7 @@ from typing import Any
 
 from zeroopt.analysis.semantics import EMPTY_CALLS, ZEROS_CALLS
 from zeroopt.runtime_checks.patterns import dtype_name, poison_, zero_
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.targets import PoisonSite
 from zeroopt.scan.findings import char_col as contract_char_col
 
 
@@ -38,7 +38,7 @@ from zeroopt.scan.findings import char_col as contract_char_col
 class Target:
     """A site and the pattern to fill it with; pattern None only counts hits (the baseline)."""
 
-    site: Site
+    site: PoisonSite
     pattern: str | None = None
 
 

@@ -95,10 +95,10 @@ def call_scenario(func: Callable[..., Any], device: str) -> Any:
 
 def run(spec: dict[str, Any]) -> int:
     from zeroopt.runtime_checks.intercept import Interceptor, Target
-    from zeroopt.runtime_checks.sites import Site
+    from zeroopt.runtime_checks.targets import PoisonSite
 
     status_path = Path(spec["status"])
-    targets = [Target(Site.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]]
+    targets = [Target(PoisonSite.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]]
     loaded: list[str] = []
     interceptor = Interceptor(targets, on_load=loaded.append)
     status: dict[str, Any] = {"ok": False}

@@ -68,6 +68,7 @@ class CacheEntry:
 def _finding_to_json(f: Finding) -> dict[str, Any]:
     data = asdict(f)
     data["verdict"] = str(f.verdict)
+    data["fix"] = f.fix.to_json() if f.fix else None
     return data
 
 
@@ -75,7 +76,8 @@ def _finding_from_json(data: dict[str, Any]) -> Finding:
     data = dict(data)
     data["verdict"] = Verdict(data["verdict"])
     data["evidence"] = tuple(Evidence(**e) for e in data["evidence"])
-    data["fix"] = Fix(**data["fix"]) if data["fix"] else None
+    data["fix"] = Fix.from_json(data["fix"]) if data["fix"] else None
+    data["source_lines"] = tuple((int(n), str(s)) for n, s in data.get("source_lines", ()))
     return Finding(**data)
 
 

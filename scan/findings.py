@@ -34,13 +34,38 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Fix:
-    """Replacement text for the whole call expression span of the finding."""
+class Edit:
+    """Another span a fix rewrites: the import statement that gains the empty function.
+    Positions as a finding's: 1-based line, 1-based character column, end exclusive."""
 
+    line: int
+    col: int
+    end_line: int
+    end_col: int
     replacement: str
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What `zeroopt apply` writes for the finding, exactly (patcher/codemod.py computes it):
+    the new text of the whole call expression span, and any other span the rewrite changes."""
+
+    replacement: str
+    edits: tuple[Edit, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"replacement": self.replacement}
+        if self.edits:  # additive: only a fix that also extends an import carries it
+            data["edits"] = [e.to_json() for e in self.edits]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fix:
+        edits = tuple(Edit(**e) for e in data.get("edits", ()))
+        return cls(str(data["replacement"]), edits)
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,13 @@ class Finding:
     function: str = ""
     hot: bool = False  # in a function that runs per step (forward, decode, replay, ...)
     nbytes: int | None = None  # when the shape and dtype are constant expressions
+    # The text of the finding's own line and of the lines its evidence cites, as analysed, so
+    # that what reads a finding (renderers, next steps) never reads the file again.
+    source_lines: tuple[tuple[int, str], ...] = ()
+
+    def source_line(self, line: int) -> str:
+        """The source text of `line` if the finding carries it ('' otherwise)."""
+        return next((text for n, text in self.source_lines if n == line), "")
 
     @property
     def actionable(self) -> bool:
@@ -103,7 +135,7 @@ class Finding:
             rule=data["rule"],
             message=data.get("message", ""),
             evidence=tuple(Evidence(**e) for e in data.get("evidence", ())),
-            fix=Fix(**fix) if fix else None,
+            fix=Fix.from_json(fix) if fix else None,
         )
 
 

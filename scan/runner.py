@@ -27,7 +27,7 @@ from typing import Any
 
 from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
@@ -45,7 +45,7 @@ GENERATED_MARKER = b"@generated"
 GENERATED_HEAD_LINES = 10
 MAX_FILE_BYTES = 32 * 1024 * 1024  # bigger "source" is data; parsing it could exhaust memory
 PROGRESS_MIN_FILES = 100
-# Fork where it is safe (Linux): workers start in milliseconds and inherit the loaded engine.
+# Fork where it is safe (Linux): workers start in milliseconds and inherit the loaded analysis.
 # Nothing in zeroopt runs threads while a pool starts (the progress bar refreshes by hand).
 MP_CONTEXT = multiprocessing.get_context("fork") if sys.platform == "linux" else None
 
@@ -59,7 +59,7 @@ class ScanReport:
     files: int = 0  # files scanned (prefiltered ones included; @generated ones not)
     seconds: float = 0.0
     # Bookkeeping for tests, benchmarks and `--verbose`-style output.
-    analysed: int = 0  # files actually given to the engine
+    analysed: int = 0  # files actually given to the file analysis
     cache_hits: int = 0
     generated: int = 0  # skipped because of an @generated marker
     stdin_source: str | None = None
@@ -72,28 +72,7 @@ class ScanReport:
         """Per-class tables of buffers judged across methods under a lifecycle model."""
         return [lc for r in self.results for lc in r.lifecycles]
 
-    def to_json(self) -> dict[str, Any]:
-        from zeroopt.report.json import report_to_json
-
-        return report_to_json(self)
-
-    def source_line(self, path: str, line: int) -> str:
-        """The source text of `line` in `path`, for display; '' when unavailable."""
-        lines = self._lines.get(path)
-        if lines is None:
-            if self.stdin_source is not None and path == self._stdin_display:
-                text = self.stdin_source
-            else:
-                try:
-                    text = Path(path).read_bytes().decode("utf-8", errors="replace")
-                except OSError:
-                    text = ""
-            lines = text.splitlines()
-            self._lines[path] = lines
-        return lines[line - 1] if 0 < line <= len(lines) else ""
-
     def __post_init__(self) -> None:
-        self._lines: dict[str, list[str]] = {}
         self._stdin_display: str | None = None
         self._modules: dict[str, tuple[str, list[_Def]] | None] = {}
         self._by_path: dict[str, FileResult] | None = None
@@ -303,7 +282,7 @@ def scan(
                     report.cache_hits += 1
                     outcomes[sf.path] = (sf, hit_outcome)
                     continue
-            if not engine.may_hold_candidate(data):
+            if not file_analysis.may_hold_candidate(data):
                 sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
                 outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
                 outcomes[sf.path] = (sf, outcome)
@@ -535,11 +514,11 @@ def _analyse_bytes(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        # Looked up at call time so tests (and future plug-ins) can swap the engine.
+        # Looked up at call time so tests (and future plug-ins) can swap the file analysis.
         if path is not None and _VIEW is not None:
-            result = engine.analyse_source(data, display, options, _VIEW, path)
+            result = file_analysis.analyse_source(data, display, options, _VIEW, path)
         else:
-            result = engine.analyse_source(data, display, options)
+            result = file_analysis.analyse_source(data, display, options)
     except RecursionError:
         msg = "too deeply nested to analyse (recursion limit reached)"
         return _Outcome(FileResult(display, errors=[FileError(display, msg)]), [], sha, True)

@@ -129,7 +129,7 @@ def needs_suppressions(data: bytes, findings: Sequence[Finding]) -> bool:
 
 def parse_suppressions(data: bytes | str) -> list[Suppression]:
     """Every suppression directive in the file's comments, up to where tokenizing fails
-    (the engine reports the syntax error itself)."""
+    (the file analysis reports the syntax error itself)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     out: list[Suppression] = []
     try:

@@ -19,7 +19,7 @@ import pytest
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from zeroopt.analysis.options import AnalysisOptions
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 from zeroopt.scan.findings import Evidence, FileResult, Finding, Fix, Verdict
 
 
@@ -57,6 +57,7 @@ def fake_analyse_source(
                     fix=Fix(call_text.replace("zeros", "empty"))
                     if verdict is Verdict.SAFE
                     else None,
+                    source_lines=((lineno, line),),
                 )
             )
     return FileResult(path, findings, [], hashlib.sha256(data).hexdigest())
@@ -73,7 +74,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(path)
         return fake_analyse_source(source, path, options)
 
-    monkeypatch.setattr(engine, "analyse_source", counting)
+    monkeypatch.setattr(file_analysis, "analyse_source", counting)
     return calls
 
 

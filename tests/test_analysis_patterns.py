@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroopt.cli.app import app
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 
 SAFE = "import torch\n\ndef f():\n    x = torch.zeros(4)\n    x.fill_(1)\n    return x.sum()\n"
 UNSAFE_EMPTY = "import torch\n\ndef g():\n    y = torch.empty(4)\n    return y.sum()\n"
@@ -182,7 +182,7 @@ def test_bad_verified_report_is_a_usage_error(project: Project, fake_engine: lis
 
 def test_with_the_real_engine(project: Project) -> None:
     """Once the dataflow analysis lands, the canonical safe buffer is rewritten for real."""
-    probe = engine.analyse_source(SAFE, "probe.py")
+    probe = file_analysis.analyse_source(SAFE, "probe.py")
     if not probe.findings:
         pytest.skip("the engine is still a placeholder that reports no findings")
     f = project("m.py", SAFE)

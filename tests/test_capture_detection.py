@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from zeroopt.analysis.kernel_contracts import kernel_contract_for
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
 
 BODY = """

@@ -6,8 +6,8 @@ import ast
 
 from rich.console import Console
 
-from zeroopt.scan.engine import analyse_source
 from zeroopt.analysis.cost import constant_nbytes, is_hot
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.runner import ScanReport
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.scan import runner
-from zeroopt.scan.engine import analyse_source, may_hold_candidate
+from zeroopt.analysis.allocations import find_allocations
 from zeroopt.analysis.resolve import Resolver, walk, walk_scope
 from zeroopt.analysis.scalars import int_names
-from zeroopt.analysis.sites import find_sites
+from zeroopt.scan import runner
+from zeroopt.scan.file_analysis import analyse_source, may_hold_candidate
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_SOURCES = sorted(
@@ -66,7 +66,7 @@ def _sites(source: str) -> list[tuple[int, str, str]]:
     tree = ast.parse(source)
     return [
         (s.call.lineno, s.name, getattr(s.owner, "name", type(s.owner).__name__))
-        for s in find_sites(tree, Resolver.build(tree))
+        for s in find_allocations(tree, Resolver.build(tree))
     ]
 
 

@@ -16,7 +16,7 @@ from zeroopt.fixtures.flash_scenario import (
 )
 from zeroopt.fixtures.paged_reference import _int32_ceil_pages, paged_attention_reference
 from zeroopt.runtime_checks.checker import Checker
-from zeroopt.runtime_checks.sites import parse_site
+from zeroopt.runtime_checks.targets import parse_site
 
 
 def test_every_documented_buffer_is_a_zeros_site() -> None:
@@ -95,7 +95,7 @@ def test_what_the_analysis_proves_safe_runs_equivalent_poisoned_on_cpu() -> None
     """The fixture's static `safe` set (lifecycle pass and the repository's kernel contract
     included), poisoned together with every default pattern, must not change any output."""
     from zeroopt.scan.config import load_config
-    from zeroopt.scan.engine import analyse_file
+    from zeroopt.scan.file_analysis import analyse_file
 
     config = load_config([str(BACKEND_PATH)])
     result = analyse_file(BACKEND_PATH, str(BACKEND_PATH), config.analysis)

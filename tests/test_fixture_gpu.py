@@ -68,12 +68,12 @@ def test_fixture_graphs_with_flash_attention_match_the_eager_reference() -> None
 @needs_cuda
 def test_checker_survives_a_device_side_assert() -> None:
     from zeroopt.runtime_checks.checker import Checker
-    from zeroopt.runtime_checks.sites import Site
+    from zeroopt.runtime_checks.targets import PoisonSite
 
     path = EXAMPLES / "basic.py"
     lines = path.read_text().splitlines()
     line = next(i for i, t in enumerate(lines, 1) if "# expect: crashed" in t)
-    site = Site(str(path), line, lines[line - 1].index("torch.zeros") + 1)
+    site = PoisonSite(str(path), line, lines[line - 1].index("torch.zeros") + 1)
     report = Checker(f"{path}:scenario", device="cuda", patterns=("max",)).verify([site])
     (result,) = report.sites
     assert str(result.verdict) == "crashed"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Finding, Verdict
 
 torch = pytest.importorskip("torch")

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zeroopt.scan.engine import analyse_file, analyse_source
+from zeroopt.scan.file_analysis import analyse_file, analyse_source
 from zeroopt.scan.findings import FileResult
 
 CORPUS = Path(__file__).parent / "corpus"

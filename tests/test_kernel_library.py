@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from zeroopt.analysis.kernel_library import OP_CONTRACTS, op_contract_for
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 
 
 @pytest.mark.parametrize("op", OP_CONTRACTS, ids=lambda op: op.name)

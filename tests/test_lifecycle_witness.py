@@ -15,7 +15,7 @@ import textwrap
 import torch
 
 from tests.test_lifecycles import backend
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Finding, Verdict
 
 # After graph init, eager steps write the buffer and re-point the view the capture setup reads:

@@ -8,7 +8,7 @@ import pytest
 
 from zeroopt.analysis.lifecycles import lifecycles_from_config
 from zeroopt.analysis.options import AnalysisOptions
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Finding, LifecycleReport, Verdict
 
 HEADER = "import torch\nfrom flash_attn.cute import flash_attn_varlen_func\nfrom flash_attn import flash_attn_with_kvcache\n\n"

@@ -56,11 +56,11 @@ from tests.test_lifecycles import (
     backend,
     with_record,
 )
-from zeroopt.scan.engine import analyse_source
-from zeroopt.scan.findings import Finding, Verdict
 from zeroopt.analysis.kernel_contracts import KERNEL_CONTRACTS, KernelContract
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import AnalysisOptions
+from zeroopt.scan.file_analysis import analyse_source
+from zeroopt.scan.findings import Finding, Verdict
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
 

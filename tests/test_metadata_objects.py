@@ -14,9 +14,9 @@ import textwrap
 import pytest
 
 from tests.soundness.oracle import check_program, engine_findings
-from zeroopt.scan.engine import analyse_source
-from zeroopt.scan.findings import Verdict
 from zeroopt.analysis.records import plain_dataclasses
+from zeroopt.scan.file_analysis import analyse_source
+from zeroopt.scan.findings import Verdict
 
 S, U, P = Verdict.SAFE, Verdict.UNSAFE, Verdict.UNPROVEN
 

@@ -77,3 +77,29 @@ def test_no_contract_is_suggested_for_torch_functions(project: Callable[..., Pat
     # the callee is torch's: a verify run, never a contract that would override the analysis
     assert f["next_step"]["toml"] is None
     assert f["next_step"]["text"].startswith("run `zeroopt verify")
+
+
+def test_renderers_read_no_file(project: Callable[..., Path]) -> None:
+    """What the table, concise and JSON outputs show of the source comes from the findings:
+    the file may be gone by the time they render."""
+    from zeroopt.report import json as json_report
+    from zeroopt.report import table
+    from zeroopt.scan.config import load_config
+    from zeroopt.scan.runner import scan
+
+    source = (
+        "import torch\nfrom helpers import fill\n\n\ndef f(n):\n    x = torch.zeros(n)\n"
+        "    fill(n, out=x)\n    return x.sum()\n"
+    )
+    path = project("m.py", source)
+    report = scan(["m.py"], load_config(["m.py"]), use_cache=False)
+    path.unlink()
+    (f,) = report.findings
+    assert f.source_line(6) == "    x = torch.zeros(n)"
+    step = json_report.report_to_json(report)["findings"][0]["next_step"]
+    assert step["toml"] == '[tool.zeroopt.contracts]\n"helpers.fill" = { writes = ["out"] }'
+    from rich.console import Console
+
+    console = Console(width=200, record=True, force_terminal=False)
+    table.render(report, console, show_evidence=False)
+    assert "x = torch.zeros(n)" in console.export_text()

@@ -7,7 +7,14 @@ import ast
 import libcst as cst
 import pytest
 
-from zeroopt.patcher.codemod import Failure, Site, Skip, Success, rewrite_module, rewrite_source
+from zeroopt.patcher.codemod import (
+    Failure,
+    RewriteSite,
+    Skip,
+    Success,
+    rewrite_module,
+    rewrite_source,
+)
 
 _KIND = {"zeros": "torch.zeros", "zeros_like": "torch.zeros_like", "new_zeros": "Tensor.new_zeros"}
 
@@ -16,7 +23,7 @@ def _char_col(line: bytes, byte_offset: int) -> int:
     return len(line[:byte_offset].decode("utf-8")) + 1
 
 
-def ast_sites(source: bytes, names: dict[str, str] | None = None) -> list[Site]:
+def ast_sites(source: bytes, names: dict[str, str] | None = None) -> list[RewriteSite]:
     """Sites as the ast-based analysis computes them: 1-based line, 1-based character column."""
     names = {**_KIND, **(names or {})}
     tree = ast.parse(source)
@@ -32,7 +39,7 @@ def ast_sites(source: bytes, names: dict[str, str] | None = None) -> list[Site]:
             continue
         assert node.end_lineno is not None and node.end_col_offset is not None
         out.append(
-            Site(
+            RewriteSite(
                 node.lineno,
                 _char_col(lines[node.lineno - 1], node.col_offset),
                 names[name],
@@ -195,7 +202,7 @@ def test_skip_when_the_name_is_not_torchs(source: str, reason: str) -> None:
 
 def test_skip_when_the_position_holds_another_call() -> None:
     src = b"import torch\nx = torch.ones(3)\ny = torch.zeros(2)\n"
-    new, results = rewrite_source(src, [Site(2, 5, "torch.zeros"), Site(3, 1, "torch.zeros")])
+    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros"), RewriteSite(3, 1, "torch.zeros")])
     assert new == src
     assert isinstance(results[0], Skip) and "torch.ones" in results[0].reason
     assert isinstance(results[1], Skip) and "no call starts at 3:1" in results[1].reason
@@ -203,9 +210,9 @@ def test_skip_when_the_position_holds_another_call() -> None:
 
 def test_skip_when_the_end_does_not_match() -> None:
     src = b"import torch\ny = torch.zeros(2)\n"
-    new, results = rewrite_source(src, [Site(2, 5, "torch.zeros", 2, 17)])
+    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros", 2, 17)])
     assert new == src and isinstance(results[0], Skip)
-    new, results = rewrite_source(src, [Site(2, 5, "torch.zeros", 2, 19)])
+    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros", 2, 19)])
     assert new == b"import torch\ny = torch.empty(2)\n"
 
 
@@ -218,7 +225,7 @@ def test_two_calls_starting_at_the_same_place_are_told_apart_by_kind_and_end() -
     new, _ = rewrite_source(src, [s for s in sites if s.call == "torch.zeros"])
     assert new == b"import torch\ny = torch.empty(3).new_zeros(4)\n"
     # without an end, `torch.zeros` at 2:5 is still unambiguous: only one such call starts there
-    new, _ = rewrite_source(src, [Site(2, 5, "torch.zeros")])
+    new, _ = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros")])
     assert new == b"import torch\ny = torch.empty(3).new_zeros(4)\n"
 
 
@@ -233,14 +240,14 @@ def test_idempotent_second_pass_changes_nothing() -> None:
 
 def test_unparsable_source_is_a_failure_per_site() -> None:
     src = b"import torch\nx = torch.zeros(3\n"
-    new, results = rewrite_source(src, [Site(2, 5, "torch.zeros")])
+    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros")])
     assert new == src and isinstance(results[0], Failure)
     assert "cannot parse" in results[0].error
 
 
 def test_non_zeros_call_kinds_are_refused() -> None:
     src = b"import torch\nx = torch.empty(3)\n"
-    new, results = rewrite_source(src, [Site(2, 5, "torch.empty")])
+    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.empty")])
     assert new == src and isinstance(results[0], Skip)
 
 
@@ -299,13 +306,13 @@ def test_every_other_byte_is_preserved(name: str) -> None:
 
 def test_module_level_api_returns_same_tree_when_nothing_applies() -> None:
     module = cst.parse_module("import torch\nx = torch.ones(3)\n")
-    new, results = rewrite_module(module, [Site(2, 5, "torch.zeros")])
+    new, results = rewrite_module(module, [RewriteSite(2, 5, "torch.zeros")])
     assert new is module and isinstance(results[0], Skip)
 
 
 def test_cr_only_line_endings_keep_every_byte() -> None:
     # libcst's round trip drops the final CR of a CR-only file; the rewrite must not.
     src = b"import torch\rx = torch.zeros(4)\rx.fill_(1)\r"
-    new, results = rewrite_source(src, [Site(2, 5, "torch.zeros")])
+    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros")])
     assert isinstance(results[0], Success)
     assert new == src.replace(b"torch.zeros", b"torch.empty")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from zeroopt.scan import engine
+from zeroopt.scan import file_analysis
 
 yaml = pytest.importorskip("yaml", reason="PyYAML (installed with pre-commit) is missing")
 
@@ -175,7 +175,7 @@ def test_hooks_with_pre_commit_try_repo(
     hook_repo: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     src, env = hook_repo
-    real_engine = bool(engine.analyse_source(SAFE, "probe.py").findings)
+    real_engine = bool(file_analysis.analyse_source(SAFE, "probe.py").findings)
     repo = _target(
         tmp_path,
         env,

@@ -26,10 +26,10 @@ import torch
 
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS, patterns_for
-from zeroopt.runtime_checks.sites import Site
-from zeroopt.runtime_checks.verdicts import VerifyReport
+from zeroopt.runtime_checks.results import VerifyReport
+from zeroopt.runtime_checks.targets import PoisonSite
 from zeroopt.scan.config import load_config
-from zeroopt.scan.engine import analyse_file
+from zeroopt.scan.file_analysis import analyse_file
 from zeroopt.scan.findings import ZEROS_CALLS, FileResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def run() -> dict[str, Any]:
     harness = _harness()
     released: Path = harness.released_file()
     targets: dict[str, tuple[int, int]] = harness.method_sites()
-    sites = {target: Site(str(released), line, col) for target, (line, col) in targets.items()}
+    sites = {target: PoisonSite(str(released), line, col) for target, (line, col) in targets.items()}
     safe_site = next(s for s in sites.values() if s.line == harness.SAFE_LINE)
     cu_seqlens_q = sites["m.cu_seqlens_q"]
     scenario = f"{SCENARIO_FILE}:scenario"

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from zeroopt.scan.findings import FileError, Finding, Fix, Verdict
 from zeroopt.report.github import render
+from zeroopt.scan.findings import FileError, Finding, Fix, Verdict
 from zeroopt.scan.runner import ScanReport
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from zeroopt.cli.app import app
-from zeroopt.scan.findings import Evidence, FileError, Finding, Fix, Verdict
 from zeroopt.report.json import render
+from zeroopt.scan.findings import Evidence, FileError, Finding, Fix, Verdict
 from zeroopt.scan.runner import ScanReport
 
 

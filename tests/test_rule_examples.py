@@ -11,11 +11,11 @@ import re
 
 import pytest
 
-from zeroopt.patcher.codemod import Site as PatchSite
+from zeroopt.patcher.codemod import RewriteSite as PatchSite
 from zeroopt.patcher.codemod import rewrite_source
 from zeroopt.rules import ALL_RULES
 from zeroopt.rules.rule import Example, Rule
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
 
 

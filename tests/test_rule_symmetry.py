@@ -21,7 +21,7 @@ import pytest
 
 from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.rules import ALL_RULES
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import FileResult
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,12 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroopt.runtime_checks.checker import BaselineError, Checker
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.targets import PoisonSite
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
 
 
-def marked_sites(path: Path, marker: str) -> list[Site]:
+def marked_sites(path: Path, marker: str) -> list[PoisonSite]:
     """Sites of every zeros call on lines whose comment contains `# expect: <marker>`."""
     sites = []
     for number, text in enumerate(path.read_text().splitlines(), 1):
@@ -35,7 +35,7 @@ def marked_sites(path: Path, marker: str) -> list[Site]:
             if not found:
                 break
             col = min(found)
-            sites.append(Site(str(path), number, col + 1))
+            sites.append(PoisonSite(str(path), number, col + 1))
             start = col + 1
     assert sites, (path, marker)
     return sites
@@ -81,10 +81,10 @@ def test_two_calls_on_one_line_are_told_apart_by_column(basic_report) -> None:  
 def test_crash_detail_and_json_contract(basic_report) -> None:  # type: ignore[no-untyped-def]
     sites, report = basic_report
     data = report.to_json()
-    assert set(data) == {"version", "scenario", "device", "baseline", "sites", "together"}
+    assert set(data) == {"version", "root", "scenario", "device", "baseline", "sites", "together"}
     assert data["baseline"] == {"runs": 2, "deterministic": True}
     for site in data["sites"]:
-        assert set(site) == {"path", "line", "col", "verdict", "trials"}
+        assert set(site) == {"path", "line", "col", "source", "fingerprint", "verdict", "trials"}
         for trial in site["trials"]:
             assert set(trial) == {"pattern", "verdict", "detail"}
     crashed = next(s for s in data["sites"] if s["line"] == sites["crashed"][0].line)
@@ -120,7 +120,7 @@ def test_nondeterministic_baseline_is_reported() -> None:
 def test_failing_baseline_raises() -> None:
     path = EXAMPLES / "basic.py"
     with pytest.raises(BaselineError, match="does_not_exist"):
-        Checker(f"{path}:does_not_exist", jobs=2).verify([Site(str(path), 17)])
+        Checker(f"{path}:does_not_exist", jobs=2).verify([PoisonSite(str(path), 17)])
 
 
 def test_verify_command_on_coupled_buffers_json_and_exit_codes() -> None:

@@ -17,8 +17,8 @@ from zeroopt.runtime_checks.compare import (
 )
 from zeroopt.runtime_checks.intercept import Interceptor, Target, char_col
 from zeroopt.runtime_checks.patterns import pattern_value, patterns_for, poison_
-from zeroopt.runtime_checks.sites import Site, parse_site, sites_from_report
-from zeroopt.runtime_checks.verdicts import RuntimeVerdict, worst
+from zeroopt.runtime_checks.results import RuntimeVerdict, worst
+from zeroopt.runtime_checks.targets import PoisonSite, parse_site, sites_from_report
 
 # -- patterns ------------------------------------------------------------------------------
 
@@ -59,9 +59,9 @@ def test_poison_fills_every_element() -> None:
 
 
 def test_parse_site_forms() -> None:
-    assert parse_site("a/b.py:12") == Site("a/b.py", 12, None)
-    assert parse_site("a/b.py:12:7") == Site("a/b.py", 12, 7)
-    assert parse_site("C:/x/b.py:3:1") == Site("C:/x/b.py", 3, 1)
+    assert parse_site("a/b.py:12") == PoisonSite("a/b.py", 12, None)
+    assert parse_site("a/b.py:12:7") == PoisonSite("a/b.py", 12, 7)
+    assert parse_site("C:/x/b.py:3:1") == PoisonSite("C:/x/b.py", 3, 1)
     for bad in ("a.py", "a.py:x", "a.py:0", "a.py:3:0", ":3"):
         with pytest.raises(ValueError):
             parse_site(bad)
@@ -148,11 +148,11 @@ def test_char_col_converts_utf8_byte_offsets(tmp_path: Path) -> None:
 def test_interceptor_poisons_exactly_the_site_and_counts_hits(tmp_path: Path) -> None:
     path, module = _load(tmp_path)
     line3 = MODULE.splitlines()[2]
-    second = Site(str(path), 3, line3.rindex("torch.zeros") + 1)
-    unicode_site = Site(str(path), 4, MODULE.splitlines()[3].index("torch.zeros") + 1)
-    like = Site(str(path), 5, 9)
-    new = Site(str(path), 6, 9)  # the receiver `a` starts the call expression
-    never = Site(str(path), 2, 1)
+    second = PoisonSite(str(path), 3, line3.rindex("torch.zeros") + 1)
+    unicode_site = PoisonSite(str(path), 4, MODULE.splitlines()[3].index("torch.zeros") + 1)
+    like = PoisonSite(str(path), 5, 9)
+    new = PoisonSite(str(path), 6, 9)  # the receiver `a` starts the call expression
+    never = PoisonSite(str(path), 2, 1)
     interceptor = Interceptor(
         [
             Target(second, "nan"),
@@ -184,14 +184,14 @@ def test_interceptor_poisons_exactly_the_site_and_counts_hits(tmp_path: Path) ->
 
 def test_line_only_site_matches_every_call_on_the_line(tmp_path: Path) -> None:
     path, module = _load(tmp_path)
-    interceptor = Interceptor([Target(Site(str(path), 3), "one")])
+    interceptor = Interceptor([Target(PoisonSite(str(path), 3), "one")])
     interceptor.install()
     try:
         a, b, *_ = module.run()
     finally:
         interceptor.uninstall()
     assert bool((a == 1).all()) and bool((b == 1).all())
-    assert interceptor.stats[Site(str(path), 3).key].hits == 2
+    assert interceptor.stats[PoisonSite(str(path), 3).key].hits == 2
 
 
 # -- comparison --------------------------------------------------------------------------------

@@ -22,9 +22,9 @@ import pytest
 import torch
 
 from zeroopt.runtime_checks.checker import Checker
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.targets import PoisonSite
 from zeroopt.scan.config import load_config
-from zeroopt.scan.engine import analyse_file
+from zeroopt.scan.file_analysis import analyse_file
 from zeroopt.scan.findings import ZEROS_CALLS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,7 +130,7 @@ def test_verify_separates_a_buffer_read_unwritten_from_one_written_first(
     harness = _harness()
     monkeypatch.setenv(harness.CONFIGS_ENV, "eagle1")  # target verify + draft decode, topk 1
     path = str(harness.released_file())
-    draft_table, verify_lens = Site(path, 1150, 40), Site(path, 1247, 34)
+    draft_table, verify_lens = PoisonSite(path, 1150, 40), PoisonSite(path, 1247, 34)
     report = Checker(f"{SCENARIO_FILE}:scenario", device="cpu", jobs=2, patterns=("large",)).verify(
         [draft_table, verify_lens]
     )

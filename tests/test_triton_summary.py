@@ -21,7 +21,7 @@ import torch
 from zeroopt.analysis.kernel_effects import _summaries
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.triton_summary import TritonSummary
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 
 HERE = Path(__file__).parent / "triton_shapes"
 SOURCE = (HERE / "kernels.py").read_text()

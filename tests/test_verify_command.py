@@ -19,14 +19,14 @@ from typer.testing import CliRunner
 from zeroopt.cli.app import app
 from zeroopt.runtime_checks.checker import Checker
 from zeroopt.runtime_checks.command import CommandChecker
-from zeroopt.runtime_checks.sites import Site
+from zeroopt.runtime_checks.targets import PoisonSite
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = REPO / "fixtures" / "examples" / "oracle_project"
 EXAMPLES = REPO / "fixtures" / "examples"
 
 
-def marked(path: Path) -> dict[str, Site]:
+def marked(path: Path) -> dict[str, PoisonSite]:
     """marker text -> the site of the torch.zeros/torch.empty call on its line."""
     out = {}
     for number, text in enumerate(path.read_text().splitlines(), 1):
@@ -37,7 +37,7 @@ def marked(path: Path) -> dict[str, Site]:
         if not found:
             continue  # the docstring's explanation of the markers
         col = min(found)
-        out[marker.strip()] = Site(str(path), number, col + 1)
+        out[marker.strip()] = PoisonSite(str(path), number, col + 1)
     return out
 
 
@@ -151,7 +151,7 @@ def test_trials_get_one_gpu_each_and_torch_free_processes_stay_torch_free(
         baseline_runs=3,
     )
     assert checker.slots == ["3", "5", "7"]
-    report = checker.verify([Site(str(target), 17)])
+    report = checker.verify([PoisonSite(str(target), 17)])
     (site,) = report.sites
     assert str(site.verdict) == "not-reached" and "never loaded" in site.note
     seen = sorted(p.read_text() for p in log.iterdir())
@@ -166,7 +166,7 @@ def test_trial_runs_from_the_repository_root() -> None:
         n for n, t in enumerate(path.read_text().splitlines(), 1) if "# expect: diverged" in t
     )
     checker = Checker(f"{path}:scenario", jobs=2, patterns=("nan",), cwd=REPO, gpus=[])
-    report = checker.verify([Site(str(path), line)])
+    report = checker.verify([PoisonSite(str(path), line)])
     assert str(report.sites[0].verdict) == "diverged"
 
 

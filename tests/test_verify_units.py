@@ -14,7 +14,7 @@ import torch
 from zeroopt.runtime_checks.command import crash_text, first_difference, normalise_output
 from zeroopt.runtime_checks.intercept import Interceptor, Target
 from zeroopt.runtime_checks.schedule import plan_slots, run_in_slots, slot_env, visible_gpus
-from zeroopt.runtime_checks.sites import Site, StaleSitesError, sites_from_report
+from zeroopt.runtime_checks.targets import PoisonSite, StaleSitesError, sites_from_report
 from zeroopt.scan.site_identity import site_identity
 
 EMPTIES = """\
@@ -45,7 +45,7 @@ def test_empty_sites_are_zero_filled_in_the_baseline_and_poisoned_in_trials(
     path, module = _module(tmp_path, EMPTIES, "empties_under_test")
     lines = EMPTIES.splitlines()
     sites = [
-        Site(str(path), n, lines[n - 1].index("=") + 3) for n in (3, 4, 5, 6)
+        PoisonSite(str(path), n, lines[n - 1].index("=") + 3) for n in (3, 4, 5, 6)
     ]  # a, b, c, d: the call starts after "= "
     x = torch.ones(2)
     baseline = Interceptor([Target(s) for s in sites])
@@ -79,7 +79,7 @@ def test_empty_sites_are_zero_filled_in_the_baseline_and_poisoned_in_trials(
 def test_interceptor_reports_target_files_that_load(tmp_path: Path) -> None:
     seen: list[str] = []
     target_path = tmp_path / "loaded_later.py"
-    interceptor = Interceptor([Target(Site(str(target_path), 3, 9))], on_load=seen.append)
+    interceptor = Interceptor([Target(PoisonSite(str(target_path), 3, 9))], on_load=seen.append)
     interceptor.install()
     try:
         _module(tmp_path, EMPTIES, "loaded_later")
@@ -232,8 +232,8 @@ def test_text_report_off_a_terminal_keeps_every_site_whole() -> None:
 
     from rich.console import Console
 
-    from zeroopt.runtime_checks.report import render_text
-    from zeroopt.runtime_checks.verdicts import (
+    from zeroopt.report.verify_text import render_text
+    from zeroopt.runtime_checks.results import (
         RuntimeVerdict,
         SiteResult,
         TrialResult,

@@ -240,8 +240,8 @@ class Calls(Stores):
                 bound_by = rows[p]
                 if self.rec is not None:
                     self.rec.outcome.couplings.add((id(e), bound_by))
-                by = self._src(bound[bound_by]) if bound_by in bound else "(not passed)"
-                coupled = f"`{p}` rows are read up to the values of `{bound_by}={by}`: coupled buffers, safe only together"
+                bound_text = self._src(bound[bound_by]) if bound_by in bound else "(not passed)"
+                coupled = f"`{p}` rows are read up to the values of `{bound_by}={bound_text}`: coupled buffers, safe only together"
                 if self.rec is not None and not self.st.full:
                     self.rec.note(self.rec.outcome.coupled, e.lineno, coupled)
                 self.read(ref, a, definite=True, how=f"{kernel.name}: {coupled}")

@@ -308,6 +308,6 @@ class Expressions(Calls):
     def _e_Slice(self, e: ast.Slice) -> Ref | None:
         for part in (e.lower, e.upper, e.step):
             ref = self.eval(part)
-            if ref is not None:
+            if ref is not None and part is not None:
                 self.read(ref, part, definite=True, how="used as a slice bound")
         return None

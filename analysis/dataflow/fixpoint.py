@@ -61,8 +61,8 @@ def _capture_reason(cfg: CFG, ctx: Context) -> str:
     if not reason and any(
         isinstance(sub, ast.Yield | ast.YieldFrom)
         for i in cfg.capture_nodes
-        if cfg.nodes[i].ast_node is not None
-        for sub in ast.walk(cfg.nodes[i].ast_node)
+        if (stmt := cfg.nodes[i].ast_node) is not None
+        for sub in ast.walk(stmt)
     ):
         reason = "it yields inside a CUDA-graph capture: code elsewhere runs under it"
     if not reason:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from zeroopt.analysis import semantics as api
+from zeroopt.analysis.allocations import shape_args
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.sites import shape_args
 from zeroopt.analysis.state import Region
 
 # --- static shape of index expressions ---------------------------------------------------------

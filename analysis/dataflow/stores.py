@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import replace
 
 from zeroopt.analysis.dataflow.effects import Effects
@@ -209,7 +210,7 @@ class Stores(Effects):
     def _put(
         self,
         tkey: str,
-        carried: list[tuple[str, Ref | None, bool]],
+        carried: Sequence[tuple[str, Ref | None, bool]],
         stmt: ast.AST,
         target: ast.expr,
         weak: bool = False,

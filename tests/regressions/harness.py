@@ -41,13 +41,13 @@ import torch
 from zeroopt.analysis.kernel_contracts import kernel_from_config
 from zeroopt.analysis.lifecycles import lifecycles_from_config
 from zeroopt.analysis.options import AnalysisOptions, Contract
-from zeroopt.patcher.codemod import Site as PatchSite
+from zeroopt.patcher.codemod import RewriteSite as PatchSite
 from zeroopt.patcher.codemod import rewrite_source
-from zeroopt.runtime_checks import Site
+from zeroopt.runtime_checks import PoisonSite as Site
 from zeroopt.runtime_checks.compare import flatten_outputs, outputs_difference
 from zeroopt.runtime_checks.intercept import Interceptor, Target
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS
-from zeroopt.scan.engine import analyse_source
+from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
 
 __all__ = [

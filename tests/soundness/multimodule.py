@@ -115,7 +115,7 @@ def materialise(program: MultiProgram) -> tuple[Path, dict[str, Any]]:
 def analyser(program: MultiProgram, main_path: Path) -> Callable[[str], list[Any]]:
     """The engine on the main module, with the project index of the package."""
     from zeroopt.analysis.project import ProjectIndex, ProjectView
-    from zeroopt.scan.engine import analyse_source
+    from zeroopt.scan.file_analysis import analyse_source
 
     paths = [str(main_path.parent / name) for name in program.files]
     index = ProjectIndex.build(paths, [str(main_path.parent.parent)])

@@ -404,7 +404,7 @@ def check_program(
 
 
 def engine_findings(source: str) -> list[Finding]:
-    from zeroopt.scan.engine import analyse_source
+    from zeroopt.scan.file_analysis import analyse_source
 
     return list(analyse_source(source, "gen.py").findings)
 

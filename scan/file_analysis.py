@@ -16,9 +16,11 @@ import tokenize
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import AnyStr
 
+from zeroopt.analysis.allocations import Allocation, Owner, find_allocations
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
 from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
@@ -29,13 +31,11 @@ from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
-from zeroopt.analysis.sites import Owner, Site, find_sites
 from zeroopt.rules import ALL_RULES, Rule
-from zeroopt.rules.verdict import decide, explain
+from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.findings import (
+    ZEROS_CALLS,
     Evidence,
-    EMPTY_CALLS,
-    EMPTY_NAME,
     FileError,
     FileResult,
     Finding,
@@ -148,9 +148,10 @@ def analyse_source(
     if project is not None and real_path is not None:
         project.start_file(project.index.names.get(real_path))
     try:
-        result.findings, result.lifecycles = _analyse_tree(
+        findings, result.lifecycles = _analyse_tree(
             tree, text, path, options or AnalysisOptions(), project, real_path
         )
+        result.findings = _with_fixes(findings, data)
     except RecursionError:
         result.errors.append(FileError(path, "the file is nested too deeply to analyse"))
     except Exception as exc:  # an analysis bug must never take the whole scan down
@@ -194,7 +195,7 @@ def _analyse_tree(
         is_package=bool(real_path and real_path.endswith("__init__.py")),
         project=project,
     )
-    sites = find_sites(tree, resolver)
+    sites = find_allocations(tree, resolver)
     if not sites:
         return [], []
     lines = _NEWLINE.split(text)
@@ -213,8 +214,7 @@ def _analyse_tree(
             continue  # an allocation inside a lambda is returned at once: nothing to prove
         cfg = cfgs.get(id(site.owner))
         if cfg is None:
-            scope = site.scope
-            cfg = Builder(lambda e, s=scope: resolver.qualified(s, e)).build(site.owner.body)
+            cfg = Builder(partial(resolver.qualified, site.scope)).build(site.owner.body)
             cfgs[id(site.owner)] = cfg
             ints[id(site.owner)] = _int_names(site, resolver)
         ctx = Context(
@@ -232,16 +232,14 @@ def _analyse_tree(
             frames_read=frames_read,
             no_data=no_data_reason(site, resolver),
             zero_size=zero_size_like(site, resolver),
-            certain_reads_only=site.name in EMPTY_CALLS,
+            certain_reads_only=any(r.certain_reads_only for r in rules),
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
-                by_site[id(site.call)] = _finding(
-                    site, rule.code, rule.fixable, verdict, outcome, lines, path
-                )
+                by_site[id(site.call)] = _finding(site, rule.code, verdict, outcome, lines, path)
     reports = _lifecycle_pass(
         tree, resolver, sites, by_site, decided, contracts, lines, path, options, frames_read
     )
@@ -249,7 +247,7 @@ def _analyse_tree(
     return findings, reports
 
 
-def _int_names(site: Site, resolver: Resolver) -> frozenset[str]:
+def _int_names(site: Allocation, resolver: Resolver) -> frozenset[str]:
     owner = site.owner
     if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
         return frozenset()  # module and class names are globals: anything may rebind them
@@ -263,7 +261,7 @@ def _int_names(site: Site, resolver: Resolver) -> frozenset[str]:
 def _lifecycle_pass(
     tree: ast.Module,
     resolver: Resolver,
-    sites: Sequence[Site],
+    sites: Sequence[Allocation],
     by_site: dict[int, Finding],
     decided: dict[int, Verdict],
     contracts: dict[str, Contract],
@@ -277,7 +275,7 @@ def _lifecycle_pass(
     rewritten to get the same verdict. An empty's new verdict is reported as ZO002 reports any
     (only `unsafe` ones unless every empty is judged)."""
 
-    def wanted(site: Site) -> bool:
+    def wanted(site: Allocation) -> bool:
         return decided.get(id(site.call)) is Verdict.UNPROVEN and _rule_of(site) is not None
 
     outcomes = analyse_lifecycles(
@@ -351,7 +349,7 @@ def _lifecycle_pass(
                 if old is not None:  # not reached: a reported intra verdict is never undecided
                     del by_site[id(lo.site.call)]
                 continue
-            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.outcome, lines, path)
+            new = _finding(lo.site, rule.code, verdict, lo.outcome, lines, path)
             new = replace(new, message=f"lifecycle {lo.model.name}: {new.message}")
         by_site[id(lo.site.call)] = new
         grouped.setdefault(id(lo.cls), []).append((lo, new))
@@ -376,7 +374,7 @@ def _lifecycle_pass(
     return reports
 
 
-def _rule_of(site: Site) -> type[Rule] | None:
+def _rule_of(site: Allocation) -> type[Rule] | None:
     return next((r for r in ALL_RULES if site.name in r.calls), None)
 
 
@@ -415,7 +413,7 @@ def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str,
     )
 
 
-def _escape_on_bind(site: Site) -> frozenset[str]:
+def _escape_on_bind(site: Allocation) -> frozenset[str]:
     scope = site.scope
     if isinstance(site.owner, ast.Module | ast.ClassDef):
         return frozenset(scope.bindings)  # module globals and class attributes are shared
@@ -428,9 +426,8 @@ def _char_col(lines: list[str], line: int, byte_col: int) -> int:
 
 
 def _finding(
-    site: Site,
+    site: Allocation,
     code: str,
-    fixable: bool,
     verdict: Verdict,
     outcome: BufferOutcome,
     lines: list[str],
@@ -444,14 +441,13 @@ def _finding(
     target = _target_text(site, lines) or " ".join(call_text.split())[:80]
     alloc_text = lines[line - 1].strip()[:120] if line <= len(lines) else ""
     message, evidence = explain(verdict, outcome, line, alloc_text, target)
-    fix = None
-    if fixable and verdict.value == "safe":
-        fix = Fix(_replacement(site, lines, line, col, call_text))
+    cited = dict.fromkeys((line, *(e.line for e in evidence)))
+    source_lines = tuple((n, lines[n - 1]) for n in cited if 0 < n <= len(lines))
     return Finding(
         path=path, line=line, col=col, end_line=end_line, end_col=end_col, call=site.name,
-        target=target, verdict=verdict, rule=code, message=message, evidence=evidence, fix=fix,
+        target=target, verdict=verdict, rule=code, message=message, evidence=evidence,
         function=_owner_name(site.owner), hot=is_hot(_owner_name(site.owner)),
-        nbytes=constant_nbytes(site.call, site.name),
+        nbytes=constant_nbytes(site.call, site.name), source_lines=source_lines,
     )  # fmt: skip
 
 
@@ -466,7 +462,7 @@ def _segment(lines: list[str], line: int, col: int, end_line: int, end_col: int)
     return "\n".join(parts)
 
 
-def _target_text(site: Site, lines: list[str]) -> str:
+def _target_text(site: Allocation, lines: list[str]) -> str:
     """The buffer as written: `out`, `self.buf`, or `self.meta['page_table']` for a dict entry."""
     parts = []
     for node in (site.target, site.key):
@@ -480,18 +476,35 @@ def _target_text(site: Site, lines: list[str]) -> str:
     return f"{target}[{key}]" if target and key else target
 
 
-def _replacement(site: Site, lines: list[str], line: int, col: int, call_text: str) -> str:
-    """The call with its function renamed, every other character kept."""
-    func = site.call.func
-    assert func.end_lineno is not None and func.end_col_offset is not None
-    func_end = _char_col(lines, func.end_lineno, func.end_col_offset)
-    func_text = _segment(lines, line, col, func.end_lineno, func_end)
-    rest = call_text[len(func_text) :]
-    if isinstance(func, ast.Attribute):
-        new_func = func_text[: len(func_text) - len(func.attr)] + EMPTY_NAME[site.name]
-    else:
-        new_func = EMPTY_NAME[site.name]
-    return new_func + rest
+def _with_fixes(findings: list[Finding], data: bytes) -> list[Finding]:
+    """Give each fixable `safe` finding the fix `zeroopt apply` would write, computed by the
+    codemod itself over every such finding of the file (as apply rewrites them), so what a
+    report offers is exactly what apply writes; none where the codemod would skip the site."""
+    fixable = {r.code for r in ALL_RULES if r.fixable}
+    wanted = {
+        id(f): f
+        for f in findings
+        if f.verdict is Verdict.SAFE and f.rule in fixable and f.call in ZEROS_CALLS
+    }
+    if not wanted:
+        return findings
+    from zeroopt.patcher.codemod import RewriteSite, Success, rewrite_source
+
+    sites = list({(f.line, f.col, f.call, f.end_line, f.end_col): None for f in wanted.values()})
+    _, results = rewrite_source(data, [RewriteSite(*s) for s in sites])
+    fixes = {
+        (r.site.line, r.site.col, r.site.call, r.site.end_line, r.site.end_col): Fix(
+            r.replacement, r.edits
+        )
+        for r in results
+        if isinstance(r, Success)
+    }
+    return [
+        replace(f, fix=fixes.get((f.line, f.col, f.call, f.end_line, f.end_col)))
+        if id(f) in wanted
+        else f
+        for f in findings
+    ]
 
 
 def _owner_name(owner: Owner) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from zeroopt.scan.findings import Evidence, Verdict
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
+from zeroopt.scan.findings import Evidence, Verdict
 
 _MAX_EVIDENCE = 6
 
@@ -56,11 +56,11 @@ def explain(
     chosen.sort(key=lambda i: ("capture" not in i.text[:40], i.line, i.kind))
     evidence += [Evidence(line, "partial-write", text) for line, text in outcome.partial_writes[:2]]
     evidence += [Evidence(i.line, i.kind, i.text) for i in chosen[:_MAX_EVIDENCE]]
-    first = chosen[0]
+    issue = chosen[0]
     if verdict is Verdict.UNSAFE:
-        message = f"{name} may be read before it is written (line {first.line}): {first.text}"
+        message = f"{name} may be read before it is written (line {issue.line}): {issue.text}"
     else:
         message = (
-            f"cannot prove {name} is written before it is read (line {first.line}): {first.text}"
+            f"cannot prove {name} is written before it is read (line {issue.line}): {issue.text}"
         )
     return message, tuple(sorted(evidence, key=lambda e: e.line))

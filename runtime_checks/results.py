@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -52,6 +53,9 @@ class SiteResult:
     path: str
     line: int
     col: int | None
+    # What was verified (scan/site_identity.py), so `apply --verified` can refuse a stale entry.
+    source: str | None = None
+    fingerprint: str | None = None
     trials: list[TrialResult] = field(default_factory=list)
     reached: bool = True
     dtype: str | None = None
@@ -70,6 +74,8 @@ class SiteResult:
             "path": self.path,
             "line": self.line,
             "col": self.col,
+            "source": self.source,
+            "fingerprint": self.fingerprint,
             "verdict": str(self.verdict),
             "trials": [t.to_json() for t in self.trials],
         }
@@ -99,6 +105,8 @@ class VerifyReport:
     trials_run: int = 0
     seconds: float = 0.0
     baseline_detail: str = ""
+    # The absolute directory relative site paths are relative to (where verify ran).
+    root: str = field(default_factory=os.getcwd)
 
     @property
     def all_equivalent(self) -> bool:
@@ -110,6 +118,7 @@ class VerifyReport:
         """The verify JSON of docs/contracts.md, exactly."""
         return {
             "version": 1,
+            "root": self.root,
             "scenario": self.scenario,
             "device": self.device,
             "baseline": {"runs": self.baseline_runs, "deterministic": self.deterministic},

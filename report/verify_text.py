@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from zeroopt.runtime_checks.verdicts import RuntimeVerdict, SiteResult, TrialResult, VerifyReport
+from zeroopt.runtime_checks.results import RuntimeVerdict, SiteResult, TrialResult, VerifyReport
 
 _STYLE = {
     RuntimeVerdict.EQUIVALENT: "green",

@@ -42,7 +42,7 @@ def shape_args(call: ast.Call) -> list[ast.expr]:
 
 
 @dataclass(frozen=True)
-class Site:
+class Allocation:
     call: ast.Call
     name: str  # "torch.zeros", "Tensor.new_zeros", ...
     owner: Owner  # the body the allocation runs in
@@ -60,7 +60,7 @@ class Site:
         )
 
 
-def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
+def find_allocations(tree: ast.Module, resolver: Resolver) -> list[Allocation]:
     """The allocations in `tree`, in source pre-order; `resolver` must be built from `tree`
     (it recorded the calls and assignments during its walk, so none is needed here)."""
     # A module that defines its own `new_zeros`/`new_empty` may call them on its own objects:
@@ -86,13 +86,13 @@ def find_sites(tree: ast.Module, resolver: Resolver) -> list[Site]:
                     if isinstance(k, ast.Constant):
                         targets[id(v)] = (tlist[0], k)
     resolver.scope_of(tree)  # a resolver of another tree has no scope for this one
-    sites: list[Site] = []
+    sites: list[Allocation] = []
     for call, scope in resolver.calls:
         name = _allocation_name(call, resolver, scope, shadowed)
         if name is not None:
             target, key = targets.get(id(call), (None, None))
             owner = cast(Owner, scope.node)  # scopes are opened by exactly the Owner kinds
-            sites.append(Site(call, name, owner, scope, target, key))
+            sites.append(Allocation(call, name, owner, scope, target, key))
     return sites
 
 

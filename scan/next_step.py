@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,7 +150,7 @@ def _argument_key(line_text: str, name: str, target: str) -> int | str | None:
     return keys.pop() if len(keys) == 1 else None
 
 
-def next_step(f: Finding, source_line: Callable[[str, int], str]) -> NextStep | None:
+def next_step(f: Finding) -> NextStep | None:
     """What would decide `f` (None unless it is unproven)."""
     if f.verdict is not Verdict.UNPROVEN:
         return None
@@ -168,7 +167,7 @@ def next_step(f: Finding, source_line: Callable[[str, int], str]) -> NextStep | 
         lines = [e.line for e in f.evidence if name in e.text] or [f.line]
         key = None
         for line in dict.fromkeys(lines):
-            key = _argument_key(source_line(f.path, line), name, f.target)
+            key = _argument_key(f.source_line(line), name, f.target)
             if key is not None:
                 break
         if key is not None:
