@@ -145,7 +145,9 @@ def test_hundreds_of_thousands_of_lines() -> None:
     seconds = time.perf_counter() - start
     assert not result.errors
     assert _zeros_findings(result) == [(lines + 5, 9)]
-    assert seconds < 60, seconds
+    # A bound against runaway (quadratic) analysis, not a speed target: those are measured by
+    # bench/scan_speed.py. Generous, because CI machines are shared.
+    assert seconds < 300, seconds
 
 
 def test_huge_file_of_zeros_calls_is_finite() -> None:
@@ -162,7 +164,7 @@ def test_huge_file_of_zeros_calls_is_finite() -> None:
     result = analyse_source(src, "many.py")
     assert not result.errors
     assert len(_zeros_findings(result)) == 5_000
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < 300  # runaway bound, as above (each safe one is fixed)
 
 
 def test_missing_file_directory_and_symlink_loop_are_errors(tmp_path: Path) -> None:

@@ -16,22 +16,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.soundness` without conftest
 
-from tests.soundness.oracle import check_program, engine_findings
+from tests.soundness.oracle import first_site, function_program
 from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
-
-
-def _fn(body: str) -> str:
-    lines = "\n".join("    " + line for line in body.strip().splitlines())
-    return f"import torch\n\n\ndef f(inp, n, k, flag):\n{lines}\n"
-
-
-def _site(body: str):  # type: ignore[no-untyped-def]
-    report = check_program(_fn(body), engine_findings)
-    assert report.valid, report.reason
-    assert report.sites, "no allocation"
-    return report.sites[0]
-
 
 COVERED = {
     "rows-by-size-name": "m = int(k)\nx = torch.zeros(m, 3)\nfor e in range(m):\n    x[e] = inp[0, :3]\nreturn x",
@@ -70,14 +57,14 @@ NOT_COVERED = {
 
 @pytest.mark.parametrize("name", sorted(COVERED))
 def test_a_loop_over_the_whole_dimension_covers_it(name: str) -> None:
-    site = _site(COVERED[name])
+    site = first_site(COVERED[name])
     assert site.reached and site.equivalent, site.detail
     assert site.verdict is Verdict.SAFE, site.finding
 
 
 @pytest.mark.parametrize("name", sorted(NOT_COVERED))
 def test_a_near_miss_is_never_safe_and_poison_shows_why(name: str) -> None:
-    site = _site(NOT_COVERED[name])
+    site = first_site(NOT_COVERED[name])
     assert site.reached and site.unsafe, "the zeros must matter in this case"
     assert site.verdict is not Verdict.SAFE, site.finding
 
@@ -103,7 +90,7 @@ ASSUMED_UNSAFE = {
 @pytest.mark.parametrize("name", sorted(ASSUMED_UNSAFE))
 def test_a_call_not_handed_the_buffer_is_assumed_not_to_write_it(name: str) -> None:
     body, callee = ASSUMED_UNSAFE[name]
-    site = _site(body)
+    site = first_site(body)
     assert site.reached and site.unsafe
     assert site.verdict is Verdict.UNSAFE, site.finding
     assert site.finding is not None
@@ -124,12 +111,14 @@ HANDED = {
 
 @pytest.mark.parametrize("name", sorted(HANDED))
 def test_code_handed_a_holder_may_write_it(name: str) -> None:
-    site = _site(HANDED[name])
+    site = first_site(HANDED[name])
     assert site.reached and site.equivalent, site.detail
     assert site.verdict is not Verdict.UNSAFE, site.finding
     empties = [
         f.verdict
-        for f in analyse_source(_fn(HANDED[name].replace("zeros", "empty")), "g.py").findings
+        for f in analyse_source(
+            function_program(HANDED[name].replace("zeros", "empty")), "g.py"
+        ).findings
         if f.rule == "ZO002"
     ]
     assert Verdict.UNSAFE not in empties, empties

@@ -16,22 +16,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.soundness` without conftest
 
-from tests.soundness.oracle import check_program, engine_findings
+from tests.soundness.oracle import first_site, function_program
 from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
-
-
-def _fn(body: str) -> str:
-    lines = "\n".join("    " + line for line in body.strip().splitlines())
-    return f"import torch\n\n\ndef f(inp, n, k, flag):\n{lines}\n"
-
-
-def _site(body: str):  # type: ignore[no-untyped-def]
-    report = check_program(_fn(body), engine_findings)
-    assert report.valid, report.reason
-    assert report.sites, "no allocation"
-    return report.sites[0]
-
 
 VALID = {
     "chunk-pair": "x = torch.zeros(6)\na, b = x.chunk(2)\na.fill_(1)\nb.fill_(2)\nreturn x",
@@ -76,14 +63,14 @@ INVALID = {
 
 @pytest.mark.parametrize("name", sorted(VALID))
 def test_valid_is_safe_and_poison_changes_nothing(name: str) -> None:
-    site = _site(VALID[name])
+    site = first_site(VALID[name])
     assert site.reached and site.equivalent, site.detail
     assert site.verdict is Verdict.SAFE, site.finding
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
 def test_invalid_is_never_safe_and_poison_shows_why(name: str) -> None:
-    site = _site(INVALID[name])
+    site = first_site(INVALID[name])
     assert site.reached and site.unsafe, "the zeros must matter in this case"
     assert site.verdict is not Verdict.SAFE, site.finding
 
@@ -101,13 +88,13 @@ MAYBE = {
 
 @pytest.mark.parametrize("name", sorted(MAYBE))
 def test_a_write_through_a_maybe_copy_is_no_proof_either_way(name: str) -> None:
-    site = _site(MAYBE[name])
+    site = first_site(MAYBE[name])
     assert site.reached and site.equivalent  # it was the buffer: every element written
     assert site.verdict is Verdict.UNPROVEN, site.finding
 
 
 def _empty_findings(body: str) -> list[str]:
-    source = _fn(body)
+    source = function_program(body)
     return [f.verdict.value for f in analyse_source(source, "g.py").findings if f.rule == "ZO002"]
 
 
@@ -128,7 +115,7 @@ def _empty_findings(body: str) -> list[str]:
 def test_no_definite_unsafe(body: str) -> None:
     assert "unsafe" not in _empty_findings(body)
     namespace: dict[str, object] = {}
-    exec(compile(_fn(body), "g.py", "exec"), namespace)  # and the code runs as written
+    exec(compile(function_program(body), "g.py", "exec"), namespace)  # and the code runs as written
     import torch
 
     namespace["f"](torch.ones(4, 8), 1, 2, False)  # type: ignore[operator]

@@ -91,9 +91,7 @@ def _torch_names(tree: ast.Module) -> tuple[set[str], dict[str, str]]:
     return modules, members
 
 
-def find_sites(
-    source: str, assume: tuple[set[str], dict[str, str]] | None = None
-) -> list[Site]:
+def find_sites(source: str, assume: tuple[set[str], dict[str, str]] | None = None) -> list[Site]:
     """Every torch.zeros / torch.zeros_like / .new_zeros call, in source order.
 
     Name resolution is deliberately simple (module-level imports only): it is the oracle for
@@ -445,3 +443,19 @@ def minimise(source: str, still_failing: Callable[[str], bool]) -> str:
             if changed:
                 break
     return current
+
+
+def function_program(body: str) -> str:
+    """`body` (unindented lines) as the body of `f(inp, n, k, flag)` in a module importing torch:
+    the shape of the generated programs, so the oracle's inputs drive it."""
+    lines = "\n".join("    " + line for line in body.strip().splitlines())
+    return f"import torch\n\n\ndef f(inp, n, k, flag):\n{lines}\n"
+
+
+def first_site(body: str) -> SiteReport:
+    """The oracle's report on the first allocation of `function_program(body)`, run with zeros
+    and poisoned over every input."""
+    report = check_program(function_program(body), engine_findings)
+    assert report.valid, report.reason
+    assert report.sites, "no allocation"
+    return report.sites[0]
