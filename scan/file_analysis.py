@@ -301,7 +301,7 @@ def _lifecycle_pass(
             verdict = rule.report(lo.site.name, lo.witness, options.judge_empties)
             if verdict is None:
                 continue
-            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.witness, lines, path)
+            new = _finding(lo.site, rule.code, verdict, lo.witness, lines, path)
             assumptions = [
                 Evidence(
                     lo.site.call.lineno,
@@ -331,7 +331,7 @@ def _lifecycle_pass(
             verdict = rule.report(lo.site.name, lo.outcome, options.judge_empties)
             if verdict is None:
                 continue
-            new = _finding(lo.site, rule.code, rule.fixable, verdict, lo.outcome, lines, path)
+            new = _finding(lo.site, rule.code, verdict, lo.outcome, lines, path)
             assumption = Evidence(
                 lo.site.call.lineno,
                 "assumption",
