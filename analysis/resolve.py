@@ -363,6 +363,8 @@ class Resolver:
     _capture_functions: dict[str, str] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    # Memo of the dataflow (Context.store_hooks): computed once per module.
+    _store_hooks: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     project: ProjectView | None = None
     star_targets: list[str | None] = field(default_factory=list)

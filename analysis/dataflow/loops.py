@@ -108,10 +108,11 @@ def _written(stmt: ast.stmt, inner: Callable[[ast.For], LoopCover | None]) -> Lo
         and isinstance(stmt.targets[0].value, ast.Name)
     ):
         target = stmt.targets[0]
+        assert isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)  # above
         items = _index_items(target.slice)
         if items is None:
             return None
-        return LoopCover(target.value.id, tuple(items), (), "")  # type: ignore[union-attr]
+        return LoopCover(target.value.id, tuple(items), (), "")
     if isinstance(stmt, ast.For):
         return inner(stmt)
     return None

@@ -78,13 +78,15 @@ class Evaluator(Expressions):
         (loops.py): every index was written, or the dimension is empty (no iteration)."""
         ctx = self.ctx
         memo = ctx.src_memo
-        hit = memo.get(id(stmt.body))
+        # The source memo doubles as the loop-cover memo: keyed by the body list's id, which no
+        # expression node shares, and the body is kept alive with the entry.
+        hit: tuple[object, object] | None = memo.get(id(stmt.body))
         if hit is None:
 
             def is_range(f: ast.expr) -> bool:
                 return ctx.resolver.qualified(ctx.scope, f) == "builtins.range"
 
-            hit = (stmt.body, loop_cover(stmt, is_range))  # type: ignore[assignment]
+            hit = (stmt.body, loop_cover(stmt, is_range))
             memo[id(stmt.body)] = hit  # type: ignore[assignment]
         cover = hit[1]
         if not isinstance(cover, LoopCover) or not cover.full:
