@@ -476,6 +476,12 @@ def _target_text(site: Allocation, lines: list[str]) -> str:
     return f"{target}[{key}]" if target and key else target
 
 
+# Beyond this many lines a file gets no fix: libcst's rewrite of it takes minutes (a 200,000-line
+# file: several), so its `safe` findings are reported without one and `apply` leaves the file
+# alone, as it does every finding without a fix.
+MAX_FIX_LINES = 30_000
+
+
 def _with_fixes(findings: list[Finding], data: bytes) -> list[Finding]:
     """Give each fixable `safe` finding the fix `zeroopt apply` would write, computed by the
     codemod itself over every such finding of the file (as apply rewrites them), so what a
@@ -486,7 +492,7 @@ def _with_fixes(findings: list[Finding], data: bytes) -> list[Finding]:
         for f in findings
         if f.verdict is Verdict.SAFE and f.rule in fixable and f.call in ZEROS_CALLS
     }
-    if not wanted:
+    if not wanted or data.count(b"\n") > MAX_FIX_LINES:
         return findings
     from zeroopt.patcher.codemod import RewriteSite, Success, rewrite_source
 
