@@ -266,7 +266,7 @@ needs_apply = pytest.mark.skipif(
 
 
 def _zeroopt(
-    *args: str, cwd: Path, timeout: float = 120, limit_memory: bool = True
+    *args: str, cwd: Path, timeout: float = 300, limit_memory: bool = True
 ) -> subprocess.CompletedProcess[str]:
     def limits() -> None:  # a runaway read (e.g. of /dev/zero) must fail fast, not eat the machine
         if limit_memory:
