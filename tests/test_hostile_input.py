@@ -388,7 +388,10 @@ def test_scan_survives_a_directory_changing_during_the_scan(tmp_path: Path) -> N
                 if rng.random() < 0.05:
                     shutil.rmtree(d, ignore_errors=True)
                     d.mkdir(exist_ok=True)
-                (tree / f"new{n}.py").write_text(GOOD)
+                # Files come and go at the top too, but the tree stays bounded: a folder
+                # that grows without end cannot be listed to its end by anyone.
+                (tree / f"new{n % 200}.py").write_text(GOOD)
+                (tree / f"new{(n + 100) % 200}.py").unlink(missing_ok=True)
                 n += 1
             except OSError:
                 pass
