@@ -130,12 +130,17 @@ def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunc
                     other.add(n.id)
                 elif isinstance(n, ast.alias):
                     other.add((n.asname or n.name).split(".")[0])
-                elif (
-                    isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
-                    or (isinstance(n, ast.ExceptHandler) and n.name)
-                    or (isinstance(n, ast.MatchAs | ast.MatchStar) and n.name)
+                elif isinstance(
+                    n,
+                    ast.FunctionDef
+                    | ast.ClassDef
+                    | ast.AsyncFunctionDef
+                    | ast.ExceptHandler
+                    | ast.MatchAs
+                    | ast.MatchStar,
                 ):
-                    other.add(n.name)
+                    if n.name:
+                        other.add(n.name)
                 elif isinstance(n, ast.MatchMapping) and n.rest:
                     other.add(n.rest)
     for n in ast.walk(module):
