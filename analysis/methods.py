@@ -39,6 +39,29 @@ _CALLER_DECORATORS = frozenset(
     }
 )
 _CLASS_DECORATORS = ("dataclass", "dataclasses.dataclass")
+# `obj.m = `, `obj.m: T = `, `obj.m, x = ` (a line with `.m,` and then an `=`, conservatively),
+# `for obj.m in`, `as obj.m`, `setattr(obj, "m", `.
+_STORE = re.compile(
+    rb"\.[ \t]*(\w+)[ \t]*(?:=(?!=)|:[^\n=]*=(?!=)|,[^\n]*[^=!<>]=(?!=))"
+    rb"|(?:\bfor|\bas)[ \t]+[\w.]+\.(\w+)\b"
+    rb"|setattr\([^\n,]*,[ \t]*['\"](\w+)['\"]"
+)
+
+
+_CLASS = re.compile(rb"\bclass[ \t]+\w+[ \t]*\(([^:]*)")
+_WORD = re.compile(rb"\w+")
+# `C as X` (imports), `X = C` / `X = mod.C` (a whole line).
+_ALIAS = re.compile(
+    rb"\b(\w+)[ \t]+as[ \t]+(\w+)|^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*$", re.M
+)
+
+
+@dataclass
+class _Index:
+    bases: dict[str, set[int]]  # a name -> files with a class statement whose bases mention it
+    unclear: set[int]  # files with a class statement whose bases the pattern cannot delimit
+    aliases: dict[str, set[str]]  # a name -> names bound to it (`as`, plain assignment)
+    stored: dict[str, str]  # attribute names assigned somewhere -> one file that does
 
 
 @dataclass(frozen=True)
@@ -67,6 +90,7 @@ class ClassWorld:
         self._classes: dict[str, list[ClassInfo] | None] = {}
         self._lineage: dict[str, tuple[list[tuple[str, ClassInfo]], str]] = {}
         self._answers: dict[tuple[str, str], str] = {}
+        self._index: _Index | None = None
 
     @classmethod
     def of(cls, project: ProjectView | None, unit: Unit) -> ClassWorld:
@@ -90,6 +114,34 @@ class ClassWorld:
         project.summary_world = world
         return world
 
+    @property
+    def index(self) -> _Index:
+        """One pass over the text of the tree: which files have a class statement whose bases
+        mention each name, the aliases of each name, and the attribute names assigned."""
+        if self._index is None:
+            index = _Index({}, set(), {}, {})
+            for i, (path, data) in enumerate(self.files):
+                if b"class" in data:
+                    for m in _CLASS.finditer(data):
+                        bases = m.group(1)
+                        if b")" not in bases:
+                            index.unclear.add(i)  # a colon inside the bases: parse the file
+                        for word in _WORD.findall(bases):
+                            index.bases.setdefault(word.decode(), set()).add(i)
+                for m in _ALIAS.finditer(data):
+                    old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                    index.aliases.setdefault(old.decode(), set()).add(new.decode())
+                for m in _STORE.finditer(data):
+                    index.stored.setdefault((m.group(1) or m.group(2) or m.group(3)).decode(), path)
+            self._index = index
+        return self._index
+
+    @property
+    def stored(self) -> dict[str, str]:
+        """Attribute names some file of the tree assigns (`obj.name = ...`, `obj.name: T = ...`,
+        `setattr(obj, "name", ...)`), with one such file."""
+        return self.index.stored
+
     def _parsed(self, path: str, data: bytes) -> list[ClassInfo] | None:
         if path not in self._classes:
             try:
@@ -109,25 +161,18 @@ class ClassWorld:
         frontier = [name]
         found: dict[tuple[str, int], tuple[str, ClassInfo]] = {}
         why = ""
+        index = self.index
         while frontier and not why:
             n = frontier.pop()
-            word = re.compile(rb"\b" + re.escape(n.encode()) + rb"\b")
-            alias = re.compile(
-                rb"\b" + re.escape(n.encode()) + rb"\s+as\s+(\w+)|^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?"
-                + re.escape(n.encode()) + rb"[ \t]*$",
-                re.M,
-            )  # fmt: skip
-            for path, data in self.files:
-                if n.encode() not in data or not word.search(data):
-                    continue
-                for m in alias.finditer(data):
-                    new = (m.group(1) or m.group(2)).decode()
-                    if new not in names:
-                        names.add(new)
-                        frontier.append(new)
+            for new in index.aliases.get(n, ()):
+                if new not in names:
+                    names.add(new)
+                    frontier.append(new)
+            for i in sorted(index.bases.get(n, set()) | index.unclear):
+                path, data = self.files[i]
                 infos = self._parsed(path, data)
                 if infos is None:
-                    why = f"{path} mentions `{n}` and cannot be parsed"
+                    why = f"{path} may derive from `{n}` and cannot be parsed"
                     break
                 for info in infos:
                     if any(n in ids for ids in info.bases) and (path, info.line) not in found:
@@ -165,16 +210,8 @@ class ClassWorld:
                 if attr in info.binds or "__getattribute__" in info.binds:
                     why = f"class {info.name} ({_short(path)}:{info.line}) may override `{attr}`"
                     break
-        if not why:
-            store = re.compile(
-                rb"\.\s*" + re.escape(attr.encode()) + rb"\s*(?:=(?!=)|:[^\n=]*=(?!=))"
-                rb"|setattr\([^\n]*['\"]" + re.escape(attr.encode()) + rb"['\"]"
-            )
-            needle = attr.encode()
-            for path, data in self.files:
-                if needle in data and store.search(data):
-                    why = f"{_short(path)} assigns an attribute `{attr}`"
-                    break
+        if not why and attr in self.stored:
+            why = f"{_short(self.stored[attr])} assigns an attribute `{attr}`"
         self._answers[key] = why
         return why
 

@@ -178,13 +178,38 @@ class Summaries:
         self.contracts = contracts
         self.kernels = kernels
         self.closed_world = closed_world
-        self._memo: dict[tuple[int, str], Summary] = {}
+        # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary):
+        # shared by the engines of every module this file's analysis reaches.
+        self._memo: dict[tuple[int, str], tuple[ast.AST, Summary]] = {}
         self._stack: list[tuple[int, str]] = []
+        self._callees: dict[int, tuple[ast.expr, Callee | None, dict[str, str]]] = {}
         self._world: ClassWorld | None = None
 
     # --- resolution ------------------------------------------------------------------------
     def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
-        """The one plain def a call of `func` in `scope` runs, or None when not certain."""
+        """The one plain def a call of `func` in `scope` runs, or None when not certain. Asked at
+        every visit of the call in the fixpoint: memoised per call (with what it recorded)."""
+        key = id(func)
+        hit = self._callees.get(key)
+        if hit is not None and hit[0] is func:
+            if hit[2] and self.project is not None:
+                self.project.deps.update(hit[2])
+            return hit[1]
+        project = self.project
+        outer: dict[str, str] = {}
+        if project is not None:
+            outer, project.deps = project.deps, {}
+        try:
+            found = self._resolve(scope, func, qual)
+        finally:
+            consulted: dict[str, str] = {}
+            if project is not None:
+                consulted = dict(project.deps)
+                project.deps = {**outer, **project.deps}
+        self._callees[key] = (func, found, consulted)
+        return found
+
+    def _resolve(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
         if isinstance(func, ast.Name) and qual is None:
             if self.unit.dynamic or not _module_level(scope, func.id):
                 return None
@@ -249,9 +274,9 @@ class Summaries:
             return self._shared(callee, param)
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._compute(callee, param)
+            hit = (callee.fn, self._compute(callee, param))
             self._memo[key] = hit
-        return hit
+        return hit[1]
 
     def _shared(self, callee: Callee, param: str) -> Summary:
         """Summaries of other modules, kept for the life of the worker with what they read."""
@@ -360,6 +385,7 @@ class Summaries:
         other = Summaries(unit, self.project, self.contracts, self.kernels, self.closed_world)
         other._stack = self._stack
         other._world = self._world
+        other._memo = self._memo
         return other
 
 
