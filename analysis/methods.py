@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from zeroopt.analysis.summaries import Unit
 
 TREE_DEP = "*tree"  # deps key: the digest of every file of the tree (runner.py checks it)
-_MAX_LINEAGE = 300
+_MAX_LINEAGE = 40
+_MAX_FILES = 16  # files to parse for one name of a lineage, at most (the cost stays bounded)
 _CALLER_DECORATORS = frozenset(
     {
         "builtins.property",
@@ -50,9 +51,11 @@ _STORE = re.compile(
 
 _CLASS = re.compile(rb"\bclass[ \t]+\w+[ \t]*\(([^:]*)")
 _WORD = re.compile(rb"\w+")
-# `C as X` (imports), `X = C` / `X = mod.C` (a whole line).
+# `C as X` (an import: followed by `,`, `)` or the end of the line), `X = C` / `X = mod.C` (a
+# whole line).
 _ALIAS = re.compile(
-    rb"\b(\w+)[ \t]+as[ \t]+(\w+)|^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*$", re.M
+    rb"\b(\w+)[ \t]+as[ \t]+(\w+)[ \t]*(?=,|\)|$)|^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*$",
+    re.M,
 )
 
 
@@ -168,7 +171,11 @@ class ClassWorld:
                 if new not in names:
                     names.add(new)
                     frontier.append(new)
-            for i in sorted(index.bases.get(n, set()) | index.unclear):
+            candidates = index.bases.get(n, set())
+            if len(candidates) > _MAX_FILES:
+                why = f"more than {_MAX_FILES} files have classes whose bases name `{n}`"
+                break
+            for i in sorted(candidates | index.unclear):  # the unclear ones: parsed once
                 path, data = self.files[i]
                 infos = self._parsed(path, data)
                 if infos is None:
@@ -180,6 +187,8 @@ class ClassWorld:
                         if info.name not in names:
                             names.add(info.name)
                             frontier.append(info.name)
+                if len(found) > _MAX_LINEAGE:
+                    break
             if len(found) > _MAX_LINEAGE:
                 why = f"more than {_MAX_LINEAGE} classes may derive from `{name}`"
         if not why:
@@ -216,14 +225,23 @@ class ClassWorld:
         return why
 
 
-def _info(node: ast.ClassDef) -> ClassInfo:
-    bases = tuple(
-        frozenset(
-            {n.id for n in ast.walk(b) if isinstance(n, ast.Name)}
-            | {n.attr for n in ast.walk(b) if isinstance(n, ast.Attribute)}
-        )
-        for b in node.bases
+def _base_names(b: ast.expr) -> frozenset[str]:
+    """The names a base expression may denote the class by: `C`, `mod.C`, `C[T]` give `C`; any
+    other expression (a call, ...) every name and attribute it mentions."""
+    while isinstance(b, ast.Subscript):
+        b = b.value
+    if isinstance(b, ast.Name):
+        return frozenset({b.id})
+    if isinstance(b, ast.Attribute):
+        return frozenset({b.attr})
+    return frozenset(
+        {n.id for n in ast.walk(b) if isinstance(n, ast.Name)}
+        | {n.attr for n in ast.walk(b) if isinstance(n, ast.Attribute)}
     )
+
+
+def _info(node: ast.ClassDef) -> ClassInfo:
+    bases = tuple(_base_names(b) for b in node.bases)
     extra = [k.value for k in node.keywords]  # metaclass=...: may add anything
     decorated = bool(extra) or any(
         ast.unparse(d.func if isinstance(d, ast.Call) else d) not in _CLASS_DECORATORS
