@@ -82,6 +82,13 @@ class State:
     # one of them may write it; code not handed any of them is assumed not to (only ever for an
     # `unsafe`). CELL: a closure of this function shares the buffer's name, so any call may.
     hidden: frozenset[str] = frozenset()
+    # May-writes of the first element: every write on SOME path so far, each as (line, text),
+    # when each provably skips index 0 of its dimension (`x[1:]`, `x[:, 2:]`, `x[3]`), and so the
+    # buffer's first element (index 0 along every dimension). None once some write on some path
+    # may have written that element, or wrote an extent the analysis does not know (a write
+    # through a maybe-view, a hand-off to unknown code, `out=`, ...). A definite read of that
+    # element with this not None reads memory no path wrote (uncovered.py).
+    first_skipped: tuple[tuple[int, str], ...] | None = ()
 
     @cached_property
     def footprint(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -159,4 +166,9 @@ def join(a: State | None, b: State | None) -> State | None:
         dims=dims,
         fresh=a.fresh & b.fresh,
         hidden=a.hidden | b.hidden,
+        first_skipped=(
+            None
+            if a.first_skipped is None or b.first_skipped is None
+            else tuple(sorted(set(a.first_skipped) | set(b.first_skipped)))
+        ),
     )

@@ -21,6 +21,16 @@ whether the zero fill is ever observed:
   `+=`, a gather `x[idx]`, a torch function taking it as input). ZO002 is stricter for empties
   (its `unsafe` fails CI): where such a read sees unwritten memory only on paths on which an
   earlier write did not run, it says `unproven` and names the write; `scan --since` flags it.
+  Also `unsafe`: a definite read of the buffer's first element (index 0 along every dimension)
+  when every write on every path skips it: each write is of a slice or index whose literal start
+  along its dimension is past 0 (`x[1:] = ...`, `x[:, 2:] = ...`, `x[3] = ...`, a view `v =
+  x[1:]` written in full), and the read takes every element (an operator, `+=`, a reduction,
+  `torch.cat`, a kernel contract that reads in full; not a gather, a mask, `where`, `any`, nor
+  `return x`), or `x[0]`/`x[:1]`. A write of unknown extent on any path (through a result that
+  may be a copy, a hand-off to unknown code, `out=`, an index or mask write, a slice whose start
+  is a name, a write through another layout such as `x.view(-1)[1:]`) rules it out. Assumed: the
+  buffer has that element; the evidence says when the allocation shape shows it (`bs + 1` has
+  one when `bs >= 0`; `n` when `n >= 1`) and "assuming the buffer is not empty" otherwise.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
   return, a closure capture, use inside CUDA-graph capture, a write through a result that may be
@@ -237,6 +247,18 @@ class ZerosOverwrittenBeforeRead(Rule):
             """,
             Verdict.UNSAFE,
             "accumulator",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(seq_lens, bs):
+                kv_indptr = torch.zeros(bs + 1, dtype=torch.int32)
+                kv_indptr[1:] = torch.cumsum(seq_lens, 0)
+                return kv_indptr.sum()
+            """,
+            Verdict.UNSAFE,
+            "element 0 no write covers, read by the sum",
         ),
         Example(
             """

@@ -169,7 +169,10 @@ class Calls(Stores):
                 self.eval(a)  # only the shape, dtype, ... of the first argument are looked at
                 continue
             if reader or torch_method or contract is not None:
-                self._read_arg(a, name, definite=True)
+                whole = qual in api.WHOLE_READ_FUNCTIONS or (
+                    torch_method and name.rpartition(".")[2] in api.WHOLE_ARGUMENT_METHODS
+                )
+                self._read_arg(a, name, definite=True, whole=whole)
             else:
                 ref = self._eval_value(a)
                 if ref is not None:
@@ -251,15 +254,16 @@ class Calls(Stores):
                     a,
                     definite=True,
                     how=f"`{p}` of {kernel.name} (read in full: kernel contract)",
+                    whole=True,
                 )
 
-    def _read_arg(self, a: ast.expr, name: str, definite: bool) -> None:
+    def _read_arg(self, a: ast.expr, name: str, definite: bool, whole: bool = False) -> None:
         items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
         for item in items:
             value = item.value if isinstance(item, ast.Starred) else item
             ref = self.eval(value)
             if ref is not None:
-                self.read(ref, value, definite=definite, how=f"argument of `{name}`")
+                self.read(ref, value, definite=definite, how=f"argument of `{name}`", whole=whole)
 
     def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:
         how = self._src(e)[:100]
@@ -308,10 +312,12 @@ class Calls(Stores):
             self.write(recv, e, full=True, region=None, how=how)
             return recv
         if m in api.READ_MODIFY_WRITE_METHODS:
-            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes")
+            whole = m in api.WHOLE_READ_METHODS
+            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole)
+            self.modified(recv, e)
             return recv
         if m in api.READ_METHODS:
-            self.read(recv, e, definite=True, how=f"`{how}`")
+            self.read(recv, e, definite=True, how=f"`{how}`", whole=m in api.WHOLE_READ_METHODS)
             return None
         if m in api.EXPOSES_MEMORY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` exposes the memory")

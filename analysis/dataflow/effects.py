@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
+from zeroopt.analysis.dataflow import uncovered
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
@@ -163,6 +164,8 @@ class Effects:
             self._issue(UNPROVEN, node, "escape", how)
             self.st = replace(self.st, lost=True)
             self._wrote_somewhere(node)
+            if handed:
+                self.may_write_anything()
             if handed and not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
@@ -206,15 +209,13 @@ class Effects:
     def hidden_mentioned(self, node: ast.AST) -> None:
         """A node that mentions a name that may hold the buffer (`park`): it may write it."""
         st = self.st
-        if (
-            st.hidden
-            and st.live
-            and not st.touched
-            and not st.full
-            and not self.conditional
-            and any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node]))
-        ):
-            self.st = replace(st, touched=True)
+        if not (st.hidden and st.live and not st.full):
+            return
+        if not any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node])):
+            return
+        self.may_write_anything()
+        if not self.st.touched and not self.conditional:
+            self.st = replace(self.st, touched=True)
 
     def _assumed(self, node: ast.AST) -> str:
         """The callees assumed not to write the buffer before this read, for the evidence."""
@@ -232,7 +233,9 @@ class Effects:
             f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
         )
 
-    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
+    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False) -> None:
+        """`whole`: the operation reads every element `ref` views (an operator, a reduction, a
+        concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks."""
         st = self.st
         fresh = _fresh_path(node, st.fresh) if st.fresh else None
         if fresh is not None:
@@ -259,7 +262,18 @@ class Effects:
             definite = False
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
-        if (
+        first = (
+            definite
+            and whole
+            and not self.conditional
+            and bool(st.first_skipped)
+            and uncovered.reads_first(ref)
+        )
+        if first and (st.touched or self.ctx.certain_reads_only):
+            assert st.first_skipped
+            text = uncovered.evidence(st.first_skipped, how, uncovered.nonempty_note(st.dims))
+            self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
+        elif (
             definite
             and not st.touched
             and self.ctx.certain_reads_only
@@ -283,6 +297,10 @@ class Effects:
 
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
         self._wrote_somewhere(node)
+        if self.capture or not uncovered.write_skips_first(ref, region, full):
+            self.may_write_anything()
+        else:
+            self._skips_first(node)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
@@ -332,6 +350,28 @@ class Effects:
             )
         self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
 
+    def may_write_anything(self) -> None:
+        """Some write, on some path, may have written any element (uncovered.py)."""
+        if self.st.first_skipped is not None:
+            self.st = replace(self.st, first_skipped=None)
+
+    def modified(self, ref: Ref, node: ast.AST) -> None:
+        """A read-modify-write (`x[1:] += y`, `x.add_(y)`): read already, and now a may-write of
+        what `ref` views, for the first-element evidence."""
+        if ref.view is View.PART and uncovered.starts_past_first(ref.region):
+            self._skips_first(node)
+        else:
+            self.may_write_anything()
+
+    def _skips_first(self, node: ast.AST) -> None:
+        """A may-write that provably leaves the first element alone: kept for the evidence."""
+        skipped = self.st.first_skipped
+        if skipped is None:
+            return
+        entry = (getattr(node, "lineno", self.line), self._src(node)[:60])
+        if entry not in skipped:
+            self.st = replace(self.st, first_skipped=tuple(sorted({*skipped, entry})))
+
     def _wrote_somewhere(self, node: ast.AST) -> None:
         if not self.st.some_write:
             self.st = replace(self.st, some_write=getattr(node, "lineno", self.line))
@@ -345,6 +385,19 @@ class Effects:
         """Code we cannot see runs: it can read the buffer if the buffer is reachable from it.
         `what` may be a function: its text is made only if an issue is recorded."""
         st = self.st
+        if (
+            st.live
+            and st.hidden
+            and (
+                CELL in st.hidden
+                or any(
+                    isinstance(n, ast.Name) and (n.id in st.hidden or n.id in self._roots())
+                    for n in walk([node])
+                )
+            )
+        ):
+            self.may_write_anything()  # handed a holder of it: it may write any part of it
+            st = self.st
         if st.live and not st.full and not st.touched and (st.escaped or st.hidden):
             if CELL in st.hidden or (
                 st.hidden
@@ -386,6 +439,7 @@ class Effects:
             and not self._roots().isdisjoint(self.ctx.escape_on_bind)
         ):
             self._issue(UNPROVEN, node, "unknown-call", f"{what} may run code that holds it")
+            self.may_write_anything()
 
     def _iterated(self, e: ast.expr, how: str) -> None:
         if not api.iterates_without_code(

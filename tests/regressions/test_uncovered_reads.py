@@ -1,0 +1,357 @@
+"""Reads of an element no write can cover: every write on every path skips the buffer's first
+element (`x[1:]`, `x[:, 2:]`, `x[3]`), and a definite read of the whole buffer (an operator, a
+reduction, `torch.cat`, a kernel contract reading in full) or of `x[0]`/`x[:1]` reads it.
+
+`CASES` must be `unsafe` (ZO001 on a `torch.zeros`, ZO002 on a `torch.empty`), and executed with
+zeros and with poison they must differ (`harness.check_execution`). `NEAR_MISSES` must NOT be
+`unsafe`: a write that may cover the first element on some path, one of unknown extent, or a
+buffer that may have no first element. Those whose `covered` is true write the first element at
+run time, so poisoning them changes nothing either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import (
+    Case,
+    Verdict,
+    check_execution,
+    check_verdict,
+    params,
+    poisoned_runs,
+    site_verdicts,
+)
+
+UNSAFE = frozenset({Verdict.UNSAFE})
+
+CASES = [
+    Case(
+        "offsets_first_element_never_written",
+        why=(
+            "`kv_indptr[1:] = cumsum(seq_lens)` never writes element 0, and `kv_indptr.sum()` "
+            "reads it: the zeros are the offset the code relies on."
+        ),
+        source=r"""
+import torch
+
+
+def f(seq_lens, bs: int):
+    kv_indptr = torch.zeros(bs + 1, dtype=torch.float32)  # <- site
+    kv_indptr[1:] = torch.cumsum(seq_lens, 0)
+    return kv_indptr.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.tensor([1.0, 2.0, 3.0]), 3)
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "column_slice_then_concatenated",
+        why="`x[:, 1:] = y` leaves column 0; `torch.cat([x, y])` copies every element of x.",
+        source=r"""
+import torch
+
+
+def f(y, n: int):
+    x = torch.zeros(n, 4)  # <- site
+    x[:, 1:] = y[:, 1:]
+    return torch.cat([x, y])
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(2, 4), 2)
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "row_index_read_after_later_rows",
+        why="Only rows 1 and 2 are written (one of them in a branch); `x[0] + 1` reads row 0.",
+        source=r"""
+import torch
+
+
+def f(y, flag: bool):
+    x = torch.zeros(3, 2)  # <- site
+    x[1] = y
+    if flag:
+        x[2] = y
+    return x[0] + 1
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(2), True)
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "accumulated_after_a_skipping_write",
+        why="`acc[1:] = y` then `acc += z`: the accumulation reads element 0, never written.",
+        source=r"""
+import torch
+
+
+def f(y, z):
+    acc = torch.zeros(4)  # <- site
+    acc[1:] = y
+    acc += z
+    return acc
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), torch.ones(4))
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "written_through_a_view_that_skips_it",
+        why="`v = x[2:]` is written in full through `v.copy_`; `x.max()` still reads x[0], x[1].",
+        source=r"""
+import torch
+
+
+def f(y):
+    x = torch.zeros(6)  # <- site
+    v = x[2:]
+    v.copy_(y)
+    return x.max()
+""",
+        scenario=r"""
+def run():
+    return f(torch.full((4,), -1.0))
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "guard_empty_offsets_read_whole",
+        why=(
+            "The guard's case: a `torch.empty` whose element 0 no write covers, then read in full "
+            "(`cumsum`): element 0 is whatever the allocator left there."
+        ),
+        source=r"""
+import torch
+
+
+def f(lens, bs: int):
+    starts = torch.empty(bs + 1)  # <- site
+    starts[1:] = lens
+    return starts.cumsum(0)
+""",
+        scenario=r"""
+def run():
+    return f(torch.tensor([2.0, 5.0]), 2)
+""",
+        expect=UNSAFE,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    name: str
+    source: str
+    why: str
+    scenario: str = ""
+    covered: bool = False  # the first element is written at run time: poison changes nothing
+
+    def case(self) -> Case:
+        return Case(self.name, self.source, self.scenario, self.why)
+
+
+NEAR_MISSES = [
+    NearMiss(
+        "later_write_covers_it_on_some_path",
+        why="`x[0] = 0` in a branch may write element 0: only `unproven`.",
+        source=r"""
+import torch
+
+
+def f(y, flag: bool):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    if flag:
+        x[0] = 0
+    return x.sum()
+""",
+    ),
+    NearMiss(
+        "unknown_callee_handed_it",
+        why="`fill_head(x)` is handed the buffer: it may write element 0 (here it does).",
+        source=r"""
+import torch
+
+
+def fill_head(t):
+    t[0] = 0
+
+
+def f(y):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    fill_head(x)
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "write_through_a_maybe_view",
+        why="`v` is x itself or a copy: `v[0] = 0` may write element 0 (here it does).",
+        source=r"""
+import torch
+
+
+def f(y):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    v = x.contiguous()
+    v[0] = 0
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "symbolic_start_may_be_zero",
+        why="`x[k:]` with k = 0 writes element 0: only literal starts count.",
+        source=r"""
+import torch
+
+
+def f(y, k: int):
+    x = torch.zeros(4)  # <- site
+    x[k:] = y
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(4), 0)
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "flattened_view_write",
+        why="`x.view(-1)[1:]` is another layout: its slice may cover the first element.",
+        source=r"""
+import torch
+
+
+def f(y):
+    x = torch.zeros(2, 3)  # <- site
+    x.view(-1)[1:] = y
+    return x.sum()
+""",
+    ),
+    NearMiss(
+        "index_write_may_hit_it",
+        why="`x[idx] = y` writes what idx picks, maybe element 0 (here it does).",
+        source=r"""
+import torch
+
+
+def f(y, idx):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y[1:]
+    x[idx] = y
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(4), torch.arange(4))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "gather_reads_what_the_index_picks",
+        why="`x.index_select(0, idx)` reads only the picked rows: maybe not row 0 (here not).",
+        source=r"""
+import torch
+
+
+def f(y, idx):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    return x.index_select(0, idx)
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), torch.tensor([1, 2]))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "read_in_a_short_circuit",
+        why="`flag and x.sum() > 0` may not evaluate the read at all.",
+        source=r"""
+import torch
+
+
+def f(y, flag: bool):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    return flag and bool(x.sum() > 0)
+""",
+    ),
+    NearMiss(
+        "returned_not_read",
+        why="`return x` hands x to the caller: not a read here.",
+        source=r"""
+import torch
+
+
+def f(y):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    return x
+""",
+    ),
+    NearMiss(
+        "zero_size_along_the_dimension",
+        why="A literal 0 in the shape: no first element exists, so none is read.",
+        source=r"""
+import torch
+
+
+def f(y):
+    x = torch.zeros(0, 4)  # <- site
+    x[:, 1:] = y
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(0, 3))
+""",
+        covered=True,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_verdict_at_the_site(case: Case) -> None:
+    check_verdict(case)
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_executed(case: Case, tmp_path: Path) -> None:
+    check_execution(case, tmp_path)
+
+
+@pytest.mark.parametrize("miss", [pytest.param(m, id=m.name) for m in NEAR_MISSES])
+def test_near_miss_is_not_unsafe(miss: NearMiss, tmp_path: Path) -> None:
+    case = miss.case()
+    for line, verdicts in site_verdicts(case, case.program).items():
+        assert verdicts, f"{case.name}: no finding at line {line}"
+        assert Verdict.UNSAFE not in verdicts, (line, verdicts)
+    if miss.covered:
+        base, differences = poisoned_runs(case, tmp_path)
+        assert all(d is None for d in differences.values()), (base, differences)
