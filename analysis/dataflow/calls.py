@@ -12,7 +12,7 @@ from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.stores import Stores
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
-from zeroopt.analysis.state import MAYBE, MAYBE_COPY, SELF, Ref, View
+from zeroopt.analysis.state import SELF, Ref, View
 
 
 class Calls(Stores):
@@ -290,10 +290,12 @@ class Calls(Stores):
         ):
             return recv if m == "contiguous" else Ref(View.FULL)
         if m in ("expand", "expand_as", "broadcast_to"):
-            return MAYBE  # writes through a broadcast view fail; reads still count
+            # Writes through a broadcast view fail; reads still count.
+            return Ref(View.MAYBE, derived=recv.deriving())
         if m in api.MAYBE_COPY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
-            return MAYBE_COPY
+            meta = any(isinstance(n, ast.Constant) and n.value == "meta" for n in ast.walk(e))
+            return Ref(View.MAYBE, copy=True, derived=recv.deriving() and not meta)
         if m in api.SPLIT_METHODS:
             self.read(
                 recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"

@@ -20,7 +20,17 @@ from zeroopt.analysis.dataflow.places import (
     _written_place,
 )
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import CELL, MAYBE, SELF, UNREACHED, Ref, Region, State, View
+from zeroopt.analysis.state import (
+    CELL,
+    MAYBE,
+    SELF,
+    UNREACHED,
+    Ref,
+    Region,
+    State,
+    View,
+    may_write_order,
+)
 
 
 class Effects:
@@ -258,20 +268,23 @@ class Effects:
             return
         if ref.view is View.PART and ref.region is not None and ref.region in st.regions:
             return  # reads exactly a slice written on every path
-        if ref.view is View.MAYBE:
+        if ref.view is View.MAYBE and not (ref.derived and not st.touched and not st.some_write):
+            # Only the buffer's own data with nothing written anywhere yet (Ref.derived) is
+            # certainly read through a maybe-view.
             definite = False
+        elif ref.view is View.MAYBE:
+            how = f"{how} (a view of the buffer or a copy made from it, nothing written on any path)"
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
-        first = (
-            definite
-            and whole
-            and not self.conditional
-            and bool(st.first_skipped)
-            and uncovered.reads_first(ref)
+        element = (
+            uncovered.uncovered_element(st.may_writes, ref, st.dims)
+            if definite and whole and not self.conditional and st.may_writes
+            else None
         )
-        if first and (st.touched or self.ctx.certain_reads_only):
-            assert st.first_skipped
-            text = uncovered.evidence(st.first_skipped, how, uncovered.nonempty_note(st.dims))
+        if element is not None and (st.touched or self.ctx.certain_reads_only):
+            assert st.may_writes
+            note = uncovered.nonempty_note(st.dims, element)
+            text = uncovered.evidence(st.may_writes, element, st.dims, how, note)
             self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
         elif (
             definite
@@ -297,10 +310,8 @@ class Effects:
 
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
         self._wrote_somewhere(node)
-        if self.capture or not uncovered.write_skips_first(ref, region, full):
-            self.may_write_anything()
-        else:
-            self._skips_first(node)
+        extent = None if self.capture else uncovered.write_extent(ref, region, full)
+        self._may_write(extent, node)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
@@ -352,25 +363,26 @@ class Effects:
 
     def may_write_anything(self) -> None:
         """Some write, on some path, may have written any element (uncovered.py)."""
-        if self.st.first_skipped is not None:
-            self.st = replace(self.st, first_skipped=None)
+        if self.st.may_writes is not None:
+            self.st = replace(self.st, may_writes=None)
 
     def modified(self, ref: Ref, node: ast.AST) -> None:
         """A read-modify-write (`x[1:] += y`, `x.add_(y)`): read already, and now a may-write of
         what `ref` views, for the first-element evidence."""
-        if ref.view is View.PART and uncovered.starts_past_first(ref.region):
-            self._skips_first(node)
-        else:
-            self.may_write_anything()
+        self._may_write(uncovered.write_extent(ref, None, full=False), node)
 
-    def _skips_first(self, node: ast.AST) -> None:
-        """A may-write that provably leaves the first element alone: kept for the evidence."""
-        skipped = self.st.first_skipped
-        if skipped is None:
+    def _may_write(self, extent: tuple[int, int, int | None] | None, node: ast.AST) -> None:
+        """A write that may have run: its interval is kept (uncovered.py), or nothing is known."""
+        writes = self.st.may_writes
+        if writes is None:
             return
-        entry = (getattr(node, "lineno", self.line), self._src(node)[:60])
-        if entry not in skipped:
-            self.st = replace(self.st, first_skipped=tuple(sorted({*skipped, entry})))
+        if extent is None:
+            self.st = replace(self.st, may_writes=None)
+            return
+        entry = (*extent, getattr(node, "lineno", self.line), self._src(node)[:60])
+        if entry not in writes:
+            ordered = tuple(sorted((*writes, entry), key=may_write_order))
+            self.st = replace(self.st, may_writes=ordered)
 
     def _wrote_somewhere(self, node: ast.AST) -> None:
         if not self.st.some_write:

@@ -128,13 +128,15 @@ class Expressions(Calls):
             definite=False,
             how=f"`{self._src(e)}` is a view or, with a tensor index, a gather",
         )
-        return MAYBE
+        return Ref(View.MAYBE, derived=base.deriving())
 
     def _e_BinOp(self, e: ast.BinOp) -> Ref | None:
+        # `"%s" % x` formats x: a large tensor is summarised, not read in full.
+        whole = not (isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant | ast.JoinedStr))
         for side in (e.left, e.right):
             ref = self.eval(side)
             if ref is not None:
-                self.read(ref, side, definite=True, how=f"operand of `{self._src(e)}`", whole=True)
+                self.read(ref, side, definite=True, how=f"operand of `{self._src(e)}`", whole=whole)
         return None
 
     def _e_UnaryOp(self, e: ast.UnaryOp) -> Ref | None:
@@ -146,7 +148,9 @@ class Expressions(Calls):
     def _e_Compare(self, e: ast.Compare) -> Ref | None:
         identity = all(isinstance(op, ast.Is | ast.IsNot) for op in e.ops)
         # `a in xs` compares `a` with the elements of xs one by one, maybe with none of them.
-        whole = not any(isinstance(op, ast.In | ast.NotIn) for op in e.ops)
+        whole = not any(isinstance(op, ast.In | ast.NotIn) for op in e.ops) and not any(
+            isinstance(c, ast.Constant) and c.value is None for c in (e.left, *e.comparators)
+        )  # `x == None` compares nothing
         for op, right in zip(e.ops, e.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
                 self._iterated(right, "searching")
@@ -295,9 +299,8 @@ class Expressions(Calls):
             if isinstance(v, ast.FormattedValue):
                 ref = self.eval(v.value)
                 if ref is not None:
-                    self.read(
-                        ref, v.value, definite=True, how="formatted into a string", whole=True
-                    )
+                    # A large tensor is summarised: not every element is read.
+                    self.read(ref, v.value, definite=True, how="formatted into a string")
                 self.eval(v.format_spec)
         return None
 

@@ -86,7 +86,8 @@ BETA_IGNORES_SELF_METHODS = frozenset({"addmm_", "baddbmm_", "addmv_", "addbmm_"
 # element. Only these make a read of the buffer's first element definite (uncovered.py); the
 # other readers read what an index, a mask, a repeat count or a diagonal picks (`gather`,
 # `index_select`, `where`, `repeat`, `triu`), run a short-circuit (`any`, `all`), or ignore
-# `self` when beta is 0 (`addmm_`).
+# `self` when beta is 0 (`addmm_`). Printing and formatting (`print`, `str`, `repr`, f-strings)
+# summarise a large tensor to its first and last items, so they are not listed.
 
 
 def _words(text: str) -> frozenset[str]:
@@ -113,7 +114,7 @@ WHOLE_READ_FUNCTIONS = frozenset(
     argsort topk nonzero count_nonzero flip roll diff bincount unique logsumexp"""
     )
 ) | frozenset(
-    f"builtins.{n}" for n in _words("print float int bool str repr format complex abs round sum")
+    f"builtins.{n}" for n in _words("float int bool complex abs round sum")
 )
 
 # Decorators that register a fake (meta) implementation: it runs on tensors without data

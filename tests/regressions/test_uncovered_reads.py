@@ -1,6 +1,8 @@
-"""Reads of an element no write can cover: every write on every path skips the buffer's first
-element (`x[1:]`, `x[:, 2:]`, `x[3]`), and a definite read of the whole buffer (an operator, a
-reduction, `torch.cat`, a kernel contract reading in full) or of `x[0]`/`x[:1]` reads it.
+"""Reads of an element no write can cover: every write on every path leaves some element alone
+(`x[1:]` skips x[0]; `x[:, :, 0]` on a `(b, t, 2)` buffer skips x[0, 0, 1]), and a definite read
+of the whole buffer (an operator, a reduction, `torch.cat`, a kernel contract reading in full) or
+of a literal slice holding it reads it. And reads through a result that is certainly the
+buffer's data (`x.to(...)`, `x[i]`) while nothing was written on any path.
 
 `CASES` must be `unsafe` (ZO001 on a `torch.zeros`, ZO002 on a `torch.empty`), and executed with
 zeros and with poison they must differ (`harness.check_execution`). `NEAR_MISSES` must NOT be
@@ -123,6 +125,85 @@ def f(y):
         scenario=r"""
 def run():
     return f(torch.full((4,), -1.0))
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "last_column_never_written",
+        why=(
+            "`mask[:, :, 0] = 1` on a `(b, t, 2)` buffer never writes column 1 (the literal size "
+            "shows it exists); `mask.sum()` reads it."
+        ),
+        source=r"""
+import torch
+
+
+def f(b: int, t: int):
+    mask = torch.zeros(b, t, 2)  # <- site
+    mask[:, :, 0] = 1
+    return mask.sum()
+""",
+        scenario=r"""
+def run():
+    return f(2, 3)
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "gap_between_two_slices",
+        why="`x[:2]` and `x[3]` leave x[2] of a 4-element buffer; the cumulative sum reads it.",
+        source=r"""
+import torch
+
+
+def f(y):
+    x = torch.zeros(4)  # <- site
+    x[:2] = y
+    x[3] = 1
+    return x.cumsum(0)
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(2))
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "read_through_a_copy_before_any_write",
+        why=(
+            "`x.to(dtype)` copies x or is x itself; either way `y.sum()` reads x's unwritten "
+            "memory (at the copy, or now)."
+        ),
+        source=r"""
+import torch
+
+
+def f(n: int):
+    x = torch.zeros(n)  # <- site
+    y = x.to(torch.float64)
+    return y.sum()
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "read_through_a_view_or_gather_before_any_write",
+        why="`x[i]` is a view (i an int) or a gather (i a tensor): `y + 1` reads unwritten x.",
+        source=r"""
+import torch
+
+
+def f(n: int, i):
+    x = torch.zeros(n, 4)  # <- site
+    y = x[i]
+    return y + 1
+""",
+        scenario=r"""
+def run():
+    return f(3, 1)
 """,
         expect=UNSAFE,
     ),
@@ -300,6 +381,89 @@ def f(y, flag: bool):
     x = torch.zeros(4)  # <- site
     x[1:] = y
     return flag and bool(x.sum() > 0)
+""",
+    ),
+    NearMiss(
+        "last_column_of_a_size_not_shown",
+        why="`mask[:, :, 0] = 1` on a `(b, t, k)` buffer: with k = 1 every element is written.",
+        source=r"""
+import torch
+
+
+def f(b: int, t: int, k: int):
+    mask = torch.zeros(b, t, k)  # <- site
+    mask[:, :, 0] = 1
+    return mask.sum()
+""",
+        scenario=r"""
+def run():
+    return f(2, 3, 1)
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "view_written_before_the_read",
+        why="`y = x[i]` is a view for an int i: `y.fill_(1)` writes what `y + 1` reads.",
+        source=r"""
+import torch
+
+
+def f(n: int, i):
+    x = torch.zeros(n, 4)  # <- site
+    y = x[i]
+    y.fill_(1)
+    return y + 1
+""",
+        scenario=r"""
+def run():
+    return f(3, 1)
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "copy_after_a_write_on_some_path",
+        why="`x.copy_(z)` may have run before the copy: the read is not certain.",
+        source=r"""
+import torch
+
+
+def f(n: int, flag: bool, z):
+    x = torch.zeros(n)  # <- site
+    if flag:
+        x.copy_(z)
+    y = x.to(torch.float64)
+    return y.sum()
+""",
+    ),
+    NearMiss(
+        "maybe_the_buffer_maybe_another",
+        why="`x if flag else other` may not be x at all.",
+        source=r"""
+import torch
+
+
+def f(n: int, flag: bool, other):
+    x = torch.zeros(n)  # <- site
+    y = x if flag else other
+    return y.sum()
+""",
+        scenario=r"""
+def run():
+    return f(3, False, torch.ones(3))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "copied_to_the_meta_device",
+        why="`x.to('meta')` has no data: reading it reads nothing of x.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    x = torch.zeros(n)  # <- site
+    y = x.to("meta")
+    return y.sum()
 """,
     ),
     NearMiss(
