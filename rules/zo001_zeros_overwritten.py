@@ -32,7 +32,8 @@ whether the zero fill is ever observed:
   literal slice or index holding it (`x[0]`, `x[:1]`), reads memory no path wrote. A write of
   unknown extent on any path rules it out: through a result that may be a copy, another layout
   (`x.view(-1)[1:]`), a hand-off to unknown code, `out=` of the buffer itself, an index or mask
-  write, a full write. Assumed: the buffer has that element; index 0 needs the buffer not to be
+  write, a full write. A read-modify-write that reads every element it writes (`+=`, `add_`,
+  `cumsum_`) adds no interval: an element it touches first, it read unwritten. Assumed: the buffer has that element; index 0 needs the buffer not to be
   empty, and the evidence says when the shape shows it (`bs + 1` when `bs >= 0`, `n` when
   `n >= 1`); a larger index is used only where the literal size shows it.
   Also `unsafe`: a definite read through a result that is certainly the buffer's data, a view of

@@ -316,7 +316,7 @@ class Calls(Stores):
         if m in api.READ_MODIFY_WRITE_METHODS:
             whole = m in api.WHOLE_READ_METHODS
             self.read(recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole)
-            self.modified(recv, e)
+            self.modified(recv, e, reads_first=whole)
             return recv
         if m in api.READ_METHODS:
             self.read(recv, e, definite=True, how=f"`{how}`", whole=m in api.WHOLE_READ_METHODS)

@@ -366,10 +366,14 @@ class Effects:
         if self.st.may_writes is not None:
             self.st = replace(self.st, may_writes=None)
 
-    def modified(self, ref: Ref, node: ast.AST) -> None:
-        """A read-modify-write (`x[1:] += y`, `x.add_(y)`): read already, and now a may-write of
-        what `ref` views, for the first-element evidence."""
-        self._may_write(uncovered.write_extent(ref, None, full=False), node)
+    def modified(self, ref: Ref, node: ast.AST, reads_first: bool) -> None:
+        """A read-modify-write (`x[1:] += y`, `x.add_(y)`), read already. One that reads every
+        element it writes (`reads_first`: `+=`, `add_`, `cumsum_`) needs no may-write: an element
+        it touches first was read unwritten right there, so a later read of an element no other
+        write covers still follows a read of unwritten memory. Others (`index_reduce_` with
+        `include_self=False`, `addmm_` with a beta that may be 0) may write without reading."""
+        if not reads_first:
+            self._may_write(uncovered.write_extent(ref, None, full=False), node)
 
     def _may_write(self, extent: tuple[int, int, int | None] | None, node: ast.AST) -> None:
         """A write that may have run: its interval is kept (uncovered.py), or nothing is known."""

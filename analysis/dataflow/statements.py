@@ -200,7 +200,7 @@ class Evaluator(Expressions):
                     how=f"`{self._src(s)}` reads before it writes",
                     whole=True,
                 )
-                self.modified(target_ref, s)
+                self.modified(target_ref, s, reads_first=True)
             if ref is not None:
                 self.read(
                     ref, s.value, definite=True, how=f"operand of `{self._src(s)}`", whole=True

@@ -169,6 +169,51 @@ def run():
         expect=UNSAFE,
     ),
     Case(
+        "flags_after_the_first_read_in_place",
+        why=(
+            "`change[:1] = True`, then `change[1:] |= ...` reads change[1:], never written (a "
+            "read slice that starts at 1 holds index 1 when it is not empty)."
+        ),
+        source=r"""
+import torch
+
+
+def f(n: int, field):
+    change = torch.zeros(n, dtype=torch.bool)  # <- site
+    change[:1] = True
+    change[1:] |= field[1:] != field[:-1]
+    return change
+""",
+        scenario=r"""
+def run():
+    return f(4, torch.tensor([1, 1, 2, 2]))
+""",
+        expect=UNSAFE,
+    ),
+    Case(
+        "flags_accumulated_in_a_loop",
+        why=(
+            "`changed[1:] |= ...` in a loop: its own earlier iterations read before they wrote, "
+            "so the first iteration reads changed[1:] unwritten."
+        ),
+        source=r"""
+import torch
+
+
+def f(n: int, vectors):
+    changed = torch.zeros(n, dtype=torch.bool)  # <- site
+    changed[:1] = True
+    for vector in vectors:
+        changed[1:] |= vector[1:] != vector[:-1]
+    return changed
+""",
+        scenario=r"""
+def run():
+    return f(4, [torch.tensor([1, 1, 2, 2]), torch.tensor([3, 3, 3, 3])])
+""",
+        expect=UNSAFE,
+    ),
+    Case(
         "read_through_a_copy_before_any_write",
         why=(
             "`x.to(dtype)` copies x or is x itself; either way `y.sum()` reads x's unwritten "
@@ -398,6 +443,39 @@ def f(b: int, t: int, k: int):
         scenario=r"""
 def run():
     return f(2, 3, 1)
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "read_slice_written_before",
+        why="`change[:2]` covers index 1, where the read `change[1:]` starts.",
+        source=r"""
+import torch
+
+
+def f(n: int, field):
+    change = torch.zeros(n, dtype=torch.bool)  # <- site
+    change[:2] = True
+    change[1:] |= field[1:] != field[:-1]
+    return change
+""",
+    ),
+    NearMiss(
+        "reduction_that_may_ignore_self",
+        why="`scatter_reduce_(..., include_self=False)` writes x[0] without reading it.",
+        source=r"""
+import torch
+
+
+def f(y, idx, src):
+    x = torch.zeros(4)  # <- site
+    x[1:] = y
+    x.scatter_reduce_(0, idx, src, "sum", include_self=False)
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), torch.tensor([0]), torch.tensor([5.0]))
 """,
         covered=True,
     ),
