@@ -49,6 +49,15 @@ class Ref:
     # For MAYBE: the result of a method that copies or hands back the buffer itself (`.to()`,
     # `.contiguous()`, `.cpu()`): a write through it may be a write of the buffer.
     copy: bool = False
+    # For MAYBE: certainly the buffer's data, a view of it or a copy made from it right there
+    # (`x.to(dev)`, `x[i]` with i an int or a tensor, `x.expand(...)`), never something else (as
+    # `x if c else y` may be). A read through it while nothing was written on any path reads
+    # unwritten memory either way: at the copy, or now through the view.
+    derived: bool = False
+
+    def deriving(self) -> bool:
+        """A result made from what this reference names is certainly the buffer's data."""
+        return self.view is not View.MAYBE or self.derived
 
 
 SELF = Ref(View.SELF)
@@ -82,6 +91,12 @@ class State:
     # one of them may write it; code not handed any of them is assumed not to (only ever for an
     # `unsafe`). CELL: a closure of this function shares the buffer's name, so any call may.
     hidden: frozenset[str] = frozenset()
+    # Every write on SOME path so far, as (dim, lo, hi, line, text): it touched at most [lo, hi)
+    # along dim (hi None: to the end). None once some write on some path has an extent the
+    # analysis does not know (a write through a maybe-view or another layout, a hand-off to
+    # unknown code, `out=`, an index or mask write, a full write). A definite read of an element
+    # outside every interval reads memory no path wrote (dataflow/uncovered.py).
+    may_writes: tuple[tuple[int, int, int | None, int, str], ...] | None = ()
 
     @cached_property
     def footprint(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -133,6 +148,11 @@ CELL = "<closure cell>"  # in `State.hidden`: not a name, never mentioned by cod
 _PATH_ROOT = re.compile(r"[^.\[]*")  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
 
 
+def may_write_order(w: tuple[int, int, int | None, int, str]) -> tuple[int, str, int, int, int]:
+    """One order for `State.may_writes`, by line: equal sets make equal states."""
+    return w[3], w[4], w[0], w[1], -1 if w[2] is None else w[2]
+
+
 def join(a: State | None, b: State | None) -> State | None:
     if a is None:
         return b
@@ -159,4 +179,9 @@ def join(a: State | None, b: State | None) -> State | None:
         dims=dims,
         fresh=a.fresh & b.fresh,
         hidden=a.hidden | b.hidden,
+        may_writes=(
+            None
+            if a.may_writes is None or b.may_writes is None
+            else tuple(sorted(set(a.may_writes) | set(b.may_writes), key=may_write_order))
+        ),
     )

@@ -21,6 +21,25 @@ whether the zero fill is ever observed:
   `+=`, a gather `x[idx]`, a torch function taking it as input). ZO002 is stricter for empties
   (its `unsafe` fails CI): where such a read sees unwritten memory only on paths on which an
   earlier write did not run, it says `unproven` and names the write; `scan --since` flags it.
+  Also `unsafe`: a definite read of an element that no write on any path can cover. Every write
+  that may have run (in a branch too) is kept as an interval along its dimension: a slice or
+  index with literal bounds (`x[1:] = ...` is [1, end), `mask[:, :, 0] = 1` is [0, 1) along
+  dim 2, a view `v = x[1:]` written in full is [1, end)); a bound that is a name widens it (a
+  start to 0, an end to the end). An element outside every interval (index 0 past `x[1:]`;
+  `mask[0, 0, 1]` past `mask[:, :, 0]` when the allocation's literal size along dim 2 shows index
+  1 exists) read by an operator, `+=`, a reduction, `torch.cat`, `y.copy_(x)`, a kernel contract
+  reading in full (not a gather, a mask, `where`, `any`, `repeat`, nor `return x`), or by a
+  literal slice or index holding it (`x[0]`, `x[:1]`), reads memory no path wrote. A write of
+  unknown extent on any path rules it out: through a result that may be a copy, another layout
+  (`x.view(-1)[1:]`), a hand-off to unknown code, `out=` of the buffer itself, an index or mask
+  write, a full write. A read-modify-write that reads every element it writes (`+=`, `add_`,
+  `cumsum_`) adds no interval: an element it touches first, it read unwritten. Assumed: the buffer has that element; index 0 needs the buffer not to be
+  empty, and the evidence says when the shape shows it (`bs + 1` when `bs >= 0`, `n` when
+  `n >= 1`); a larger index is used only where the literal size shows it.
+  Also `unsafe`: a definite read through a result that is certainly the buffer's data, a view of
+  it or a copy made from it there (`y = x.to(dtype)`, `x.contiguous()`, `y = x[i]` with `i` an
+  int or a tensor, `x.expand(...)`; not `x if c else other`, not `.to("meta")`), while nothing was
+  written on any path: either the copy read the unwritten memory or the view reads it now.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
   return, a closure capture, use inside CUDA-graph capture, a write through a result that may be
@@ -264,6 +283,18 @@ class ZerosOverwrittenBeforeRead(Rule):
             """,
             Verdict.UNSAFE,
             "accumulator",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(seq_lens, bs):
+                kv_indptr = torch.zeros(bs + 1, dtype=torch.int32)
+                kv_indptr[1:] = torch.cumsum(seq_lens, 0)
+                return kv_indptr.sum()
+            """,
+            Verdict.UNSAFE,
+            "element 0 no write covers, read by the sum",
         ),
         Example(
             """

@@ -17,8 +17,8 @@ hooks `zeroopt-check` and `zeroopt-guard` fail on it.
 ```python
 def lengths(seq_lens, bs):
     cu = torch.empty(bs + 1, dtype=torch.int32)
-    cu[1:] = torch.cumsum(seq_lens, 0)   # cu[0] is never written ...
-    return cu                            # ... only partial writes: `unproven`, not reported
+    cu[1:] = torch.cumsum(seq_lens, 0)   # cu[0] is never written on any path ...
+    return cu.sum()                      # ZO002: ... and this reads it (`return cu` would not)
 def total(x):
     acc = torch.empty(4)
     acc += x                             # ZO002: read before any write
@@ -50,6 +50,10 @@ before it on any path: after a write in a branch or a loop body on an earlier li
 per-group loop, the flag that also sizes the buffer), whether the unwritten path is possible
 depends on values the analysis does not track, and the finding is `unproven` with that write
 named (ZO001 keeps calling such a zeros `unsafe`: there it is information, here it fails CI).
+A read of the first element (index 0 along every dimension) is also proven when no write on any
+path can cover it, exactly as ZO001 says (`zeroopt rule ZO001`: every write a slice or index with
+a literal start past 0, the read an operator, a reduction or `x[0]`): then no path writes it,
+and the evidence names the writes that skip it and assumes the buffer is not empty.
 The assumptions of ZO001 apply (`zeroopt rule ZO001`): fake implementations and meta tensors
 have no data.
 """
@@ -91,6 +95,30 @@ class EmptyReadBeforeWrite(Rule):
                 return m.max()
             """,
             Verdict.UNSAFE,
+        ),
+        Example(
+            """
+            import torch
+
+            def f(seq_lens, bs):
+                cu = torch.empty(bs + 1, dtype=torch.int32)
+                cu[1:] = torch.cumsum(seq_lens, 0)
+                return cu.sum()
+            """,
+            Verdict.UNSAFE,
+            "element 0 no write covers, read by the sum",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(seq_lens, bs):
+                cu = torch.empty(bs + 1, dtype=torch.int32)
+                cu[1:] = torch.cumsum(seq_lens, 0)
+                return cu
+            """,
+            None,
+            "returned, not read: not reported",
         ),
         Example(
             """

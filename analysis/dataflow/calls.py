@@ -12,7 +12,7 @@ from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.summary_calls import SummaryCalls
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
-from zeroopt.analysis.state import MAYBE, MAYBE_COPY, SELF, Ref, View
+from zeroopt.analysis.state import SELF, Ref, View
 
 
 class Calls(SummaryCalls):
@@ -180,7 +180,10 @@ class Calls(SummaryCalls):
                 self.eval(a)  # only the shape, dtype, ... of the first argument are looked at
                 continue
             if reader or torch_method or contract is not None:
-                self._read_arg(a, name, definite=True)
+                whole = qual in api.WHOLE_READ_FUNCTIONS or (
+                    torch_method and name.rpartition(".")[2] in api.WHOLE_ARGUMENT_METHODS
+                )
+                self._read_arg(a, name, definite=True, whole=whole)
             else:
                 ref = self._eval_value(a)
                 if ref is not None:
@@ -262,15 +265,16 @@ class Calls(SummaryCalls):
                     a,
                     definite=True,
                     how=f"`{p}` of {kernel.name} (read in full: kernel contract)",
+                    whole=True,
                 )
 
-    def _read_arg(self, a: ast.expr, name: str, definite: bool) -> None:
+    def _read_arg(self, a: ast.expr, name: str, definite: bool, whole: bool = False) -> None:
         items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
         for item in items:
             value = item.value if isinstance(item, ast.Starred) else item
             ref = self.eval(value)
             if ref is not None:
-                self.read(ref, value, definite=definite, how=f"argument of `{name}`")
+                self.read(ref, value, definite=definite, how=f"argument of `{name}`", whole=whole)
 
     def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:
         how = self._src(e)[:100]
@@ -297,10 +301,12 @@ class Calls(SummaryCalls):
         ):
             return recv if m == "contiguous" else Ref(View.FULL)
         if m in ("expand", "expand_as", "broadcast_to"):
-            return MAYBE  # writes through a broadcast view fail; reads still count
+            # Writes through a broadcast view fail; reads still count.
+            return Ref(View.MAYBE, derived=recv.deriving())
         if m in api.MAYBE_COPY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
-            return MAYBE_COPY
+            meta = any(isinstance(n, ast.Constant) and n.value == "meta" for n in ast.walk(e))
+            return Ref(View.MAYBE, copy=True, derived=recv.deriving() and not meta)
         if m in api.SPLIT_METHODS:
             self.read(
                 recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"
@@ -319,10 +325,12 @@ class Calls(SummaryCalls):
             self.write(recv, e, full=True, region=None, how=how)
             return recv
         if m in api.READ_MODIFY_WRITE_METHODS:
-            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes")
+            whole = m in api.WHOLE_READ_METHODS
+            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole)
+            self.modified(recv, e, reads_first=whole)
             return recv
         if m in api.READ_METHODS:
-            self.read(recv, e, definite=True, how=f"`{how}`")
+            self.read(recv, e, definite=True, how=f"`{how}`", whole=m in api.WHOLE_READ_METHODS)
             return None
         if m in api.EXPOSES_MEMORY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` exposes the memory")

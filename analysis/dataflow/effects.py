@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
+from zeroopt.analysis.dataflow import uncovered
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
@@ -19,7 +20,17 @@ from zeroopt.analysis.dataflow.places import (
     _written_place,
 )
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import CELL, MAYBE, SELF, UNREACHED, Ref, Region, State, View
+from zeroopt.analysis.state import (
+    CELL,
+    MAYBE,
+    SELF,
+    UNREACHED,
+    Ref,
+    Region,
+    State,
+    View,
+    may_write_order,
+)
 
 
 class Effects:
@@ -163,6 +174,8 @@ class Effects:
             self._issue(UNPROVEN, node, "escape", how)
             self.st = replace(self.st, lost=True)
             self._wrote_somewhere(node)
+            if handed:
+                self.may_write_anything()
             if handed and not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
@@ -206,15 +219,13 @@ class Effects:
     def hidden_mentioned(self, node: ast.AST) -> None:
         """A node that mentions a name that may hold the buffer (`park`): it may write it."""
         st = self.st
-        if (
-            st.hidden
-            and st.live
-            and not st.touched
-            and not st.full
-            and not self.conditional
-            and any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node]))
-        ):
-            self.st = replace(st, touched=True)
+        if not (st.hidden and st.live and not st.full):
+            return
+        if not any(isinstance(n, ast.Name) and n.id in st.hidden for n in walk([node])):
+            return
+        self.may_write_anything()
+        if not self.st.touched and not self.conditional:
+            self.st = replace(self.st, touched=True)
 
     def _assumed(self, node: ast.AST) -> str:
         """The callees assumed not to write the buffer before this read, for the evidence."""
@@ -232,7 +243,9 @@ class Effects:
             f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
         )
 
-    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str) -> None:
+    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False) -> None:
+        """`whole`: the operation reads every element `ref` views (an operator, a reduction, a
+        concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks."""
         st = self.st
         fresh = _fresh_path(node, st.fresh) if st.fresh else None
         if fresh is not None:
@@ -255,11 +268,25 @@ class Effects:
             return
         if ref.view is View.PART and ref.region is not None and ref.region in st.regions:
             return  # reads exactly a slice written on every path
-        if ref.view is View.MAYBE:
+        if ref.view is View.MAYBE and not (ref.derived and not st.touched and not st.some_write):
+            # Only the buffer's own data with nothing written anywhere yet (Ref.derived) is
+            # certainly read through a maybe-view.
             definite = False
+        elif ref.view is View.MAYBE:
+            how = f"{how} (a view of the buffer or a copy made from it, nothing written on any path)"
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
-        if (
+        element = (
+            uncovered.uncovered_element(st.may_writes, ref, st.dims)
+            if definite and whole and not self.conditional and st.may_writes
+            else None
+        )
+        if element is not None and (st.touched or self.ctx.certain_reads_only):
+            assert st.may_writes
+            note = uncovered.nonempty_note(st.dims, element)
+            text = uncovered.evidence(st.may_writes, element, st.dims, how, note)
+            self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
+        elif (
             definite
             and not st.touched
             and self.ctx.certain_reads_only
@@ -283,6 +310,8 @@ class Effects:
 
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
         self._wrote_somewhere(node)
+        extent = None if self.capture else uncovered.write_extent(ref, region, full)
+        self._may_write(extent, node)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
@@ -332,6 +361,33 @@ class Effects:
             )
         self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
 
+    def may_write_anything(self) -> None:
+        """Some write, on some path, may have written any element (uncovered.py)."""
+        if self.st.may_writes is not None:
+            self.st = replace(self.st, may_writes=None)
+
+    def modified(self, ref: Ref, node: ast.AST, reads_first: bool) -> None:
+        """A read-modify-write (`x[1:] += y`, `x.add_(y)`), read already. One that reads every
+        element it writes (`reads_first`: `+=`, `add_`, `cumsum_`) needs no may-write: an element
+        it touches first was read unwritten right there, so a later read of an element no other
+        write covers still follows a read of unwritten memory. Others (`index_reduce_` with
+        `include_self=False`, `addmm_` with a beta that may be 0) may write without reading."""
+        if not reads_first:
+            self._may_write(uncovered.write_extent(ref, None, full=False), node)
+
+    def _may_write(self, extent: tuple[int, int, int | None] | None, node: ast.AST) -> None:
+        """A write that may have run: its interval is kept (uncovered.py), or nothing is known."""
+        writes = self.st.may_writes
+        if writes is None:
+            return
+        if extent is None:
+            self.st = replace(self.st, may_writes=None)
+            return
+        entry = (*extent, getattr(node, "lineno", self.line), self._src(node)[:60])
+        if entry not in writes:
+            ordered = tuple(sorted((*writes, entry), key=may_write_order))
+            self.st = replace(self.st, may_writes=ordered)
+
     def _wrote_somewhere(self, node: ast.AST) -> None:
         if not self.st.some_write:
             self.st = replace(self.st, some_write=getattr(node, "lineno", self.line))
@@ -345,6 +401,19 @@ class Effects:
         """Code we cannot see runs: it can read the buffer if the buffer is reachable from it.
         `what` may be a function: its text is made only if an issue is recorded."""
         st = self.st
+        if (
+            st.live
+            and st.hidden
+            and (
+                CELL in st.hidden
+                or any(
+                    isinstance(n, ast.Name) and (n.id in st.hidden or n.id in self._roots())
+                    for n in walk([node])
+                )
+            )
+        ):
+            self.may_write_anything()  # handed a holder of it: it may write any part of it
+            st = self.st
         if st.live and not st.full and not st.touched and (st.escaped or st.hidden):
             if CELL in st.hidden or (
                 st.hidden
@@ -386,6 +455,7 @@ class Effects:
             and not self._roots().isdisjoint(self.ctx.escape_on_bind)
         ):
             self._issue(UNPROVEN, node, "unknown-call", f"{what} may run code that holds it")
+            self.may_write_anything()
 
     def _iterated(self, e: ast.expr, how: str) -> None:
         if not api.iterates_without_code(

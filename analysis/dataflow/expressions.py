@@ -92,7 +92,11 @@ class Expressions(Calls):
         index_ref = self.eval(e.slice)
         if index_ref is not None:
             self.read(
-                index_ref, e.slice, definite=True, how=f"used as an index in `{self._src(e)}`"
+                index_ref,
+                e.slice,
+                definite=True,
+                how=f"used as an index in `{self._src(e)}`",
+                whole=True,
             )
         if base is None:
             base_key = place_key(e.value)
@@ -124,23 +128,29 @@ class Expressions(Calls):
             definite=False,
             how=f"`{self._src(e)}` is a view or, with a tensor index, a gather",
         )
-        return MAYBE
+        return Ref(View.MAYBE, derived=base.deriving())
 
     def _e_BinOp(self, e: ast.BinOp) -> Ref | None:
+        # `"%s" % x` formats x: a large tensor is summarised, not read in full.
+        whole = not (isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant | ast.JoinedStr))
         for side in (e.left, e.right):
             ref = self.eval(side)
             if ref is not None:
-                self.read(ref, side, definite=True, how=f"operand of `{self._src(e)}`")
+                self.read(ref, side, definite=True, how=f"operand of `{self._src(e)}`", whole=whole)
         return None
 
     def _e_UnaryOp(self, e: ast.UnaryOp) -> Ref | None:
         ref = self.eval(e.operand)
         if ref is not None:
-            self.read(ref, e, definite=True, how=f"operand of `{self._src(e)}`")
+            self.read(ref, e, definite=True, how=f"operand of `{self._src(e)}`", whole=True)
         return None
 
     def _e_Compare(self, e: ast.Compare) -> Ref | None:
         identity = all(isinstance(op, ast.Is | ast.IsNot) for op in e.ops)
+        # `a in xs` compares `a` with the elements of xs one by one, maybe with none of them.
+        whole = not any(isinstance(op, ast.In | ast.NotIn) for op in e.ops) and not any(
+            isinstance(c, ast.Constant) and c.value is None for c in (e.left, *e.comparators)
+        )  # `x == None` compares nothing
         for op, right in zip(e.ops, e.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
                 self._iterated(right, "searching")
@@ -150,7 +160,9 @@ class Expressions(Calls):
             # `meta is None` neither reads nor hands on the object that holds the buffer.
             ref = self.eval(side, as_base=identity)
             if ref is not None and not identity:
-                self.read(ref, side, definite=True, how=f"compared in `{self._src(e)}`")
+                self.read(
+                    ref, side, definite=True, how=f"compared in `{self._src(e)}`", whole=whole
+                )
             self.conditional -= i >= 2
         return None
 
@@ -161,7 +173,9 @@ class Expressions(Calls):
                 self.conditional += 1
             ref = self.eval(value)
             if ref is not None:
-                self.read(ref, value, definite=True, how=f"truth value in `{self._src(e)}`")
+                self.read(
+                    ref, value, definite=True, how=f"truth value in `{self._src(e)}`", whole=True
+                )
                 result = MAYBE
             if i:
                 self.conditional -= 1
@@ -170,7 +184,7 @@ class Expressions(Calls):
     def _e_IfExp(self, e: ast.IfExp) -> Ref | None:
         test = self.eval(e.test)
         if test is not None:
-            self.read(test, e.test, definite=True, how="truth value")
+            self.read(test, e.test, definite=True, how="truth value", whole=True)
         self.conditional += 1
         a, b = self.eval(e.body), self.eval(e.orelse)
         self.conditional -= 1
@@ -285,6 +299,7 @@ class Expressions(Calls):
             if isinstance(v, ast.FormattedValue):
                 ref = self.eval(v.value)
                 if ref is not None:
+                    # A large tensor is summarised: not every element is read.
                     self.read(ref, v.value, definite=True, how="formatted into a string")
                 self.eval(v.format_spec)
         return None
@@ -309,5 +324,5 @@ class Expressions(Calls):
         for part in (e.lower, e.upper, e.step):
             ref = self.eval(part)
             if ref is not None and part is not None:
-                self.read(ref, part, definite=True, how="used as a slice bound")
+                self.read(ref, part, definite=True, how="used as a slice bound", whole=True)
         return None

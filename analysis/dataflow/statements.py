@@ -43,6 +43,7 @@ class Evaluator(Expressions):
                 # The path where an unknown __exit__ swallows an exception is kept for `safe`,
                 # but it is too speculative to be evidence of an `unsafe` read.
                 self.st = replace(self.st, touched=True)
+                self.may_write_anything()
             return self.st
         if kind is Kind.BIND:
             if node.iterates:
@@ -65,6 +66,7 @@ class Evaluator(Expressions):
                     a,
                     definite=node.label in ("if", "while", "guard"),
                     how=f"used by `{node.label}`",
+                    whole=True,
                 )
                 if node.label == "match":
                     self.lost(a, "matched by `match`, whose patterns may bind parts of it")
@@ -177,7 +179,9 @@ class Evaluator(Expressions):
             # `k += 1` rebinds k (an int) or mutates it in place (a tensor): either way it is a new value.
             ref = self.eval(s.value)
             if ref is not None:
-                self.read(ref, s.value, definite=True, how=f"operand of `{self._src(s)}`")
+                self.read(
+                    ref, s.value, definite=True, how=f"operand of `{self._src(s)}`", whole=True
+                )
             self.kill(s.target.id)
         elif isinstance(s, ast.AugAssign):
             target_ref = (
@@ -190,10 +194,17 @@ class Evaluator(Expressions):
             ref = self.eval(s.value)
             if target_ref is not None:
                 self.read(
-                    target_ref, s, definite=True, how=f"`{self._src(s)}` reads before it writes"
+                    target_ref,
+                    s,
+                    definite=True,
+                    how=f"`{self._src(s)}` reads before it writes",
+                    whole=True,
                 )
+                self.modified(target_ref, s, reads_first=True)
             if ref is not None:
-                self.read(ref, s.value, definite=True, how=f"operand of `{self._src(s)}`")
+                self.read(
+                    ref, s.value, definite=True, how=f"operand of `{self._src(s)}`", whole=True
+                )
         elif isinstance(s, ast.Expr):
             self.eval(s.value)
         elif isinstance(s, ast.Return):

@@ -70,7 +70,9 @@ class Stores(Effects):
             base = self.eval(target.value, as_base=True)
             index_ref = self.eval(target.slice)
             if index_ref is not None:
-                self.read(index_ref, target.slice, definite=True, how="used as an index")
+                self.read(
+                    index_ref, target.slice, definite=True, how="used as an index", whole=True
+                )
             if base is not None:
                 if ref is not None:
                     self.read(ref, target, definite=True, how="copied into itself")

@@ -80,6 +80,43 @@ BETA_IGNORES_INPUT = frozenset({"torch.addmm", "torch.baddbmm", "torch.addmv", "
 # `torch.addmm(self, a, b, beta=False)` nor by `self.addmm_(a, b, beta=0)`).
 BETA_IGNORES_SELF_METHODS = frozenset({"addmm_", "baddbmm_", "addmv_", "addbmm_"})
 
+# Reads of EVERY element (https://pytorch.org/docs/stable/generated/torch.Tensor.{name}.html,
+# torch.{name}.html, functions.html for built-ins): elementwise operators, reductions, scans,
+# sorts, copies, concatenation and matrix products compute each output from every input
+# element. Only these make a read of the buffer's first element definite (uncovered.py); the
+# other readers read what an index, a mask, a repeat count or a diagonal picks (`gather`,
+# `index_select`, `where`, `repeat`, `triu`), run a short-circuit (`any`, `all`), or ignore
+# `self` when beta is 0 (`addmm_`). Printing and formatting (`print`, `str`, `repr`, f-strings)
+# summarise a large tensor to its first and last items, so they are not listed.
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+WHOLE_READ_METHODS = (READ_METHODS | READ_MODIFY_WRITE_METHODS) - _words(
+    """gather index_select masked_select take where any all repeat repeat_interleave tril triu
+    __len__ index_add_ scatter_add_ scatter_reduce_ index_reduce_ addmm_ baddbmm_ addmv_ addr_
+    masked_scatter"""
+)
+# Tensor methods (on another receiver) that read every element of each tensor argument:
+# `y.copy_(x)`, `y.add(x)`, `y.index_select(0, x)` (every index is read), `a.matmul(x)`.
+WHOLE_ARGUMENT_METHODS = _words(
+    """copy_ add sub mul div add_ sub_ mul_ div_ matmul mm bmm mv dot eq ne lt le gt ge equal
+    allclose isclose maximum minimum index_select gather"""
+)
+WHOLE_READ_FUNCTIONS = frozenset(
+    f"torch.{n}"
+    for n in _words(
+        """cat concat concatenate stack hstack vstack sum mean prod cumsum cumprod add sub mul
+    div matmul mm bmm mv dot clone equal allclose isclose abs neg exp log sqrt rsqrt sigmoid
+    tanh relu softmax log_softmax maximum minimum eq ne lt le gt ge argmax argmin amax amin sort
+    argsort topk nonzero count_nonzero flip roll diff bincount unique logsumexp"""
+    )
+) | frozenset(
+    f"builtins.{n}" for n in _words("float int bool complex abs round sum")
+)
+
 # Decorators that register a fake (meta) implementation: it runs on tensors without data
 # (https://pytorch.org/docs/stable/library.html#torch.library.register_fake; impl_abstract is
 # its former name).
