@@ -384,6 +384,27 @@ def build_table(rows: Sequence[Row], title: str, table_box: box.Box) -> Table:
     return table
 
 
+def ruff_ratios(rows: Sequence[Row]) -> list[str]:
+    """The targets: the cold scan against ruff on the same tree in the same run, by wall
+    (medians) and by CPU (medians, user + sys); CPU is the steadier on a shared machine."""
+    by_tool = {r.tool: r for r in rows if r.runs}
+    ruff = by_tool.get("ruff check --select ALL --no-cache")
+    if ruff is None:
+        return []
+    ruff_cpu = statistics.median(run.cpu for run in ruff.runs)
+    out = []
+    for r in rows:
+        if r.scope != "tree" or not r.runs or not r.tool.startswith("zeroopt"):
+            continue
+        cpu = statistics.median(run.cpu for run in r.runs)
+        out.append(
+            f"{r.tool} / ruff: wall {r.median / ruff.median:.2f}x, CPU {cpu / ruff_cpu:.2f}x"
+            if ruff.median > 0 and ruff_cpu > 0
+            else r.tool
+        )
+    return out
+
+
 def plain_report(
     rows: Sequence[Row],
     notes: Sequence[str],
@@ -399,12 +420,17 @@ def plain_report(
         f"Python {platform.python_version()}; load average before/after: "
         f"{load[0]} / {load[1]}"
     )
-    console.print(f"repeat: {args.repeat}, jobs: {args.jobs or 'tool default'}")
+    workers = args.jobs or len(os.sched_getaffinity(0))
+    console.print(
+        f"repeat: {args.repeat}, jobs: {args.jobs or 'tool default'} (zeroopt workers: {workers})"
+    )
     for note in notes:
         console.print(note)
     console.print()
     console.print(build_table(rows, "", box.MARKDOWN))
     console.print()
+    for line in ruff_ratios(rows):
+        console.print(line)
     console.print("commands (file lists shortened):")
     for r in rows:
         shown = r.command[: -r.files] if r.scope == "sample" else r.command  # the files last
