@@ -29,7 +29,7 @@ import ast
 import functools
 from collections.abc import Callable, Iterable
 
-from zeroopt.analysis.resolve import Resolver
+from zeroopt.analysis.resolve import Resolver, walk_bfs
 from zeroopt.analysis.semantics import CAPTURE_CONTEXTS
 
 # Attribute names whose use opens or closes a capture by hand.
@@ -61,7 +61,7 @@ def direct_capture(
     for ctx in managers:
         with_managers.add(id(ctx.func if isinstance(ctx, ast.Call) else ctx))
     yielding_capture = ""
-    nodes = [n for root in roots for n in ast.walk(root)]
+    nodes = [n for root in roots for n in walk_bfs([root])]
     for node in nodes:
         if isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
@@ -69,7 +69,7 @@ def direct_capture(
                 func = ctx.func if isinstance(ctx, ast.Call) else ctx
                 if qualify(func) in CAPTURE_CONTEXTS:
                     with_managers.add(id(func))
-                    body = [n for s in node.body for n in ast.walk(s)]
+                    body = [n for s in node.body for n in walk_bfs([s])]
                     if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in body):
                         yielding_capture = (
                             f"yields inside `with {ast.unparse(ctx)[:60]}` (line {node.lineno}): "
@@ -104,11 +104,11 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
     so then every call is suspect (`ANY`)."""
     defs: list[tuple[str, list[ast.AST], ast.AST, int]] = []  # (name, code, scope node, line)
     classes: dict[int, str] = {}
-    for node in ast.walk(tree):
+    for node in walk_bfs([tree]):
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 classes[id(item)] = node.name
-    for node in ast.walk(tree):
+    for node in walk_bfs([tree]):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             code: list[ast.AST] = [*node.decorator_list, *node.body]
             defs.append((node.name, code, node, node.lineno))
@@ -118,7 +118,7 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                for sub in ast.walk(t):
+                for sub in walk_bfs([t]):
                     name = sub.id if isinstance(sub, ast.Name) else getattr(sub, "attr", None)
                     if isinstance(name, str) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
                         defs.append((name, [node.value], node, node.lineno))
@@ -151,7 +151,7 @@ def _stored_names(code: list[ast.AST]) -> set[str]:
     """Attribute names set as strings: `setattr(o, "go", v)`, `o.__dict__["go"] = v`,
     `vars(o)["go"] = v`."""
     out: set[str] = set()
-    for node in (n for c in code for n in ast.walk(c)):
+    for node in (n for c in code for n in walk_bfs([c])):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -184,11 +184,11 @@ def referenced(roots: Iterable[ast.AST], names: dict[str, str] | frozenset[str])
         return ""
     if ANY in names:
         for root in roots:
-            for node in ast.walk(root):
+            for node in walk_bfs([root]):
                 if isinstance(node, ast.Call | ast.With | ast.AsyncWith):
                     return ANY
     for root in roots:
-        for node in ast.walk(root):
+        for node in walk_bfs([root]):
             if isinstance(node, ast.Name) and node.id in names:
                 return node.id
             if isinstance(node, ast.Attribute) and node.attr in names:

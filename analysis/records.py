@@ -12,6 +12,8 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
+from zeroopt.analysis.resolve import walk
+
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
 
@@ -59,7 +61,7 @@ class _Dataclasses:
         modules: set[str] = set()
         names: dict[str, str] = {}
         unsure = False
-        for stmt in ast.walk(module):
+        for stmt in walk([module]):  # order-free: any match decides
             if isinstance(stmt, ast.ImportFrom):
                 unsure = unsure or any(
                     a.asname and a.name in ("ClassVar", "InitVar", "KW_ONLY") for a in stmt.names
@@ -146,7 +148,7 @@ def _touched_classes(module: ast.Module) -> set[str]:
     `setattr(Q, ...)`): their generated methods may not be the ones that run. `globals()`
     anywhere may rebind any of them."""
     touched: set[str] = set()
-    for node in ast.walk(module):
+    for node in walk([module]):  # order-free: a set
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             if isinstance(node.value, ast.Name):
                 touched.add(node.value.id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -103,6 +104,39 @@ def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """Every node of the trees under `roots`, roots included, like `ast.walk` but faster and in
     pre-order; context and operator leaves (Load, Add, ...) are left out."""
     return _preorder(list(roots), _SYNTAX_CHILDREN)
+
+
+# _SYNTAX_CHILDREN's fields in field order, for the breadth-first walk.
+_FORWARD: dict[type, tuple[str, ...] | None] = {}
+
+
+def _forward(cls: type) -> tuple[str, ...] | None:
+    fields = _SYNTAX_CHILDREN[cls]
+    _FORWARD[cls] = found = None if fields is None else tuple(reversed(fields))
+    return found
+
+
+def walk_bfs(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """The nodes `ast.walk` yields from each root in turn, in its order (breadth-first), but
+    faster and without context and operator leaves (Load, Add, ...): for walks where the first
+    node found decides a message."""
+    for root in roots:
+        queue = deque([root])
+        pop, extend, push = queue.popleft, queue.extend, queue.append
+        while queue:
+            node = pop()
+            fields = _FORWARD.get(type(node), ())
+            if fields == ():
+                fields = _forward(type(node))
+            if fields is None:
+                continue
+            yield node
+            for f in fields:
+                v = getattr(node, f)
+                if type(v) is list:
+                    extend(v)
+                elif v is not None:
+                    push(v)
 
 
 def _preorder(stack: list[Any], children: _ChildFields) -> Iterator[ast.AST]:

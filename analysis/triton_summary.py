@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.resolve import walk
+
 _TL = "triton.language."
 # Calls whose result is a pointer derived from the listed positional arguments.
 _PASS_THROUGH = {
@@ -435,14 +437,14 @@ def module_kernels(module: ast.Module, qualify_at: object) -> dict[str, TritonSu
         if isinstance(stmt, ast.FunctionDef):
             defs.setdefault(stmt.name, []).append(stmt)
         else:
-            for n in ast.walk(stmt):
+            for n in walk([stmt]):  # order-free: a set
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
                     other.add(n.id)
                 elif isinstance(n, ast.alias):
                     other.add((n.asname or n.name).split(".")[0])
                 elif isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
                     other.add(n.name)
-    for n in ast.walk(module):
+    for n in walk([module]):
         if isinstance(n, ast.Global):
             other.update(n.names)
     out: dict[str, TritonSummary] = {}

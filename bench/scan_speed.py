@@ -17,6 +17,7 @@ and the median of `--repeat` runs is reported:
 Timings on a shared 2-core machine drift from minute to minute: compare rows of one run only.
 
     python bench/scan_speed.py [--repeat 3] [--sample 200] [--jobs N] [--output FILE]
+        [--tools zeroopt,ruff] [--save-json NORMALISED.json]
 """
 
 from __future__ import annotations
@@ -316,6 +317,8 @@ def measure(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
                     )
                     if row.scope == "tree" and "no-cache" in row.tool:
                         cold_reference = comparable(report)
+                        if args.save_json is not None and i == 0:
+                            save_normalised(run.stdout, roots, args.save_json)
                     if "warm" in row.tool and comparable(report) != warm_reference:
                         raise RuntimeError("warm-cache scan differs from the run that filled it")
         if (
@@ -327,6 +330,19 @@ def measure(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
     finally:
         shutil.rmtree(warm_cache, ignore_errors=True)
     return rows, notes
+
+
+def save_normalised(stdout: str, roots: Sequence[str], out: Path) -> None:
+    """The cold scan's JSON as bench/wheel_scan.py writes it (paths relative to the folder that
+    holds the trees, timing and root dropped, findings sorted), to compare two engines byte for
+    byte against a file that script wrote."""
+    parents = {str(Path(r).parent) for r in roots}
+    text = stdout.replace(parents.pop() + os.sep, "") if len(parents) == 1 else stdout
+    data = json.loads(text)
+    data["summary"].pop("seconds", None)
+    data.pop("root", None)
+    data["findings"].sort(key=lambda f: (f["path"], f["line"], f["col"], f["rule"]))
+    out.write_text(json.dumps(data, indent=1, sort_keys=True))
 
 
 def expand_tools(spec: str) -> list[str]:
@@ -384,6 +400,27 @@ def build_table(rows: Sequence[Row], title: str, table_box: box.Box) -> Table:
     return table
 
 
+def ruff_ratios(rows: Sequence[Row]) -> list[str]:
+    """The targets: the cold scan against ruff on the same tree in the same run, by wall
+    (medians) and by CPU (medians, user + sys); CPU is the steadier on a shared machine."""
+    by_tool = {r.tool: r for r in rows if r.runs}
+    ruff = by_tool.get("ruff check --select ALL --no-cache")
+    if ruff is None:
+        return []
+    ruff_cpu = statistics.median(run.cpu for run in ruff.runs)
+    out = []
+    for r in rows:
+        if r.scope != "tree" or not r.runs or not r.tool.startswith("zeroopt"):
+            continue
+        cpu = statistics.median(run.cpu for run in r.runs)
+        out.append(
+            f"{r.tool} / ruff: wall {r.median / ruff.median:.2f}x, CPU {cpu / ruff_cpu:.2f}x"
+            if ruff.median > 0 and ruff_cpu > 0
+            else r.tool
+        )
+    return out
+
+
 def plain_report(
     rows: Sequence[Row],
     notes: Sequence[str],
@@ -399,12 +436,17 @@ def plain_report(
         f"Python {platform.python_version()}; load average before/after: "
         f"{load[0]} / {load[1]}"
     )
-    console.print(f"repeat: {args.repeat}, jobs: {args.jobs or 'tool default'}")
+    workers = args.jobs or len(os.sched_getaffinity(0))
+    console.print(
+        f"repeat: {args.repeat}, jobs: {args.jobs or 'tool default'} (zeroopt workers: {workers})"
+    )
     for note in notes:
         console.print(note)
     console.print()
     console.print(build_table(rows, "", box.MARKDOWN))
     console.print()
+    for line in ruff_ratios(rows):
+        console.print(line)
     console.print("commands (file lists shortened):")
     for r in rows:
         shown = r.command[: -r.files] if r.scope == "sample" else r.command  # the files last
@@ -460,6 +502,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ruff", help="ruff executable (default: beside this Python, or PATH)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per tool run")
     parser.add_argument("--output", type=Path, help="also write the plain-text report here")
+    parser.add_argument(
+        "--save-json",
+        type=Path,
+        help="write the first cold tree scan's JSON here, normalised as bench/wheel_scan.py does",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.sample < 1:
         parser.error("--repeat and --sample must be at least 1")

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     Assignment,
     ClassScope,
@@ -28,7 +27,6 @@ from libcst.metadata import (
     ImportAssignment,
     MetadataWrapper,
     PositionProvider,
-    QualifiedNameProvider,
     Scope,
     ScopeProvider,
 )
@@ -152,7 +150,6 @@ class _Planner:
     def __init__(self, wrapper: MetadataWrapper, collector: _Collector) -> None:
         self.positions = wrapper.resolve(PositionProvider)
         self.scopes = wrapper.resolve(ScopeProvider)
-        self.qualnames = wrapper.resolve(QualifiedNameProvider)
         self.collector = collector
         self.taken = set(collector.names)
         self.analysis = _Analysis()
@@ -164,10 +161,10 @@ class _Planner:
         self.import_assignments = _all_import_assignments(self.scopes)
 
     def _qualnames(self, node: cst.CSTNode) -> set[str]:
-        value = self.qualnames.get(node)
-        if isinstance(value, LazyValue):  # QualifiedNameProvider resolves on first use
-            value = value()
-        return {q.name for q in value or ()}
+        """What libcst's QualifiedNameProvider gives `node` (it asks the node's scope), asked
+        only for the calls rewritten: the provider's own pass visits every node of the file."""
+        scope = self.scopes.get(node)
+        return {q.name for q in scope.get_qualified_names_for(node)} if scope else set()
 
     def _start_line(self, node: cst.CSTNode) -> int:
         rng = self.positions.get(node)
@@ -443,7 +440,17 @@ def rewrite_module(
     module: cst.Module, sites: Sequence[RewriteSite]
 ) -> tuple[cst.Module, list[RewriteResult]]:
     """Rewrite the zero-filling calls at `sites`; one result per site, in the order given."""
-    wrapper = MetadataWrapper(module)
+    new_module, results, _ = _rewrite_module(module, sites, parsed=False)
+    return new_module, results
+
+
+def _rewrite_module(
+    module: cst.Module, sites: Sequence[RewriteSite], *, parsed: bool
+) -> tuple[cst.Module, list[RewriteResult], str | None]:
+    """`rewrite_module`, plus the new module's code when anything was rewritten. `parsed`: the
+    module comes straight from the parser, so no node appears twice in it and libcst's metadata
+    needs no copy of it (the copy is libcst's guard against trees built by hand)."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=parsed)
     collector = _Collector()
     wrapper.visit(collector)
     planner = _Planner(wrapper, collector)
@@ -455,7 +462,7 @@ def rewrite_module(
             result = Failure(site, f"{type(exc).__name__}: {exc}")
         results.append(result)
     if not planner.analysis.plans:
-        return module, results
+        return module, results, None
     rewriter = _Rewriter(planner.analysis)
     new_module = wrapper.visit(rewriter)
     # Report each call's final text as the new module spells it (nested rewrites inside its
@@ -475,7 +482,7 @@ def rewrite_module(
                 edits = (Edit(start.line, start.column + 1, end.line, end.column + 1, new),)
             result = Success(result.site, written.text(call), edits)
         final.append(result)
-    return new_module, final
+    return new_module, final, written.code
 
 
 class _Written:
@@ -504,17 +511,18 @@ def rewrite_source(
     except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError, SyntaxError) as exc:
         message = f"cannot parse: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}"
         return source, [Failure(site, message) for site in sites]
-    new_module, results = rewrite_module(module, sites)
-    if new_module is module or not any(isinstance(r, Success) for r in results):
+    new_module, results, new_code = _rewrite_module(module, sites, parsed=True)
+    if new_module is module or new_code is None or not any(isinstance(r, Success) for r in results):
         return source, results
     # libcst must reproduce the untouched file exactly, or its output may lose bytes elsewhere.
     # The one divergence seen (CR-only line endings lose the final CR) is a dropped suffix,
     # restored here; any other means the file is not rewritten.
     roundtrip = module.bytes
+    new_bytes = new_code.encode(new_module.encoding)  # what `new_module.bytes` would generate
     if roundtrip == source:
-        return new_module.bytes, results
+        return new_bytes, results
     if source.startswith(roundtrip):
-        return new_module.bytes + source[len(roundtrip) :], results
+        return new_bytes + source[len(roundtrip) :], results
     message = "libcst does not reproduce this file byte for byte; not rewritten"
     return source, [Failure(r.site, message) if isinstance(r, Success) else r for r in results]
 

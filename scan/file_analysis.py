@@ -46,6 +46,7 @@ from zeroopt.scan.findings import (
     Verdict,
     char_col,
 )
+from zeroopt.scan.site_identity import identities
 
 # What a file must contain to hold a candidate; everything else is skipped without parsing.
 # A candidate is a call of torch.zeros/zeros_like/empty/empty_like or of a `.new_zeros`/`.new_empty`
@@ -153,6 +154,10 @@ def analyse_source(
             tree, text, path, options or AnalysisOptions(), project, real_path
         )
         result.findings = _with_fixes(findings, data)
+        # From the tree analysed (the analysis changes only copies of it), not parsed again.
+        result.identities = identities(
+            data, [(f.line, f.col, f.end_line, f.end_col) for f in result.findings], tree
+        )
     except RecursionError:
         result.errors.append(FileError(path, "the file is nested too deeply to analyse"))
     except Exception as exc:  # an analysis bug must never take the whole scan down

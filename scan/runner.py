@@ -33,7 +33,14 @@ from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
-from zeroopt.scan.site_identity import SiteIdentity, site_identity
+from zeroopt.scan.site_identity import (
+    Def,
+    SiteIdentity,
+    Span,
+    identities,
+    identity_in,
+    outer_defs,
+)
 from zeroopt.scan.suppressions import (
     Suppression,
     UnusedSuppression,
@@ -115,56 +122,19 @@ class ScanReport:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, UnicodeDecodeError):
             return None
-        return text, _outer_defs(tree)
+        return text, outer_defs(tree)
 
 
-_Def = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-def _outer_defs(tree: ast.AST) -> list[_Def]:
-    """The defs not nested in another def (methods included), without walking their bodies."""
-    out: list[_Def] = []
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out.append(node)
-        else:
-            stack.extend(ast.iter_child_nodes(node))
-    return out
+_Def = Def
 
 
 def _identity(text: str, defs: list[_Def], f: Finding) -> SiteIdentity:
-    # The outermost def holding the line: its subtree holds every def that may be the innermost
-    # one, so the fingerprint is the one `site_identity` computes on the whole module, without
-    # walking the whole module once per finding.
-    holder = next((d for d in defs if _span(d)[0] <= f.line <= _span(d)[1]), None)
-    tree = holder if holder is not None else ast.Module(body=[], type_ignores=[])
-    return site_identity(text, f.line, f.col, f.end_line, f.end_col, tree=tree)
+    return identity_in(text, defs, (f.line, f.col, f.end_line, f.end_col))
 
 
-def _identities(
-    data: bytes, findings: Sequence[Finding]
-) -> dict[tuple[int, int, int, int], tuple[str, str]]:
+def _identities(data: bytes, findings: Sequence[Finding]) -> dict[Span, tuple[str, str]]:
     """Every finding's identity, from the bytes it was found in ({} when they do not parse)."""
-    if not findings:
-        return {}
-    try:
-        text = data.decode("utf-8")
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
-        return {}
-    defs = _outer_defs(tree)
-    out = {}
-    for f in findings:
-        ident = _identity(text, defs, f)
-        out[(f.line, f.col, f.end_line, f.end_col)] = (ident.source, ident.fingerprint)
-    return out
-
-
-def _span(node: _Def) -> tuple[int, int]:
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return start, node.end_lineno or node.lineno
+    return identities(data, [(f.line, f.col, f.end_line, f.end_col) for f in findings])
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 FINGERPRINT_ALGORITHM = "sha256"
@@ -57,14 +58,21 @@ def _enclosing_def_span(tree: ast.AST, line: int) -> tuple[int, int] | None:
 
 
 def site_identity(
-    text: str, line: int, col: int, end_line: int, end_col: int, tree: ast.AST | None = None
+    text: str,
+    line: int,
+    col: int,
+    end_line: int,
+    end_col: int,
+    tree: ast.AST | None = None,
+    lines: list[str] | None = None,
 ) -> SiteIdentity:
     """The identity of the call spanning (line, col)-(end_line, end_col) in module `text`.
 
-    `tree` may be passed when the caller already parsed `text`; a text that does not parse gets
-    the whole-module fingerprint.
+    `tree` may be passed when the caller already parsed `text`, and `lines` when it already split
+    it (`text.splitlines()`); a text that does not parse gets the whole-module fingerprint.
     """
-    lines = text.splitlines()
+    if lines is None:
+        lines = text.splitlines()
     source = _segment(lines, line, col, end_line, end_col)
     if tree is None:
         try:
@@ -76,6 +84,59 @@ def site_identity(
         return SiteIdentity(source, _digest(text))
     start, end = span
     return SiteIdentity(source, _digest("\n".join(lines[start - 1 : end])))
+
+
+Def = ast.FunctionDef | ast.AsyncFunctionDef
+Span = tuple[int, int, int, int]  # line, col, end_line, end_col of a call
+
+
+def outer_defs(tree: ast.AST) -> list[Def]:
+    """The defs not nested in another def (methods included), without walking their bodies."""
+    out: list[Def] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append(node)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def identity_in(
+    text: str, defs: list[Def], span: Span, lines: list[str] | None = None
+) -> SiteIdentity:
+    """`site_identity` of `span` in the module whose `outer_defs` are `defs`: the outermost def
+    holding the line holds every def that may be the innermost one, so the fingerprint is the
+    one computed on the whole module, without walking the whole module once per site."""
+    line = span[0]
+    holder = next((d for d in defs if _def_span(d)[0] <= line <= _def_span(d)[1]), None)
+    tree = holder if holder is not None else ast.Module(body=[], type_ignores=[])
+    return site_identity(text, *span, tree=tree, lines=lines)
+
+
+def identities(
+    data: bytes, spans: Iterable[Span], tree: ast.AST | None = None
+) -> dict[Span, tuple[str, str]]:
+    """(source, fingerprint) of each span in the module `data` (UTF-8), {} when it does not
+    decode or parse. `tree`: the module parsed from `data` already (not parsed again), which
+    must not have been changed since."""
+    spans = list(spans)
+    if not spans:
+        return {}
+    try:
+        text = data.decode("utf-8")
+        if tree is None:
+            tree = ast.parse(data)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return {}
+    defs = outer_defs(tree)
+    lines = text.splitlines()
+    out = {}
+    for span in spans:
+        ident = identity_in(text, defs, span, lines)
+        out[span] = (ident.source, ident.fingerprint)
+    return out
 
 
 def stale_reason(

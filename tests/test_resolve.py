@@ -135,3 +135,28 @@ def test_builtins_resolve_unless_rebound() -> None:
         """
     )
     assert got == {"builtin": "builtins.range", "rebound": None}
+
+
+def test_walk_bfs_yields_ast_walk_order_without_context_and_operator_leaves() -> None:
+    """capture.py reports the first node found, so its faster walk must keep `ast.walk`'s order:
+    checked on the analysis's own modules, from every statement and from the module."""
+    from pathlib import Path
+
+    from zeroopt.analysis import capture, cfg, resolve
+    from zeroopt.analysis.resolve import walk_bfs
+
+    leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+    extra = "def f(a, *b, c=1, **d):\n    match a:\n        case [1, *r] | {'k': v, **m}: pass\n"
+    sources = [Path(m.__file__).read_text() for m in (capture, cfg, resolve) if m.__file__]
+    for source in [*sources, extra]:
+        tree = ast.parse(source)
+        roots = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.stmt))]
+        for root in roots:
+            expected = [n for n in ast.walk(root) if not isinstance(n, leaves)]
+            got = list(walk_bfs([root]))
+            assert len(got) == len(expected)
+            assert all(a is b for a, b in zip(got, expected, strict=True))
+    two = ast.parse("x = 1\ny = [2]").body
+    assert [type(n).__name__ for n in walk_bfs(two)] == [
+        "Assign", "Name", "Constant", "Assign", "Name", "List", "Constant"
+    ]  # fmt: skip

@@ -506,7 +506,7 @@ def store_hooks(module: ast.AST) -> frozenset[str]:
     itself, so the store is not an alias. Classes of other modules are an assumption of the rule
     page (special methods do not read or copy buffers)."""
     hooks: set[str] = set()
-    for node in ast.walk(module):
+    for node in walk([module]):  # order-free: a set
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         if node.name in ("__setattr__", "__set__"):
