@@ -305,7 +305,9 @@ def baseline(
 ) -> list[Outcome] | str:
     """The zeros version's results, or why the program is unusable."""
     try:
-        code = compile(source, "gen.py", "exec")
+        # dont_inherit: this module's `from __future__ import annotations` must not turn the
+        # program's annotations into strings (a dataclass would then look itself up in sys.modules)
+        code = compile(source, "gen.py", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return f"does not compile: {exc}"
     outs = []
@@ -335,7 +337,8 @@ def trial(
     extra = {"empty": torch.empty, "empty_like": torch.empty_like} if replacement else {}
     extra.update(namespace or {})
     for pattern in patterns:
-        code = compile(poisoned_variant(source, site, pattern, replacement), "gen.py", "exec")
+        variant = poisoned_variant(source, site, pattern, replacement)
+        code = compile(variant, "gen.py", "exec", dont_inherit=True)
         for args, zeros in zip(inputs, base, strict=True):
             hits = [0]
             out = run_once(code, args, hits, extra)

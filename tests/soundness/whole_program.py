@@ -1,0 +1,801 @@
+"""Generated programs whose zeros buffers cross function, method and object boundaries.
+
+Each program defines `f(inp, n, k, flag)` (the oracle's entry point, as in generator.py) made of
+one to three *pieces*. A piece allocates one buffer and hands it across a boundary the per-file
+analysis used to stop at: a helper that writes it in full, in part, reads it first, writes then
+raises, writes under a flag, returns it, stashes it in a global or a list, calls another helper
+(chains of two or three) or itself; the same buffer or a view passed twice, a view or a holder
+passed; keyword, default, `*args` and `**kwargs` arguments; a decorator that calls twice, swaps
+arguments or never calls; a generator or coroutine whose body does not run at the call; a method
+`self.m(buf)` overridden by a subclass whose instance is the one used, `cls` and `staticmethod`
+dispatch; dataclass constructors and their fields; SimpleNamespace, dict, list and tuple holders.
+Every piece comes with its near-misses: a summary that is right for one of them and applied to
+its twin is wrong, and the oracle sees it.
+
+A piece's `differs` says whether, with the final full read of the buffer, poisoning the
+allocation must change the result on some input (True), never can (False), or is not known
+(None, when the final read is left out): tests check that the oracle agrees, so every shape keeps
+its meaning. Pieces carry tags `wp-<shape>` (and `wp-<family>`) for recall by construct.
+
+`random_wp_program(seed)` gives one module; `random_wp_multimodule_program(seed)` moves the
+helpers, decorators, base classes and dataclasses to `lib.py` of a package and imports them back
+in the main module by a star import, explicit imports, a re-export chain (`mid.py` star-imports
+or names them), or a qualified `lib.name`. Allocations and the classes whose methods allocate stay
+in the main module (the oracle poisons the main module's sites).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tests.soundness.generator import Chooser, Program, RandomChooser
+from tests.soundness.multimodule import MultiProgram
+
+HEADER = [
+    "import functools",
+    "import types",
+    "from dataclasses import dataclass",
+    "",
+    "import torch",
+]
+
+
+@dataclass
+class Piece:
+    lib: list[str]  # module-level definitions that may live in another module
+    local: list[str]  # module-level definitions that stay beside f (their methods allocate)
+    body: list[str]  # statements of f
+    names: list[str]  # names `lib` binds that `body` or `local` use
+    tags: set[str]
+    differs: bool | None
+    buffer: str = ""  # the allocated buffer's name (set by `_WP.piece`)
+
+
+@dataclass
+class Buf:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # "float32" | "int64"
+
+    @property
+    def src(self) -> str:
+        """A tensor of the buffer's shape and dtype, independent of any buffer."""
+        base = "inp" if len(self.shape) == 2 else "inp[1]"
+        return f"({base} * 2 + 1)" if self.dtype == "float32" else f"({base} * 10).long()"
+
+
+SHAPES = ("helper", "alias", "args", "decorated", "generator", "method", "dataclass", "holder")
+
+
+class _WP:
+    def __init__(self, ch: Chooser, final_read: bool | None = None) -> None:
+        self.ch = ch
+        self.counter = 0
+        self.final_read = final_read  # None: chosen per piece
+        self.final_now = True
+        self.use = "full"  # the last use_field's choice
+
+    # ---- building blocks -----------------------------------------------------------------------
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return str(self.counter)
+
+    def buf(self, u: str) -> Buf:
+        shape = self.ch.choice([(4, 8), (8,)])
+        dtype = "int64" if self.ch.chance(20) else "float32"
+        return Buf(f"b{u}", shape, dtype)
+
+    def alloc(self, b: Buf) -> str:
+        dims = ", ".join(map(str, b.shape))
+        like = "inp" if len(b.shape) == 2 else "inp[1]"
+        kw = "" if b.dtype == "float32" else ", dtype=torch.int64"
+        return self.ch.choice(
+            [
+                f"torch.zeros({dims}{kw})",
+                f"torch.zeros(({dims},){kw})"
+                if len(b.shape) == 1
+                else f"torch.zeros(({dims}){kw})",
+                f"torch.zeros_like({like}{kw})",
+                f"{like}.new_zeros(({dims}{',' if len(b.shape) == 1 else ''}){kw})",
+            ]
+        )
+
+    def const(self, b: Buf) -> str:
+        return self.ch.choice(["2.5", "-1.5", "4.0"] if b.dtype == "float32" else ["7", "-3"])
+
+    def full(self, t: str, b: Buf) -> list[str]:
+        """Statements writing every element of `t` (a parameter of b's shape)."""
+        c = self.const(b)
+        return self.ch.choice(
+            [
+                [f"{t}.fill_({c})"],
+                [f"{t}[:] = {c}"],
+                [f"{t}[...] = {c}"],
+                [f"{t}.copy_(torch.full_like({t}, {c}))"],
+                [f"for j in range({t}.shape[0]):", f"    {t}[j] = {c}"],
+            ]
+        )
+
+    def part(self, t: str, b: Buf) -> list[str]:
+        """Statements writing some elements of `t`, never all."""
+        c = self.const(b)
+        return self.ch.choice(
+            [
+                [f"{t}[1:] = {c}"],
+                [f"{t}[0] = {c}"],
+                [f"{t}[::2] = {c}"],
+                [f"{t}[: {t}.shape[0] - 1] = {c}"],
+                [f"{t}.narrow(0, 0, 1).fill_({c})"],
+            ]
+        )
+
+    def read(self, t: str) -> str:
+        return self.ch.choice([f"{t}.float().sum()", f"{t}.float().amax()", f"{t}.clone()"])
+
+    def leaf(self, kind: str, name: str, b: Buf) -> list[str]:
+        """`def name(t)` that writes t in full, in part, or reads it first."""
+        if kind == "full":
+            return [f"def {name}(t):", *ind(self.full("t", b))]
+        if kind == "part":
+            return [f"def {name}(t):", *ind(self.part("t", b))]
+        return [
+            f"def {name}(t):",
+            f"    s = {self.read('t')}",
+            *ind(self.full("t", b)),
+            "    return s",
+        ]
+
+    # ---- a piece -------------------------------------------------------------------------------
+
+    def piece(self, shape: str | None = None) -> Piece:
+        u = self.fresh()
+        b = self.buf(u)
+        final = self.ch.chance(85) if self.final_read is None else self.final_read
+        self.final_now = final
+        shape = shape or self.ch.choice(SHAPES)
+        make: Callable[[str, Buf], Piece] = getattr(self, f"shape_{shape}")
+        p = make(u, b)
+        p.tags.add(f"wp-{shape}")
+        p.buffer = b.name
+        if p.body and p.body[0] == ALLOC_IN_CLASS:
+            p.body = p.body[1:]
+            return p
+        p.body = [f"{b.name} = {self.alloc(b)}", *p.body]
+        if final:
+            p.body.append(f"out.append({b.name}.clone())")
+        elif p.differs:
+            p.differs = None  # without the final read, a difference may stay unobserved
+        return p
+
+    # -- helpers: full / part / read-first / raise / flag / return / stash / chain / recursion --
+
+    def shape_helper(self, u: str, b: Buf) -> Piece:
+        kind = self.ch.choice(
+            ["full", "part", "read-first", "raise", "flag", "return", "stash", "chain", "recursion"]
+        )
+        x, h = b.name, f"h{u}"
+        tags = {f"wp-helper-{kind}"}
+        if kind in ("full", "part"):
+            return Piece(self.leaf(kind, h, b), [], [f"{h}({x})"], [h], tags, kind == "part")
+        if kind == "read-first":
+            used = self.ch.chance(70)
+            if not used:
+                tags.add("wp-read-discarded")
+            call = f"out.append({h}({x}))" if used else f"{h}({x})"
+            return Piece(self.leaf("read", h, b), [], [call], [h], tags, used)
+        if kind == "raise":
+            c = self.const(b)
+            variant = self.ch.choice(["after", "after-flag", "before-flag", "before"])
+            lines = {
+                "after": [*self.full("t", b), "raise ValueError('after')"],
+                "after-flag": [*self.full("t", b), "if on:", "    raise ValueError('after')"],
+                "before-flag": ["if on:", "    raise ValueError('before')", f"t.fill_({c})"],
+                "before": ["if t.dim() > 0:", "    raise ValueError('before')", f"t.fill_({c})"],
+            }[variant]
+            tags.add(f"wp-raise-{variant}")
+            defs = [f"def {h}(t, on):", *ind(lines)]
+            body = ["try:", f"    {h}({x}, flag)", "except ValueError:", "    out.append(-1)"]
+            return Piece(defs, [], body, [h], tags, variant.startswith("before"))
+        if kind == "flag":
+            default = self.ch.choice(["False", "True"])
+            defs = [f"def {h}(t, on={default}):", "    if on:", *ind(self.full("t", b), 2)]
+            call, differs = self.ch.choice(
+                [
+                    (f"{h}({x}, flag)", True),
+                    (f"{h}({x}, True)", False),
+                    (f"{h}({x}, on=not flag)", True),
+                    (f"{h}({x})", default == "False"),
+                ]
+            )
+            return Piece(defs, [], [call], [h], tags, differs)
+        if kind == "return":
+            ret, full_alias = self.ch.choice(
+                [
+                    ("t", True),
+                    ("t.view(-1)", True),
+                    ("t.clone()", False),
+                    ("t[1:]", False),
+                    ("t if on else t.clone()", False),
+                    ("t.contiguous()", True),
+                ]
+            )
+            defs = [f"def {h}(t, on=True):", f"    return {ret}"]
+            arg = f"{x}, flag" if "on" in ret else x
+            write = self.ch.choice([f"{h}({arg}).fill_({self.const(b)})", f"{h}({arg})[...] = 1"])
+            tags.add("wp-return-alias" if full_alias else "wp-return-copy")
+            return Piece(defs, [], [write], [h], tags, not full_alias)
+        if kind == "stash":
+            return self.stash(u, b, tags)
+        if kind == "chain":
+            return self.chain(u, b, tags)
+        return self.recursion(u, b, tags)
+
+    def stash(self, u: str, b: Buf, tags: set[str]) -> Piece:
+        x, keep, kept = b.name, f"keep{u}", f"kept{u}"
+        where = self.ch.choice(["list", "global", "arg-list"])
+        tags.add(f"wp-stash-{where}")
+        if where == "list":
+            defs = [f"STASH{u} = []", "", "", f"def {keep}(t):", f"    STASH{u}.append(t)"]
+            defs += ["", "", f"def {kept}():", f"    return STASH{u}[-1]"]
+        elif where == "global":
+            defs = [f"G{u} = None", "", "", f"def {keep}(t):", f"    global G{u}", f"    G{u} = t"]
+            defs += ["", "", f"def {kept}():", f"    return G{u}"]
+        else:
+            defs = [f"def {keep}(lst, t):", "    lst.append(t)"]
+        names = [keep] if where == "arg-list" else [keep, kept]
+        body = [f"lst{u} = []", f"{keep}(lst{u}, {x})"] if where == "arg-list" else [f"{keep}({x})"]
+        got = f"lst{u}[-1]" if where == "arg-list" else f"{kept}()"
+        c = self.const(b)
+        order, differs = self.ch.choice(
+            [
+                ("read-then-write", True),
+                ("write-then-read", False),
+                ("write-via", False),
+                ("part-via", True),
+            ]
+        )
+        tags.add(f"wp-stash-{order}")
+        body += {
+            "read-then-write": [f"out.append({got}.float().sum())", f"{x}.fill_({c})"],
+            "write-then-read": [f"{x}.fill_({c})", f"out.append({got}.float().sum())"],
+            "write-via": [f"{got}.fill_({c})"],
+            "part-via": [f"{got}[1:] = {c}"],
+        }[order]
+        return Piece(defs, [], body, names, tags, differs)
+
+    def chain(self, u: str, b: Buf, tags: set[str]) -> Piece:
+        depth = self.ch.integer(2, 3)
+        leaf = self.ch.choice(["full", "part", "read"])
+        names = [f"h{u}_{i}" for i in range(depth)]
+        defs = self.leaf(leaf, names[-1], b)
+        whole = True  # every level passes all of b on, uncopied
+        for i in range(depth - 2, -1, -1):
+            arg = self.ch.choice(["t", "t", "t.view(-1)", "t[1:]", "t.clone()"])
+            whole = whole and arg in ("t", "t.view(-1)")
+            tags.add(
+                "wp-chain-copy"
+                if arg == "t.clone()"
+                else "wp-chain-view"
+                if arg == "t[1:]"
+                else "wp-chain-pass"
+            )
+            ret = "return " if leaf == "read" else ""
+            defs = [f"def {names[i]}(t):", f"    {ret}{names[i + 1]}({arg})", "", "", *defs]
+        tags.add(f"wp-chain-{depth}")
+        call = f"out.append({names[0]}({b.name}))" if leaf == "read" else f"{names[0]}({b.name})"
+        return Piece(defs, [], [call], [names[0]], tags, leaf != "full" or not whole)
+
+    def recursion(self, u: str, b: Buf, tags: set[str]) -> Piece:
+        h, x, c = f"h{u}", b.name, self.const(b)
+        variant = self.ch.choice(["base-writes", "row-each", "row-n", "mutual"])
+        tags.add(f"wp-recursion-{variant}")
+        if variant == "base-writes":
+            defs = [
+                f"def {h}(t, d):",
+                "    if d <= 0:",
+                *ind(self.full("t", b), 2),
+                "        return",
+                f"    {h}(t, d - 1)",
+            ]
+            return Piece(defs, [], [f"{h}({x}, n)"], [h], tags, False)
+        if variant in ("row-each", "row-n"):
+            defs = [
+                f"def {h}(t, d):",
+                "    if d <= 0:",
+                "        return",
+                f"    t[d - 1] = {c}",
+                f"    {h}(t, d - 1)",
+            ]
+            bound = f"{x}.shape[0]" if variant == "row-each" else "n"
+            return Piece(defs, [], [f"{h}({x}, {bound})"], [h], tags, variant == "row-n")
+        # mutual recursion: even steps write the first row, odd ones the rest
+        defs = [
+            f"def {h}_even(t, d):",
+            "    if d <= 0:",
+            "        return",
+            f"    t[0] = {c}",
+            f"    {h}_odd(t, d - 1)",
+            "",
+            "",
+            f"def {h}_odd(t, d):",
+            "    if d <= 0:",
+            "        return",
+            f"    t[1:] = {c}",
+            f"    {h}_even(t, d - 1)",
+        ]
+        return Piece(defs, [], [f"{h}_even({x}, n)"], [f"{h}_even"], tags, True)
+
+    # -- aliasing: the same buffer twice, a view, a holder ---------------------------------------
+
+    def shape_alias(self, u: str, b: Buf) -> Piece:
+        h, x, c = f"h{u}", b.name, self.const(b)
+        variant = self.ch.choice(["same-read", "same-write-first", "view", "two-views", "holder"])
+        tags = {f"wp-alias-{variant}"}
+        if variant == "same-read":
+            defs = [f"def {h}(dst, src):", "    dst.copy_(src * 2 + 1)"]
+            return Piece(defs, [], [f"{h}({x}, {x})"], [h], tags, True)
+        if variant == "same-write-first":
+            defs = [f"def {h}(dst, src):", f"    dst.fill_({c})", "    return src.float().sum()"]
+            return Piece(defs, [], [f"out.append({h}({x}, {x}))"], [h], tags, False)
+        if variant == "view":
+            view, whole = self.ch.choice(
+                [
+                    (f"{x}[1:]", False),
+                    (f"{x}.view(-1)", True),
+                    (f"{x}[::2]", False),
+                    (f"{x}.reshape(-1)", True),
+                    (f"{x}[:]", True),
+                ]
+            )
+            if len(b.shape) == 2:
+                view, whole = self.ch.choice(
+                    [(view, whole), (f"{x}.t()", True), (f"{x}[:, :4]", False)]
+                )
+            return Piece(self.leaf("full", h, b), [], [f"{h}({view})"], [h], tags, not whole)
+        if variant == "two-views":
+            defs = [f"def {h}(a, z):", f"    a.fill_({c})", f"    z.fill_({c})"]
+            call, whole = self.ch.choice(
+                [
+                    (f"{h}({x}[:2], {x}[2:])", True),
+                    (f"{h}({x}[:2], {x}[3:])", False),
+                    (f"{h}({x}[1:], {x}[:1])", True),
+                ]
+            )
+            return Piece(defs, [], [call], [h], tags, not whole)
+        other = f"{b.src}.clone()"
+        form = self.ch.choice(["index", "loop", "replace", "dict", "tuple-other"])
+        tags.add(f"wp-holder-{form}")
+        defs, arg, differs = {
+            "index": ([f"def {h}(lst):", f"    lst[0].fill_({c})"], f"[{x}]", False),
+            "loop": (
+                [f"def {h}(lst):", "    for t in lst:", f"        t.fill_({c})"],
+                f"[{other}, {x}]",
+                False,
+            ),
+            "replace": (
+                [
+                    f"def {h}(lst):",
+                    "    lst[0] = torch.ones_like(lst[0])",
+                    f"    lst[0].fill_({c})",
+                ],
+                f"[{x}]",
+                True,
+            ),
+            "dict": ([f"def {h}(d):", f"    d['t'].fill_({c})"], f"{{'t': {x}}}", False),
+            "tuple-other": ([f"def {h}(p):", f"    p[0].fill_({c})"], f"({other}, {x})", True),
+        }[form]
+        return Piece(defs, [], [f"{h}({arg})"], [h], tags, differs)
+
+    # -- arguments: keywords, defaults, *args, **kwargs, partial ---------------------------------
+
+    def shape_args(self, u: str, b: Buf) -> Piece:
+        h, x, c, s = f"h{u}", b.name, self.const(b), f"{b.src}.clone()"
+        variant = self.ch.choice(["keyword", "default", "star", "kwargs", "forward", "partial"])
+        tags = {f"wp-args-{variant}"}
+        if variant == "keyword":
+            order = self.ch.choice(["dst, src", "src, dst"])
+            defs = [f"def {h}({order}):", "    dst.copy_(src)"]
+            call, differs = self.ch.choice(
+                [
+                    (f"{h}(dst={x}, src={s})", False),
+                    (f"{h}(src={s}, dst={x})", False),
+                    (f"{h}({x}, {s})", order != "dst, src"),
+                    (f"{h}({s}, {x})", order == "dst, src"),
+                    (f"{h}({x}, src={s})" if order == "dst, src" else f"{h}({s}, dst={x})", False),
+                ]
+            )
+            return Piece(defs, [], [call], [h], tags, differs)
+        if variant == "default":
+            defs = [f"def {h}(t, value={c}, upto=None):", "    t[:upto] = value"]
+            call, differs = self.ch.choice(
+                [
+                    (f"{h}({x})", False),
+                    (f"{h}({x}, upto=k)", True),
+                    (f"{h}({x}, 1, 2)", True),
+                    (f"{h}({x}, upto=None)", False),
+                    (f"{h}({x}, upto=-1)", True),
+                ]
+            )
+            return Piece(defs, [], [call], [h], tags, differs)
+        if variant == "star":
+            body, first_only = self.ch.choice(
+                [
+                    (["for t in ts:", f"    t.fill_({c})"], False),
+                    ([f"ts[0].fill_({c})"], True),
+                    ([f"ts[-1].fill_({c})"], None),
+                ]
+            )
+            defs = [f"def {h}(*ts):", *ind(body)]
+            lead = self.ch.chance(50)
+            call = f"{h}({s}, {x})" if lead else f"{h}({x}, {s})"
+            differs = (first_only is True and lead) or (first_only is None and not lead)
+            if self.ch.chance(30):
+                call = f"{h}(*[{x}])" if first_only is not None else f"{h}(*({x},))"
+                differs = False
+            return Piece(defs, [], [call], [h], tags, differs)
+        if variant == "kwargs":
+            defs = [f"def {h}(**kw):", f"    kw['out'].fill_({c})"]
+            call, differs = self.ch.choice(
+                [
+                    (f"{h}(out={x})", False),
+                    (f"{h}(out={s}, extra={x})", True),
+                    (f"{h}(**{{'out': {x}}})", False),
+                ]
+            )
+            return Piece(defs, [], [call], [h], tags, differs)
+        if variant == "forward":
+            kind = self.ch.choice(["full", "part"])
+            leaf = self.leaf(kind, f"{h}_leaf", b)
+            differs = kind == "part"
+            fwd, call, drops = self.ch.choice(
+                [
+                    (f"{h}_leaf(*a, **kw)", f"{h}({x})", False),
+                    (f"{h}_leaf(*a[1:], **kw)", f"{h}({x}, {s})", True),
+                    (f"{h}_leaf(*a[1:], **kw)", f"{h}({s}, {x})", False),
+                    (f"{h}_leaf(**kw)", f"{h}(t={x})", False),
+                ]
+            )
+            defs = [*leaf, "", "", f"def {h}(*a, **kw):", f"    return {fwd}"]
+            return Piece(defs, [], [call], [h], tags, differs or drops)
+        defs = [f"def {h}(t, value, upto=None):", "    t[:upto] = value"]
+        bound, differs = self.ch.choice([("None", False), ("1", True)])
+        body = [f"p{u} = functools.partial({h}, value={c}, upto={bound})", f"p{u}({x})"]
+        return Piece(defs, [], body, [h], tags, differs)
+
+    # -- decorators ------------------------------------------------------------------------------
+
+    def shape_decorated(self, u: str, b: Buf) -> Piece:
+        h, x, d, s = f"h{u}", b.name, f"deco{u}", f"{b.src}.clone()"
+        variant = self.ch.choice(["twice", "swap", "skip", "wraps", "flag-only"])
+        tags = {f"wp-decorator-{variant}"}
+        wrapper = {
+            "twice": ["def w(*a, **kw):", "    fn(*a, **kw)", "    return fn(*a, **kw)"],
+            "swap": ["def w(a, z):", "    return fn(z, a)"],
+            "skip": ["def w(*a, **kw):", "    return None"],
+            "wraps": ["@functools.wraps(fn)", "def w(*a, **kw):", "    return fn(*a, **kw)"],
+            "flag-only": ["def w(*a, **kw):", "    if a[-1]:", "        return fn(*a[:-1])"],
+        }[variant]
+        deco = [f"def {d}(fn):", *ind(wrapper), "    return w"]
+        if variant == "swap":
+            leaf = [f"def {h}(dst, src):", "    dst.copy_(src)"]
+            call, differs = self.ch.choice([(f"{h}({x}, {s})", True), (f"{h}({s}, {x})", False)])
+        else:
+            kind = self.ch.choice(["full", "full", "part", "read"])
+            leaf = self.leaf(kind, h, b)
+            if variant == "twice" and kind == "full" and self.ch.chance(50):
+                leaf = [f"def {h}(t):", "    t.add_(1)"] if b.dtype == "float32" else leaf
+            rmw = leaf[1].endswith("add_(1)")
+            args = f"{x}, flag" if variant == "flag-only" else x
+            call = f"out.append({h}({args}))" if kind == "read" else f"{h}({args})"
+            differs = kind != "full" or rmw or variant in ("skip", "flag-only")
+            if kind == "read" and variant == "twice":
+                differs = False  # the value returned is the second call's, read after a write
+        defs = [*deco, "", "", f"@{d}", *leaf]
+        return Piece(defs, [], [call], [h], tags, differs)
+
+    # -- generators and coroutines ---------------------------------------------------------------
+
+    def shape_generator(self, u: str, b: Buf) -> Piece:
+        h, x = f"h{u}", b.name
+        write_first = self.ch.chance(70)
+        writes = self.full("t", b)
+        body = [*writes, "yield t"] if write_first else ["yield t", *writes]
+        variant = self.ch.choice(["call-only", "next", "list", "for-break", "coroutine"])
+        tags = {f"wp-generator-{variant}"}
+        if variant == "coroutine":
+            defs = [f"async def {h}(t):", *ind(writes)]
+            body_lines = [f"c{u} = {h}({x})", f"c{u}.close()"]
+            return Piece(defs, [], body_lines, [h], tags, True)
+        defs = [f"def {h}(t):", *ind(body)]
+        call = {
+            "call-only": f"{h}({x})",
+            "next": f"next({h}({x}))",
+            "list": f"list({h}({x}))",
+            "for-break": f"for _ in {h}({x}):\n    break",
+        }[variant]
+        runs = variant == "list" or (variant in ("next", "for-break") and write_first)
+        return Piece(defs, [], call.split("\n"), [h], tags, not runs)
+
+    # -- methods: self.m(buf), overrides, instance attributes, cls, staticmethod -----------------
+
+    def shape_method(self, u: str, b: Buf) -> Piece:
+        base, run, sub = f"Base{u}", f"Run{u}", f"Sub{u}"
+        x = b.name
+        variant = self.ch.choice(
+            [
+                "plain",
+                "override-read",
+                "override-part",
+                "override-unused",
+                "sub-no-override",
+                "instance-attr",
+                "monkeypatch",
+                "dynamic-subclass",
+                "classmethod",
+                "staticmethod",
+                "direct-call",
+            ]
+        )
+        tags = {f"wp-method-{variant}"}
+        if variant in ("monkeypatch", "dynamic-subclass", "instance-attr"):
+            tags.add("wp-closed-world-violation")
+        write = ind(self.full("t", b), 2)
+        # the base with the writing method may live in another module; the allocating class not
+        lib = [f"class {base}:", "    def put(self, t):", *write]
+        if variant in ("classmethod", "staticmethod"):
+            lib = [f"class {base}:", "    @staticmethod", "    def put(t):", *write]
+        alloc = f"{x} = {self.alloc(b)}"
+        call = "self.put" if variant != "classmethod" else "cls.put"
+        head = (
+            "    @classmethod\n    def run(cls, inp, n, k, flag):"
+            if variant == "classmethod"
+            else ("    def run(self, inp, n, k, flag):")
+        )
+        local = [
+            f"class {run}({base}):",
+            *head.split("\n"),
+            f"        {alloc}",
+            f"        {call}({x})",
+            f"        return {x}.clone()",
+        ]
+        used, differs = run, False
+        reader = ["    def put(self, t):", "        return t.float().sum()"]
+        partial = ["    def put(self, t):", *ind(self.part("t", b), 2)]
+        if variant in ("override-read", "override-part", "override-unused"):
+            local += [
+                "",
+                "",
+                f"class {sub}({run}):",
+                *(partial if variant == "override-part" else reader),
+            ]
+            if variant != "override-unused":
+                used, differs = sub, True
+        elif variant == "sub-no-override":
+            local += ["", "", f"class {sub}({run}):", "    scale = 2"]
+            used = sub
+        elif variant == "instance-attr":
+            local += [
+                "",
+                "",
+                f"class {sub}({run}):",
+                "    def __init__(self):",
+                "        self.put = lambda t: None",
+            ]
+            used, differs = sub, True
+        elif variant == "monkeypatch":
+            local += ["", "", f"{run}.put = lambda self, t: None"]
+            differs = True
+        elif variant == "dynamic-subclass":
+            local += ["", "", f"{sub} = type('{sub}', ({run},), {{'put': lambda self, t: None}})"]
+            used, differs = sub, True
+        elif variant in ("classmethod", "staticmethod"):
+            if self.ch.chance(60):
+                static_part = ["    @staticmethod", "    def put(t):", *ind(self.part("t", b), 2)]
+                local += ["", "", f"class {sub}({run}):", *static_part]
+                if self.ch.chance(60):
+                    used, differs = sub, True
+                tags.add("wp-static-override")
+        else:  # direct-call: the instance method called from f, on an instance of the subclass
+            local = [f"class {sub}({base}):", *reader]
+            used_cls, differs = self.ch.choice([(base, False), (sub, True)])
+            body = [f"{x} = {self.alloc(b)}", f"obj{u} = {used_cls}()", f"obj{u}.put({x})"]
+            if self.final_now:
+                body.append(f"out.append({x}.clone())")
+            elif differs:
+                differs = None
+            return Piece(lib, local, [ALLOC_IN_CLASS, *body], [base], tags, differs)
+        target = f"{used}()" if variant != "classmethod" else used
+        return Piece(
+            lib,
+            local,
+            [ALLOC_IN_CLASS, f"out.append({target}.run(inp, n, k, flag))"],
+            [base],
+            tags,
+            differs,
+        )
+
+    # -- dataclasses -----------------------------------------------------------------------------
+
+    def shape_dataclass(self, u: str, b: Buf) -> Piece:
+        m, x, s = f"Meta{u}", b.name, f"{b.src}.clone()"
+        variant = self.ch.choice(
+            [
+                "keyword",
+                "positional",
+                "swapped-fields",
+                "post-init-copy",
+                "post-init-read",
+                "reassigned",
+                "subclass",
+                "frozen",
+            ]
+        )
+        tags = {f"wp-dataclass-{variant}"}
+        fields = ["    buf: torch.Tensor", "    size: int = 0"]
+        deco = "@dataclass(frozen=True)" if variant == "frozen" else "@dataclass"
+        cls = [deco, f"class {m}:", *fields]
+        ctor = f"{m}(buf={x}, size=3)" if variant != "positional" else f"{m}({x}, 3)"
+        aliased = variant not in ("post-init-copy", "reassigned")  # m.buf is the buffer
+        if variant == "swapped-fields":
+            cls = ["@dataclass", f"class {m}:", "    other: torch.Tensor", "    buf: torch.Tensor"]
+            ctor, aliased = self.ch.choice([(f"{m}({x}, {s})", False), (f"{m}({s}, {x})", True)])
+        elif variant == "post-init-copy":
+            cls += ["", "    def __post_init__(self):", "        self.buf = self.buf.clone()"]
+        elif variant == "post-init-read":
+            cls += [
+                "",
+                "    def __post_init__(self):",
+                "        self.size = float(self.buf.float().sum())",
+            ]
+        elif variant == "subclass":
+            cls += ["", "", "@dataclass", f"class {m}Sub({m}):", "    extra: int = 1"]
+            ctor = f"{m}Sub(buf={x})"
+        body = [f"m{u} = {ctor}"]
+        if variant == "reassigned":
+            body.append(f"m{u}.buf = {s}")
+        body += self.use_field(f"m{u}.buf", b)
+        differs = self.field_differs(aliased)
+        if variant == "post-init-read":
+            body.append(f"out.append(m{u}.size)")
+            differs = True
+        names = [m] + ([f"{m}Sub"] if variant == "subclass" else [])
+        return Piece(cls, [], body, names, tags, differs)
+
+    def use_field(self, get: str, b: Buf) -> list[str]:
+        """Write a holder's field in full or in part, or read it and then write the buffer."""
+        c = self.const(b)
+        self.use = self.ch.choice(["full", "part", "read-then-write"])
+        return {
+            "full": [f"{get}.fill_({c})"],
+            "part": [f"{get}[1:] = {c}"],
+            "read-then-write": [f"out.append({get}.float().sum())", f"{b.name}.fill_({c})"],
+        }[self.use]
+
+    def field_differs(self, aliased: bool) -> bool:
+        """With the field the buffer itself, only a full write hides the zeros; with the field
+        another tensor, only writing the buffer directly does."""
+        return self.use != "full" if aliased else self.use != "read-then-write"
+
+    # -- SimpleNamespace, dict, list, tuple ------------------------------------------------------
+
+    def shape_holder(self, u: str, b: Buf) -> Piece:
+        x, s, v = b.name, f"{b.src}.clone()", f"o{u}"
+        kind = self.ch.choice(["namespace", "dict", "list", "tuple"])
+        tags = {f"wp-container-{kind}"}
+        make, get, rebind = {
+            "namespace": (f"types.SimpleNamespace(buf={x}, n=1)", f"{v}.buf", f"{v}.buf = {s}"),
+            "dict": (f"{{'buf': {x}, 'n': 1}}", f"{v}['buf']", f"{v}.update(buf={s})"),
+            "list": (f"[{x}, {s}]", f"{v}[0]", f"{v}.reverse()"),
+            "tuple": (f"({x}, {s})", f"{v}[0]", f"{v} = {v}[::-1]"),
+        }[kind]
+        body = [f"{v} = {make}"]
+        aliased = True
+        if self.ch.chance(30):
+            body.append(rebind)
+            tags.add("wp-container-rebound")
+            aliased = False
+        if kind in ("list", "tuple") and self.ch.chance(30):
+            body.append(f"first{u}, second{u} = {v}")
+            pick, is_first = self.ch.choice([(f"first{u}", True), (f"second{u}", False)])
+            body += self.use_field(pick, b)
+            tags.add("wp-container-unpacked")
+            return Piece([], [], body, [], tags, self.field_differs(aliased == is_first))
+        body += self.use_field(get, b)
+        return Piece([], [], body, [], tags, self.field_differs(aliased))
+
+
+ALLOC_IN_CLASS = "<allocation inside a class>"  # marks a piece whose allocation is in `local`
+
+
+def ind(lines: list[str], levels: int = 1) -> list[str]:
+    return [("    " * levels + line) if line else line for line in lines]
+
+
+@dataclass
+class WPProgram:
+    pieces: list[Piece]
+    program: Program
+    lib: list[str] = field(default_factory=list)  # what a package's lib.py would hold
+    local: list[str] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)
+    site_tags: dict[int, frozenset[str]] = field(default_factory=dict)  # line -> its piece's tags
+
+
+@dataclass
+class WPMultiProgram(MultiProgram):
+    site_tags: dict[int, frozenset[str]] = field(default_factory=dict)
+
+
+def piece_lines(text: str, pieces: list[Piece], extra: frozenset[str]) -> dict[int, frozenset[str]]:
+    """The line of each piece's allocation (its buffer is never rebound) -> that piece's tags:
+    recall by construct counts the site of the construct, not every site of its program."""
+    lines = [line.strip() for line in text.splitlines()]
+    found = {}
+    for p in pieces:
+        for number, line in enumerate(lines, 1):
+            if line.startswith(f"{p.buffer} = "):
+                found[number] = frozenset(p.tags) | extra
+                break
+    return found
+
+
+def _assemble(pieces: list[Piece]) -> WPProgram:
+    lib = [line for p in pieces for line in (*p.lib, "", "")]
+    local = [line for p in pieces for line in (*p.local, "", "")]
+    body = ["out = []"] + [line for p in pieces for line in p.body] + ["return out"]
+    main = [*HEADER, "", "", *lib, *local, "def f(inp, n, k, flag):", *ind(body)]
+    tags = frozenset(t for p in pieces for t in p.tags) | {"whole-program"}
+    text = "\n".join(main) + "\n"
+    by_line = piece_lines(text, pieces, frozenset({"whole-program"}))
+    return WPProgram(pieces, Program(text, tags), lib, local, body, by_line)
+
+
+def build_wp_program(
+    ch: Chooser, shapes: list[str] | None = None, final_read: bool | None = None
+) -> WPProgram:
+    """One to three pieces (or exactly `shapes`), each with its own buffer."""
+    gen = _WP(ch, final_read)
+    chosen = shapes or [ch.choice(SHAPES) for _ in range(ch.integer(1, 3))]
+    return _assemble([gen.piece(s) for s in chosen])
+
+
+def random_wp_program(seed: int) -> WPProgram:
+    return build_wp_program(RandomChooser(seed))
+
+
+MM_VARIANTS = ("star", "explicit", "chain-star", "reexport", "qualified")
+
+
+def random_wp_multimodule_program(seed: int) -> WPMultiProgram:
+    """The same pieces over a package: lib.py holds the movable definitions."""
+    ch = RandomChooser(seed)
+    wp = build_wp_program(ch)
+    variant = ch.choice(list(MM_VARIANTS))
+    names = sorted({n for p in wp.pieces for n in p.names})
+    lib = "\n".join([*HEADER, "", "", *wp.lib]) + "\n"
+    files = {"__init__.py": "", "lib.py": lib}
+    local, body = "\n".join(wp.local), "\n".join(wp.body)
+    if variant == "qualified" and names:
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+        local, body = pattern.sub(r"lib.\1", local), pattern.sub(r"lib.\1", body)
+        top = "from . import lib\n"
+    elif variant == "explicit" and names:
+        top = f"from .lib import {', '.join(names)}\n"
+    elif variant == "chain-star":
+        files["mid.py"] = "from .lib import *\n"
+        top = "from .mid import *\n"
+    elif variant == "reexport" and names:
+        files["mid.py"] = f"from .lib import {', '.join(names)}\n"
+        top = f"from .mid import {', '.join(names)}\n" if ch.chance(50) else "from .mid import *\n"
+    else:
+        top = "from .lib import *\n"
+    main_lines = [*HEADER, top, "", local, "def f(inp, n, k, flag):", *ind(body.split("\n"))]
+    main = "\n".join(main_lines) + "\n"
+    files["main.py"] = main
+    extra = frozenset({"whole-program", f"wp-modules-{variant}"})
+    tags = wp.program.tags | extra
+    by_line = piece_lines(main, wp.pieces, extra)
+    return WPMultiProgram(f"zo_wp_{seed}", files, main, ({"torch"}, {}), tags, by_line)
