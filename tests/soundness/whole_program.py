@@ -561,7 +561,8 @@ class _WP:
             f"        {call}({x})",
             f"        return {x}.clone()",
         ]
-        used, differs = run, False
+        used = run
+        differs: bool | None = False
         reader = ["    def put(self, t):", "        return t.float().sum()"]
         partial = ["    def put(self, t):", *ind(self.part("t", b), 2)]
         if variant in ("override-read", "override-part", "override-unused"):
@@ -600,7 +601,8 @@ class _WP:
                 tags.add("wp-static-override")
         else:  # direct-call: the instance method called from f, on an instance of the subclass
             local = [f"class {sub}({base}):", *reader]
-            used_cls, differs = self.ch.choice([(base, False), (sub, True)])
+            used_cls, overridden = self.ch.choice([(base, False), (sub, True)])
+            differs = overridden
             body = [f"{x} = {self.alloc(b)}", f"obj{u} = {used_cls}()", f"obj{u}.put({x})"]
             if self.final_now:
                 body.append(f"out.append({x}.clone())")
