@@ -1,0 +1,196 @@
+"""Shapes where the buffer crosses an object: a method `self.put(buf)` and its overrides, `cls`
+and `staticmethod` dispatch; dataclass constructors and fields; SimpleNamespace, dict, list and
+tuple holders (see tests/soundness/whole_program.py)."""
+
+from __future__ import annotations
+
+from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Blocks, Buf, Piece, ind
+
+
+class ObjectShapes(Blocks):
+    def shape_method(self, u: str, b: Buf) -> Piece:
+        base, run, sub = f"Base{u}", f"Run{u}", f"Sub{u}"
+        x = b.name
+        variant = self.ch.choice(
+            [
+                "plain",
+                "override-read",
+                "override-part",
+                "override-unused",
+                "sub-no-override",
+                "instance-attr",
+                "monkeypatch",
+                "dynamic-subclass",
+                "classmethod",
+                "staticmethod",
+                "direct-call",
+            ]
+        )
+        tags = {f"wp-method-{variant}"}
+        if variant in ("monkeypatch", "dynamic-subclass", "instance-attr"):
+            tags.add("wp-closed-world-violation")
+        write = ind(self.full("t", b), 2)
+        # the base with the writing method may live in another module; the allocating class not
+        lib = [f"class {base}:", "    def put(self, t):", *write]
+        if variant in ("classmethod", "staticmethod"):
+            lib = [f"class {base}:", "    @staticmethod", "    def put(t):", *write]
+        alloc = f"{x} = {self.alloc(b)}"
+        call = "self.put" if variant != "classmethod" else "cls.put"
+        head = (
+            "    @classmethod\n    def run(cls, inp, n, k, flag):"
+            if variant == "classmethod"
+            else ("    def run(self, inp, n, k, flag):")
+        )
+        local = [
+            f"class {run}({base}):",
+            *head.split("\n"),
+            f"        {alloc}",
+            f"        {call}({x})",
+            f"        return {x}.clone()",
+        ]
+        used = run
+        differs: bool | None = False
+        reader = ["    def put(self, t):", "        return t.float().sum()"]
+        partial = ["    def put(self, t):", *ind(self.part("t", b), 2)]
+        if variant in ("override-read", "override-part", "override-unused"):
+            local += [
+                "",
+                "",
+                f"class {sub}({run}):",
+                *(partial if variant == "override-part" else reader),
+            ]
+            if variant != "override-unused":
+                used, differs = sub, True
+        elif variant == "sub-no-override":
+            local += ["", "", f"class {sub}({run}):", "    scale = 2"]
+            used = sub
+        elif variant == "instance-attr":
+            local += [
+                "",
+                "",
+                f"class {sub}({run}):",
+                "    def __init__(self):",
+                "        self.put = lambda t: None",
+            ]
+            used, differs = sub, True
+        elif variant == "monkeypatch":
+            local += ["", "", f"{run}.put = lambda self, t: None"]
+            differs = True
+        elif variant == "dynamic-subclass":
+            local += ["", "", f"{sub} = type('{sub}', ({run},), {{'put': lambda self, t: None}})"]
+            used, differs = sub, True
+        elif variant in ("classmethod", "staticmethod"):
+            if self.ch.chance(60):
+                static_part = ["    @staticmethod", "    def put(t):", *ind(self.part("t", b), 2)]
+                local += ["", "", f"class {sub}({run}):", *static_part]
+                if self.ch.chance(60):
+                    used, differs = sub, True
+                tags.add("wp-static-override")
+        else:  # direct-call: the instance method called from f, on an instance of the subclass
+            local = [f"class {sub}({base}):", *reader]
+            used_cls, overridden = self.ch.choice([(base, False), (sub, True)])
+            differs = overridden
+            body = [f"{x} = {self.alloc(b)}", f"obj{u} = {used_cls}()", f"obj{u}.put({x})"]
+            if self.final_now:
+                body.append(f"out.append({x}.clone())")
+            elif differs:
+                differs = None
+            return Piece(lib, local, [ALLOC_IN_CLASS, *body], [base], tags, differs)
+        target = f"{used}()" if variant != "classmethod" else used
+        return Piece(
+            lib,
+            local,
+            [ALLOC_IN_CLASS, f"out.append({target}.run(inp, n, k, flag))"],
+            [base],
+            tags,
+            differs,
+        )
+
+    # -- dataclasses -----------------------------------------------------------------------------
+
+    def shape_dataclass(self, u: str, b: Buf) -> Piece:
+        m, x, s = f"Meta{u}", b.name, f"{b.src}.clone()"
+        variant = self.ch.choice(
+            [
+                "keyword",
+                "positional",
+                "swapped-fields",
+                "post-init-copy",
+                "post-init-read",
+                "reassigned",
+                "subclass",
+                "frozen",
+            ]
+        )
+        tags = {f"wp-dataclass-{variant}"}
+        fields = ["    buf: torch.Tensor", "    size: int = 0"]
+        deco = "@dataclass(frozen=True)" if variant == "frozen" else "@dataclass"
+        cls = [deco, f"class {m}:", *fields]
+        ctor = f"{m}(buf={x}, size=3)" if variant != "positional" else f"{m}({x}, 3)"
+        aliased = variant not in ("post-init-copy", "reassigned")  # m.buf is the buffer
+        if variant == "swapped-fields":
+            cls = ["@dataclass", f"class {m}:", "    other: torch.Tensor", "    buf: torch.Tensor"]
+            ctor, aliased = self.ch.choice([(f"{m}({x}, {s})", False), (f"{m}({s}, {x})", True)])
+        elif variant == "post-init-copy":
+            cls += ["", "    def __post_init__(self):", "        self.buf = self.buf.clone()"]
+        elif variant == "post-init-read":
+            cls += [
+                "",
+                "    def __post_init__(self):",
+                "        self.size = float(self.buf.float().sum())",
+            ]
+        elif variant == "subclass":
+            cls += ["", "", "@dataclass", f"class {m}Sub({m}):", "    extra: int = 1"]
+            ctor = f"{m}Sub(buf={x})"
+        body = [f"m{u} = {ctor}"]
+        if variant == "reassigned":
+            body.append(f"m{u}.buf = {s}")
+        body += self.use_field(f"m{u}.buf", b)
+        differs = self.field_differs(aliased)
+        if variant == "post-init-read":
+            body.append(f"out.append(m{u}.size)")
+            differs = True
+        names = [m] + ([f"{m}Sub"] if variant == "subclass" else [])
+        return Piece(cls, [], body, names, tags, differs)
+
+    def use_field(self, get: str, b: Buf) -> list[str]:
+        """Write a holder's field in full or in part, or read it and then write the buffer."""
+        c = self.const(b)
+        self.use = self.ch.choice(["full", "part", "read-then-write"])
+        return {
+            "full": [f"{get}.fill_({c})"],
+            "part": [f"{get}[1:] = {c}"],
+            "read-then-write": [f"out.append({get}.float().sum())", f"{b.name}.fill_({c})"],
+        }[self.use]
+
+    def field_differs(self, aliased: bool) -> bool:
+        """With the field the buffer itself, only a full write hides the zeros; with the field
+        another tensor, only writing the buffer directly does."""
+        return self.use != "full" if aliased else self.use != "read-then-write"
+
+    # -- SimpleNamespace, dict, list, tuple ------------------------------------------------------
+
+    def shape_holder(self, u: str, b: Buf) -> Piece:
+        x, s, v = b.name, f"{b.src}.clone()", f"o{u}"
+        kind = self.ch.choice(["namespace", "dict", "list", "tuple"])
+        tags = {f"wp-container-{kind}"}
+        make, get, rebind = {
+            "namespace": (f"types.SimpleNamespace(buf={x}, n=1)", f"{v}.buf", f"{v}.buf = {s}"),
+            "dict": (f"{{'buf': {x}, 'n': 1}}", f"{v}['buf']", f"{v}.update(buf={s})"),
+            "list": (f"[{x}, {s}]", f"{v}[0]", f"{v}.reverse()"),
+            "tuple": (f"({x}, {s})", f"{v}[0]", f"{v} = {v}[::-1]"),
+        }[kind]
+        body = [f"{v} = {make}"]
+        aliased = True
+        if self.ch.chance(30):
+            body.append(rebind)
+            tags.add("wp-container-rebound")
+            aliased = False
+        if kind in ("list", "tuple") and self.ch.chance(30):
+            body.append(f"first{u}, second{u} = {v}")
+            pick, is_first = self.ch.choice([(f"first{u}", True), (f"second{u}", False)])
+            body += self.use_field(pick, b)
+            tags.add("wp-container-unpacked")
+            return Piece([], [], body, [], tags, self.field_differs(aliased == is_first))
+        body += self.use_field(get, b)
+        return Piece([], [], body, [], tags, self.field_differs(aliased))
