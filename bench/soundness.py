@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,7 @@ class Case:
     col: int
     detail: str
     multimodule: bool = False  # regenerate the package from the seed (whole-program programs)
+    among: tuple[str, ...] = ()
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Tally:
     # tag -> [safe, equivalent, unsafe verdicts on equivalent sites, unsound]
     recall_by_tag: dict[str, list[int]] = field(default_factory=dict)
     multimodule: bool = False
+    among: tuple[str, ...] = ()  # the whole-program shapes drawn (empty: the default mix)
 
     def add(
         self,
@@ -101,7 +104,7 @@ class Tally:
             if s.unsound:
                 why = s.detail or f"the fix text itself, poisoned: {s.fix_detail}"
                 self.unsound.append(
-                    Case(seed, r.source, s.site.line, s.site.col, why, self.multimodule)
+                    Case(seed, r.source, s.site.line, s.site.col, why, self.multimodule, self.among)
                 )
                 for tag in own:
                     self.recall_by_tag.setdefault(tag, [0, 0, 0, 0])[3] += 1
@@ -157,33 +160,33 @@ def run_multimodule_chunk(seeds: range) -> Tally:
     return tally
 
 
-def run_wp_chunk(seeds: range) -> Tally:
+def run_wp_chunk(seeds: range, among: tuple[str, ...] = ()) -> Tally:
     """Buffers handed across functions, methods and objects (tests/soundness/whole_program.py)."""
-    from tests.soundness.whole_program import random_wp_program
+    from tests.soundness.whole_program import DRAWN, random_wp_program
 
     tally = Tally()
     for seed in seeds:
-        wp = random_wp_program(seed)
+        wp = random_wp_program(seed, among or DRAWN)
         report = check_program(wp.program.source, engine_findings)
         tally.add(seed, wp.program.tags, report, wp.site_tags)
     return tally
 
 
-def _wp_multimodule(seed: int):  # type: ignore[no-untyped-def]
+def _wp_multimodule(seed: int, among: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     """(program, analyse, namespace) of the whole-program package of this seed, on disk."""
     from tests.soundness.multimodule import analyser, materialise
-    from tests.soundness.whole_program import random_wp_multimodule_program
+    from tests.soundness.whole_program import DRAWN, random_wp_multimodule_program
 
-    program = random_wp_multimodule_program(seed)
+    program = random_wp_multimodule_program(seed, among or DRAWN)
     main, namespace = materialise(program)
     return program, analyser(program, main), namespace
 
 
-def run_wp_multimodule_chunk(seeds: range) -> Tally:
+def run_wp_multimodule_chunk(seeds: range, among: tuple[str, ...] = ()) -> Tally:
     """The whole-program pieces with their helpers, bases and dataclasses in another module."""
-    tally = Tally(multimodule=True)
+    tally = Tally(multimodule=True, among=among)
     for seed in seeds:
-        program, analyse, namespace = _wp_multimodule(seed)
+        program, analyse, namespace = _wp_multimodule(seed, among)
         report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
         tally.add(seed, program.tags, report, program.site_tags)
     return tally
@@ -206,7 +209,7 @@ def _checker(case: Case) -> tuple[Callable[[str], ProgramReport], dict[str, str]
     """How to re-check a variant of the case's main module, and the package it needs, if any."""
     if not case.multimodule:
         return (lambda text: check_program(text, engine_findings)), {}
-    program, analyse, namespace = _wp_multimodule(case.seed)
+    program, analyse, namespace = _wp_multimodule(case.seed, case.among)
 
     def check(text: str) -> ProgramReport:
         return check_program(text, analyse, namespace=namespace, assume=program.assume)
@@ -280,6 +283,7 @@ def render(t: Tally, seconds: float, args: argparse.Namespace) -> str:
         f"zeroopt {commit or '(no git)'} differential soundness, {date.today().isoformat()}:"
         f" --programs {args.programs}"
         f" --seed {args.seed}{' --whole-program' if args.whole_program else ''}"
+        f"{' --wp-shapes ' + args.wp_shapes if args.wp_shapes else ''}"
         f"{' --multimodule' if args.multimodule else ''}; python {platform.python_version()}, torch "
         f"{__import__('torch').__version__}, {args.jobs} worker(s)\n"
     )
@@ -322,6 +326,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="buffers handed to helpers, methods, decorators, dataclasses and holders",
     )
+    parser.add_argument(
+        "--wp-shapes",
+        default="",
+        help="with --whole-program: draw only these shapes (comma-separated: helper,method,...)",
+    )
     args = parser.parse_args(argv)
     if args.triton:
         os.environ["TRITON_INTERPRET"] = "1"  # before any worker imports triton
@@ -329,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.multimodule:
         work = run_multimodule_chunk
     if args.whole_program:
-        work = run_wp_multimodule_chunk if args.multimodule else run_wp_chunk
+        among = tuple(s for s in args.wp_shapes.split(",") if s)
+        work = partial(run_wp_multimodule_chunk if args.multimodule else run_wp_chunk, among=among)
     start = time.perf_counter()
     total = Tally()
     parts = list(chunks(args.seed, args.programs, 25))

@@ -45,6 +45,9 @@ HEADER = [
 
 
 SHAPES = ("helper", "alias", "args", "decorated", "generator", "method", "dataclass", "holder")
+# Helpers and methods have the most variants (and carry summaries and method resolution): drawn
+# more often, so that each variant gets enough sites in a run of a thousand programs.
+DRAWN = ("helper", "helper", "helper", "method", "method", *SHAPES[1:5], *SHAPES[6:])
 
 
 class _WP(ObjectShapes):
@@ -55,7 +58,7 @@ class _WP(ObjectShapes):
         b = self.buf(u)
         final = self.ch.chance(85) if self.final_read is None else self.final_read
         self.final_now = final
-        shape = shape or self.ch.choice(SHAPES)
+        shape = shape or self.ch.choice(DRAWN)
         make: Callable[[str, Buf], Piece] = getattr(self, f"shape_{shape}")
         p = make(u, b)
         p.tags.add(f"wp-{shape}")
@@ -74,7 +77,18 @@ class _WP(ObjectShapes):
 
     def shape_helper(self, u: str, b: Buf) -> Piece:
         kind = self.ch.choice(
-            ["full", "part", "read-first", "raise", "flag", "return", "stash", "chain", "recursion"]
+            [
+                "full",
+                "part",
+                "read-first",
+                "raise",
+                "flag",
+                "return",
+                "stash",
+                "chain",
+                "recursion",
+                "body",
+            ]
         )
         x, h = b.name, f"h{u}"
         tags = {f"wp-helper-{kind}"}
@@ -127,11 +141,57 @@ class _WP(ObjectShapes):
             write = self.ch.choice([f"{h}({arg}).fill_({self.const(b)})", f"{h}({arg})[...] = 1"])
             tags.add("wp-return-alias" if full_alias else "wp-return-copy")
             return Piece(defs, [], [write], [h], tags, not full_alias)
+        if kind == "body":
+            return self.body_traps(u, b, tags)
         if kind == "stash":
             return self.stash(u, b, tags)
         if kind == "chain":
             return self.chain(u, b, tags)
         return self.recursion(u, b, tags)
+
+    def body_traps(self, u: str, b: Buf, tags: set[str]) -> Piece:
+        """Helpers whose body looks like a full write of the parameter and is not always one."""
+        h, x = f"h{u}", b.name
+        write = self.full("t", b)
+        variant = self.ch.choice(
+            [
+                "rebind",
+                "rebind-empty",
+                "zero-trip",
+                "one-trip",
+                "early-return",
+                "nested-unused",
+                "nested-called",
+                "out-kwarg",
+                "other-param",
+            ]
+        )
+        tags.add(f"wp-body-{variant}")
+        params, args, differs = "t", x, True
+        if variant == "rebind":
+            lines = ["t = t.clone()", *write]
+        elif variant == "rebind-empty":
+            lines = ["t = torch.empty_like(t)", *write, "return t"]
+        elif variant in ("zero-trip", "one-trip"):
+            bound = "d" if variant == "zero-trip" else "d + 1"
+            lines = [f"for _ in range({bound}):", *ind(write)]
+            params, args, differs = "t, d", f"{x}, n", variant == "zero-trip"
+        elif variant == "early-return":
+            lines = ["if not on:", "    return", *write]
+            params = "t, on"
+            args, differs = self.ch.choice([(f"{x}, flag", True), (f"{x}, True", False)])
+        elif variant in ("nested-unused", "nested-called"):
+            lines = ["def inner():", *ind(write)]
+            lines += ["inner()"] if variant == "nested-called" else ["return inner"]
+            differs = variant == "nested-unused"
+        elif variant == "out-kwarg":
+            lines = ["torch.add(torch.ones_like(t), 1, out=t)"]
+            differs = False
+        else:
+            lines = [f"u.fill_({self.const(b)})"]
+            params, args = "t, u", f"{x}, {b.src}.clone()"
+        defs = [f"def {h}({params}):", *ind(lines)]
+        return Piece(defs, [], [f"{h}({args})"], [h], tags, differs)
 
     def stash(self, u: str, b: Buf, tags: set[str]) -> Piece:
         x, keep, kept = b.name, f"keep{u}", f"kept{u}"
@@ -462,25 +522,29 @@ def _assemble(pieces: list[Piece]) -> WPProgram:
 
 
 def build_wp_program(
-    ch: Chooser, shapes: list[str] | None = None, final_read: bool | None = None
+    ch: Chooser,
+    shapes: list[str] | None = None,
+    final_read: bool | None = None,
+    among: tuple[str, ...] = DRAWN,
 ) -> WPProgram:
-    """One to three pieces (or exactly `shapes`), each with its own buffer."""
+    """One to three pieces of shapes drawn from `among` (or exactly `shapes`), each with its own
+    buffer."""
     gen = _WP(ch, final_read)
-    chosen = shapes or [ch.choice(SHAPES) for _ in range(ch.integer(1, 3))]
+    chosen = shapes or [ch.choice(among) for _ in range(ch.integer(1, 3))]
     return _assemble([gen.piece(s) for s in chosen])
 
 
-def random_wp_program(seed: int) -> WPProgram:
-    return build_wp_program(RandomChooser(seed))
+def random_wp_program(seed: int, among: tuple[str, ...] = DRAWN) -> WPProgram:
+    return build_wp_program(RandomChooser(seed), among=among)
 
 
 MM_VARIANTS = ("star", "explicit", "chain-star", "reexport", "qualified")
 
 
-def random_wp_multimodule_program(seed: int) -> WPMultiProgram:
+def random_wp_multimodule_program(seed: int, among: tuple[str, ...] = DRAWN) -> WPMultiProgram:
     """The same pieces over a package: lib.py holds the movable definitions."""
     ch = RandomChooser(seed)
-    wp = build_wp_program(ch)
+    wp = build_wp_program(ch, among=among)
     variant = ch.choice(list(MM_VARIANTS))
     names = sorted({n for p in wp.pieces for n in p.names})
     lib = "\n".join([*HEADER, "", "", *wp.lib]) + "\n"

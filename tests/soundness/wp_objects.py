@@ -24,6 +24,9 @@ class ObjectShapes(Blocks):
                 "classmethod",
                 "staticmethod",
                 "direct-call",
+                "mixin",
+                "grandparent",
+                "override-super",
             ]
         )
         tags = {f"wp-method-{variant}"}
@@ -50,9 +53,27 @@ class ObjectShapes(Blocks):
         ]
         used = run
         differs: bool | None = False
+        names = [base]
         reader = ["    def put(self, t):", "        return t.float().sum()"]
         partial = ["    def put(self, t):", *ind(self.part("t", b), 2)]
-        if variant in ("override-read", "override-part", "override-unused"):
+        if variant == "mixin":  # the method resolution order decides which `put` runs
+            mix = f"Mix{u}"
+            lib += ["", "", f"class {mix}:", *reader]
+            order, differs = self.ch.choice([(f"{mix}, {base}", True), (f"{base}, {mix}", False)])
+            local[0] = f"class {run}({order}):"
+            names.append(mix)
+        elif variant == "grandparent":  # the override sits between the base and the class
+            mid = f"Mid{u}"
+            lib += ["", "", f"class {mid}({base}):", *partial]
+            local[0] = f"class {run}({mid}):"
+            names.append(mid)
+            differs = True
+        elif variant == "override-super":
+            arg, differs = self.ch.choice([("t", False), ("t[1:]", True)])
+            local += ["", "", f"class {sub}({run}):", "    def put(self, t):"]
+            local.append(f"        super().put({arg})")
+            used = sub
+        elif variant in ("override-read", "override-part", "override-unused"):
             local += [
                 "",
                 "",
@@ -101,7 +122,7 @@ class ObjectShapes(Blocks):
             lib,
             local,
             [ALLOC_IN_CLASS, f"out.append({target}.run(inp, n, k, flag))"],
-            [base],
+            names,
             tags,
             differs,
         )
