@@ -36,6 +36,7 @@ from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_objects import ObjectShapes
 
 HEADER = [
+    "import dataclasses",
     "import functools",
     "import types",
     "from dataclasses import dataclass",
@@ -88,6 +89,7 @@ class _WP(ObjectShapes):
                 "chain",
                 "recursion",
                 "body",
+                "rebound",
             ]
         )
         x, h = b.name, f"h{u}"
@@ -143,6 +145,8 @@ class _WP(ObjectShapes):
             return Piece(defs, [], [write], [h], tags, not full_alias)
         if kind == "body":
             return self.body_traps(u, b, tags)
+        if kind == "rebound":
+            return self.rebound(u, b, tags)
         if kind == "stash":
             return self.stash(u, b, tags)
         if kind == "chain":
@@ -192,6 +196,25 @@ class _WP(ObjectShapes):
             params, args = "t, u", f"{x}, {b.src}.clone()"
         defs = [f"def {h}({params}):", *ind(lines)]
         return Piece(defs, [], [f"{h}({args})"], [h], tags, differs)
+
+    def rebound(self, u: str, b: Buf, tags: set[str]) -> Piece:
+        """A writing helper whose name is bound again (a second def, an assignment, a local in
+        f): the call runs the last binding, which reads."""
+        h, x = f"h{u}", b.name
+        writer = self.leaf("full", h, b)
+        reader = [f"def {h}_r(t):", "    return t.float().sum()"]
+        variant = self.ch.choice(["redef", "assigned", "assigned-back", "local"])
+        tags.add(f"wp-rebound-{variant}")
+        if variant == "redef":
+            defs = [*writer, "", "", f"def {h}(t):", "    return t.float().sum()"]
+            return Piece(defs, [], [f"{h}({x})"], [h], tags, True)
+        if variant in ("assigned", "assigned-back"):
+            back = [f"{h} = {h}_w"] if variant == "assigned-back" else []
+            defs = [*writer, "", "", *reader, "", "", f"{h}_w = {h}", f"{h} = {h}_r", *back]
+            return Piece(defs, [], [f"{h}({x})"], [h], tags, variant == "assigned")
+        body = [f"{h} = {h}_r if flag else {h}_w", f"{h}({x})"]
+        defs = [*writer, "", "", *reader, "", "", f"{h}_w = {h}"]
+        return Piece(defs, [], body, [f"{h}_r", f"{h}_w"], tags, True)
 
     def stash(self, u: str, b: Buf, tags: set[str]) -> Piece:
         x, keep, kept = b.name, f"keep{u}", f"kept{u}"

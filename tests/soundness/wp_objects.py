@@ -141,6 +141,11 @@ class ObjectShapes(Blocks):
                 "reassigned",
                 "subclass",
                 "frozen",
+                "module-attr",
+                "init-false",
+                "plain-class",
+                "plain-class-copy",
+                "via-helper",
             ]
         )
         tags = {f"wp-dataclass-{variant}"}
@@ -163,11 +168,38 @@ class ObjectShapes(Blocks):
         elif variant == "subclass":
             cls += ["", "", "@dataclass", f"class {m}Sub({m}):", "    extra: int = 1"]
             ctor = f"{m}Sub(buf={x})"
+        elif variant == "module-attr":
+            cls[0] = "@dataclasses.dataclass"
+        elif variant in ("init-false", "plain-class", "plain-class-copy"):
+            # a constructor of its own: only a dataclass's generated __init__ stores as given
+            copy = variant != "plain-class"
+            cls = [] if variant != "init-false" else ["@dataclass(init=False)"]
+            cls += [f"class {m}:", *(fields if variant == "init-false" else [])]
+            cls += ["    def __init__(self, buf, size=0):"]
+            cls += [
+                f"        self.buf = buf{'.clone()' if copy else ''}",
+                "        self.size = size",
+            ]
+            aliased = not copy
+        elif variant == "via-helper":  # the field is written by a function that gets the object
+            how = self.ch.choice(["fill", "part", "copy-then-fill"])
+            c = self.const(b)
+            put = {
+                "fill": [f"m.buf.fill_({c})"],
+                "part": [f"m.buf[1:] = {c}"],
+                "copy-then-fill": ["m.buf = m.buf.clone()", f"m.buf.fill_({c})"],
+            }[how]
+            cls += ["", "", f"def put{u}(m):", *ind(put)]
+            tags.add(f"wp-dataclass-via-helper-{how}")
+            body = [f"m{u} = {ctor}", f"put{u}(m{u})"]
+            return Piece(cls, [], body, [m, f"put{u}"], tags, how != "fill")
         body = [f"m{u} = {ctor}"]
         if variant == "reassigned":
             body.append(f"m{u}.buf = {s}")
         body += self.use_field(f"m{u}.buf", b)
-        differs = self.field_differs(aliased)
+        # a field holding a copy of the buffer read it when copied: every use then differs
+        copied = variant in ("post-init-copy", "init-false", "plain-class-copy")
+        differs = True if copied else self.field_differs(aliased)
         if variant == "post-init-read":
             body.append(f"out.append(m{u}.size)")
             differs = True
