@@ -33,12 +33,19 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `tests.soundness` is not installed; it lives beside bench/
 
 from tests.soundness.generator import random_program  # noqa: E402
-from tests.soundness.oracle import ProgramReport, check_program, engine_findings, minimise  # noqa: E402
+from tests.soundness.oracle import (  # noqa: E402
+    ProgramReport,
+    check_program,
+    engine_findings,
+    minimise,
+    set_analysis_options,
+)
 
 
 @dataclass
@@ -284,6 +291,7 @@ def render(t: Tally, seconds: float, args: argparse.Namespace) -> str:
         f" --programs {args.programs}"
         f" --seed {args.seed}{' --whole-program' if args.whole_program else ''}"
         f"{' --wp-shapes ' + args.wp_shapes if args.wp_shapes else ''}"
+        f"{''.join(' --analysis-option ' + o for o in args.analysis_option)}"
         f"{' --multimodule' if args.multimodule else ''}; python {platform.python_version()}, torch "
         f"{__import__('torch').__version__}, {args.jobs} worker(s)\n"
     )
@@ -304,6 +312,20 @@ def render(t: Tally, seconds: float, args: argparse.Namespace) -> str:
     for err in t.analysis_errors[:10]:
         out.append(f"analysis error: {err}")
     return "\n".join(out) + "\n"
+
+
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    """`name=value` pairs as AnalysisOptions fields: true/false, integers, else the text."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--analysis-option {pair!r}: expected NAME=VALUE")
+        low = text.lower()
+        out[name] = (
+            low == "true" if low in ("true", "false") else int(text) if text.isdigit() else text
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -327,11 +349,20 @@ def main(argv: list[str] | None = None) -> int:
         help="buffers handed to helpers, methods, decorators, dataclasses and holders",
     )
     parser.add_argument(
+        "--analysis-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an AnalysisOptions field for every engine run (true/false, an integer, or text)",
+    )
+    parser.add_argument(
         "--wp-shapes",
         default="",
         help="with --whole-program: draw only these shapes (comma-separated: helper,method,...)",
     )
     args = parser.parse_args(argv)
+    settings = _settings(args.analysis_option)
+    set_analysis_options(settings)
     if args.triton:
         os.environ["TRITON_INTERPRET"] = "1"  # before any worker imports triton
     work = run_triton_chunk if args.triton else run_chunk
@@ -344,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     total = Tally()
     parts = list(chunks(args.seed, args.programs, 25))
     if args.jobs > 1:
-        with ProcessPoolExecutor(args.jobs) as pool:
+        with ProcessPoolExecutor(
+            args.jobs, initializer=set_analysis_options, initargs=(settings,)
+        ) as pool:
             for tally in pool.map(work, parts):
                 total.merge(tally)
     else:

@@ -404,10 +404,31 @@ def check_program(
     return report
 
 
+# Settings of the analysis for every engine run of this process (bench/soundness.py
+# --analysis-option): None runs the defaults.
+ANALYSIS_OPTIONS: list[Any] = [None]
+
+
+def set_analysis_options(settings: dict[str, Any]) -> None:
+    """Run the engine with these AnalysisOptions fields (e.g. a closed-world switch); an unknown
+    name raises, so a bench run never silently measures the defaults."""
+    import dataclasses
+
+    from zeroopt.analysis.options import AnalysisOptions
+
+    known = {f.name for f in dataclasses.fields(AnalysisOptions)}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(
+            f"AnalysisOptions has no {', '.join(unknown)} (has {', '.join(sorted(known))})"
+        )
+    ANALYSIS_OPTIONS[0] = AnalysisOptions(**settings) if settings else None
+
+
 def engine_findings(source: str) -> list[Finding]:
     from zeroopt.scan.file_analysis import analyse_source
 
-    return list(analyse_source(source, "gen.py").findings)
+    return list(analyse_source(source, "gen.py", ANALYSIS_OPTIONS[0]).findings)
 
 
 def minimise(source: str, still_failing: Callable[[str], bool]) -> str:
