@@ -45,10 +45,13 @@ HEADER = [
 ]
 
 
-SHAPES = ("helper", "alias", "args", "decorated", "generator", "method", "dataclass", "holder")
-# Helpers and methods have the most variants (and carry summaries and method resolution): drawn
-# more often, so that each variant gets enough sites in a run of a thousand programs.
-DRAWN = ("helper", "helper", "helper", "method", "method", *SHAPES[1:5], *SHAPES[6:])
+SHAPES = (
+    "helper", "alias", "args", "decorated", "generator", "method", "selfcall", "dataclass",
+    "holder",
+)  # fmt: skip
+# Helpers and `self.put` have the most variants (and carry summaries and method resolution):
+# drawn more often, so that each variant gets enough sites in a run of a thousand programs.
+DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 
 
 class _WP(ObjectShapes):
@@ -376,7 +379,9 @@ class _WP(ObjectShapes):
 
     def shape_args(self, u: str, b: Buf) -> Piece:
         h, x, c, s = f"h{u}", b.name, self.const(b), f"{b.src}.clone()"
-        variant = self.ch.choice(["keyword", "default", "star", "kwargs", "forward", "partial"])
+        variant = self.ch.choice(
+            ["keyword", "default", "star", "kwargs", "forward", "partial", "kwonly", "posonly"]
+        )
         tags = {f"wp-args-{variant}"}
         if variant == "keyword":
             order = self.ch.choice(["dst, src", "src, dst"])
@@ -390,6 +395,14 @@ class _WP(ObjectShapes):
                     (f"{h}({x}, src={s})" if order == "dst, src" else f"{h}({s}, dst={x})", False),
                 ]
             )
+            return Piece(defs, [], [call], [h], tags, differs)
+        if variant == "kwonly":
+            defs = [f"def {h}(src=None, *, dst):", f"    dst.fill_({c})"]
+            call, differs = self.ch.choice([(f"{h}(dst={x})", False), (f"{h}({x}, dst={s})", True)])
+            return Piece(defs, [], [call], [h], tags, differs)
+        if variant == "posonly":  # a keyword named like a positional-only parameter goes to **kw
+            defs = [f"def {h}(t, /, **kw):", f"    t.fill_({c})"]
+            call, differs = self.ch.choice([(f"{h}({x})", False), (f"{h}({s}, t={x})", True)])
             return Piece(defs, [], [call], [h], tags, differs)
         if variant == "default":
             defs = [f"def {h}(t, value={c}, upto=None):", "    t[:upto] = value"]

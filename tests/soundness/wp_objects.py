@@ -129,6 +129,90 @@ class ObjectShapes(Blocks):
 
     # -- dataclasses -----------------------------------------------------------------------------
 
+    def shape_selfcall(self, u: str, b: Buf) -> Piece:
+        """`self.put(buf)` where the allocating class defines `put` itself; what else in the
+        module may make `self.put` another function: subclasses (used or not, directly, through
+        an alias, a grandchild, a computed or starred base, `type(...)`), assignments of the
+        name (on the class, on the instance, through `__dict__`, `__setattr__`, `setattr`), a
+        call of `run` with an unrelated receiver."""
+        run, sub, x = f"Own{u}", f"OwnSub{u}", b.name
+        variant = self.ch.choice(
+            [
+                "plain", "plain", "part", "read-first", "override-read", "override-part",
+                "override-unused", "sub-no-override", "grandchild", "alias-base",
+                "instance-attr", "dunder-setattr", "dict-assign", "monkeypatch", "setattr",
+                "dynamic-type", "starred-bases", "factory-base", "unbound-call", "classmethod",
+                "staticmethod", "raise-before",
+            ]
+        )  # fmt: skip
+        tags = {f"wp-selfcall-{variant}"}
+        if variant in ("dynamic-type", "starred-bases", "factory-base", "unbound-call"):
+            tags.add("wp-closed-world-violation")
+        kind = {"part": "part", "read-first": "read"}.get(variant, "full")
+        leaf = self.leaf(kind, "put", b)
+        put = ["    def put(self, t):", *ind(leaf[1:])]
+        run_head, call = ["    def run(self, inp, n, k, flag):"], "self.put"
+        if variant in ("classmethod", "staticmethod"):
+            put = ["    @staticmethod", "    def put(t):", *ind(leaf[1:])]
+            if variant == "classmethod":
+                run_head, call = (
+                    ["    @classmethod", "    def run(cls, inp, n, k, flag):"],
+                    "cls.put",
+                )
+        body = [f"{x} = {self.alloc(b)}", f"r = {call}({x})"]  # what put returns is seen
+        if variant == "raise-before":
+            put = ["    def put(self, t):", "        if self.fail:", "            raise ValueError",
+                   *ind(self.full("t", b), 2)]  # fmt: skip
+            body = [f"{x} = {self.alloc(b)}", "self.fail = flag", "try:", f"    self.put({x})",
+                    "except ValueError:", "    pass"]  # fmt: skip
+        ret = f"({x}.clone(), r)" if variant != "raise-before" else f"{x}.clone()"
+        local = [f"class {run}:", *run_head, *ind(body, 2), f"        return {ret}", "", *put]
+        reader = ["    def put(self, t):", "        return t.float().sum()"]
+        partial = ["    def put(self, t):", *ind(self.part("t", b), 2)]
+        nothing = "lambda *a: None"
+        used, differs = run, kind != "full" or variant == "raise-before"
+        extra: dict[str, tuple[list[str], str]] = {
+            "override-read": ([f"class {sub}({run}):", *reader], sub),
+            "override-part": ([f"class {sub}({run}):", *partial], sub),
+            "override-unused": ([f"class {sub}({run}):", *reader], run),
+            "sub-no-override": ([f"class {sub}({run}):", "    scale = 2"], sub),
+            "grandchild": ([f"class {sub}({run}):", "    scale = 2", "", "",
+                            f"class {sub}2({sub}):", *reader], f"{sub}2"),
+            "alias-base": ([f"Alias{u} = {run}", "", "", f"class {sub}(Alias{u}):", *reader], sub),
+            "instance-attr": ([f"class {sub}({run}):", "    def __init__(self):",
+                               f"        self.put = {nothing}"], sub),
+            "dunder-setattr": ([f"class {sub}({run}):", "    def __init__(self):",
+                                f"        object.__setattr__(self, 'put', {nothing})"], sub),
+            "dict-assign": ([f"class {sub}({run}):", "    def __init__(self):",
+                             f"        self.__dict__['put'] = {nothing}"], sub),
+            "monkeypatch": ([f"{run}.put = {nothing}"], run),
+            "setattr": ([f"setattr({run}, 'put', {nothing})"], run),
+            "dynamic-type": ([f"{sub} = type('{sub}', ({run},), {{'put': {nothing}}})"], sub),
+            "starred-bases": ([f"bases{u} = ({run},)", "", "", f"class {sub}(*bases{u}):",
+                               *reader], sub),
+            "factory-base": ([f"def base{u}():", f"    return {run}", "", "",
+                              f"class {sub}(base{u}()):", *reader], sub),
+            "unbound-call": ([f"class {sub}:", *reader], sub),
+        }  # fmt: skip
+        if variant in extra:
+            more, used = extra[variant]
+            local += ["", "", *more]
+            differs = differs or used != run or variant in ("monkeypatch", "setattr")
+            if variant == "sub-no-override":
+                differs = kind != "full"
+        elif variant in ("classmethod", "staticmethod") and self.ch.chance(50):
+            static_part = ["    @staticmethod", "    def put(t):", *ind(self.part("t", b), 2)]
+            local += ["", "", f"class {sub}({run}):", *static_part]
+            tags.add("wp-static-override")
+            used, differs = self.ch.choice([(run, differs), (sub, True)])
+        if variant == "unbound-call":
+            target = f"{run}.run({sub}(), inp, n, k, flag)"
+        elif variant == "classmethod":
+            target = f"{used}.run(inp, n, k, flag)"
+        else:
+            target = f"{used}().run(inp, n, k, flag)"
+        return Piece([], local, [ALLOC_IN_CLASS, f"out.append({target})"], [], tags, differs)
+
     def shape_dataclass(self, u: str, b: Buf) -> Piece:
         m, x, s = f"Meta{u}", b.name, f"{b.src}.clone()"
         variant = self.ch.choice(
