@@ -36,6 +36,7 @@ from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_objects import ObjectShapes
 
 HEADER = [
+    "import contextlib",
     "import dataclasses",
     "import functools",
     "import types",
@@ -171,6 +172,9 @@ class _WP(ObjectShapes):
                 "nested-called",
                 "out-kwarg",
                 "other-param",
+                "try-swallow",
+                "finally",
+                "suppress",
             ]
         )
         tags.add(f"wp-body-{variant}")
@@ -191,6 +195,27 @@ class _WP(ObjectShapes):
             lines = ["def inner():", *ind(write)]
             lines += ["inner()"] if variant == "nested-called" else ["return inner"]
             differs = variant == "nested-unused"
+        elif variant == "try-swallow":  # copy_ of k rows raises unless k broadcasts or fits
+            src = "torch.ones_like(t)[:d]"
+            lines = ["try:", f"    t.copy_({src})", "except RuntimeError:", "    pass"]
+            params, args = "t, d", f"{x}, k"
+        elif variant in ("finally", "suppress"):
+            c = self.const(b)
+            if variant == "finally":
+                lines = [
+                    "try:",
+                    "    if on:",
+                    "        raise ValueError",
+                    "finally:",
+                    f"    t.fill_({c})",
+                ]
+            else:
+                lines = ["with contextlib.suppress(ValueError):", "    if on:",
+                         "        raise ValueError", f"    t.fill_({c})"]  # fmt: skip
+            params, args, differs = "t, on", f"{x}, flag", variant == "suppress"
+            defs = [f"def {h}({params}):", *ind(lines)]
+            body = ["try:", f"    {h}({args})", "except ValueError:", "    out.append(-1)"]
+            return Piece(defs, [], body, [h], tags, differs)
         elif variant == "out-kwarg":
             lines = ["torch.add(torch.ones_like(t), 1, out=t)"]
             differs = False
@@ -334,11 +359,20 @@ class _WP(ObjectShapes):
                     (f"{x}[::2]", False),
                     (f"{x}.reshape(-1)", True),
                     (f"{x}[:]", True),
+                    (f"{x}.contiguous()", True),  # itself when already contiguous
+                    (f"{x}.detach()", True),
+                    (f"{x}.float()", b.dtype == "float32"),  # a copy only for another dtype
+                    (f"{x}.clone()", False),
                 ]
             )
             if len(b.shape) == 2:
                 view, whole = self.ch.choice(
-                    [(view, whole), (f"{x}.t()", True), (f"{x}[:, :4]", False)]
+                    [
+                        (view, whole),
+                        (f"{x}.t()", True),
+                        (f"{x}[:, :4]", False),
+                        (f"{x}.t().contiguous()", False),
+                    ]
                 )
             return Piece(self.leaf("full", h, b), [], [f"{h}({view})"], [h], tags, not whole)
         if variant == "two-views":

@@ -142,7 +142,7 @@ class ObjectShapes(Blocks):
                 "override-unused", "sub-no-override", "grandchild", "alias-base",
                 "instance-attr", "dunder-setattr", "dict-assign", "monkeypatch", "setattr",
                 "dynamic-type", "starred-bases", "factory-base", "unbound-call", "classmethod",
-                "staticmethod", "raise-before",
+                "staticmethod", "raise-before", "class-body-rebind",
             ]
         )  # fmt: skip
         tags = {f"wp-selfcall-{variant}"}
@@ -167,10 +167,12 @@ class ObjectShapes(Blocks):
                     "except ValueError:", "    pass"]  # fmt: skip
         ret = f"({x}.clone(), r)" if variant != "raise-before" else f"{x}.clone()"
         local = [f"class {run}:", *run_head, *ind(body, 2), f"        return {ret}", "", *put]
+        if variant == "class-body-rebind":  # the class body binds `put` a second time
+            local += ["", "    put = lambda self, t: None"]
         reader = ["    def put(self, t):", "        return t.float().sum()"]
         partial = ["    def put(self, t):", *ind(self.part("t", b), 2)]
         nothing = "lambda *a: None"
-        used, differs = run, kind != "full" or variant == "raise-before"
+        used, differs = run, kind != "full" or variant in ("raise-before", "class-body-rebind")
         extra: dict[str, tuple[list[str], str]] = {
             "override-read": ([f"class {sub}({run}):", *reader], sub),
             "override-part": ([f"class {sub}({run}):", *partial], sub),
