@@ -29,3 +29,7 @@ class AnalysisOptions:
     # Give every torch.empty* a ZO002 verdict (`safe`, `unsafe`, `unproven`), as `scan --since`
     # does for the lines a change touches; otherwise ZO002 reports only `unsafe` empties.
     judge_empties: bool = False
+    # Closed world (analysis/methods.py): every class whose instances a method's `self` can be
+    # is defined in the scanned tree, so `self.m(buf)` runs the class's own `def m` when no
+    # class of the tree that derives from it binds `m`. `closed-world = false` turns it off.
+    closed_world: bool = True

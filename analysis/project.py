@@ -29,7 +29,7 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from zeroopt.analysis.triton_summary import TritonSummary
@@ -163,6 +163,12 @@ class ProjectView:
         self._exports: dict[str, tuple[frozenset[str] | None, dict[str, str]]] = {}
         self.deps: dict[str, str] = {}  # module -> sha256 of what was read ("" when unreadable)
         self._kernels: dict[str, tuple[dict[str, TritonSummary], dict[str, str]]] = {}
+        # Function summaries of other modules (summaries.py), kept for the life of the worker:
+        # (module, line, name, parameter) -> (summary, the deps it read); the modules parsed for
+        # them (a few at a time); the class index of the whole tree (methods.py).
+        self.summary_memo: dict[tuple[Any, ...], tuple[Any, dict[str, str]]] = {}
+        self.summary_units: dict[str, Any] = {}
+        self.summary_world: Any = None
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
@@ -300,6 +306,35 @@ class ProjectView:
         else:
             self.deps.update(memo[1])
         return memo[0].get(name)
+
+    def function_binding(self, module: str, name: str) -> str | None:
+        """`name` when scanned `module` binds it only by non-import statements and no star
+        import may rebind it (summaries.py then checks that the binding is one plain def)."""
+        e = self.entry(module)
+        if e is None or e.dynamic or e.bindings.get(name) != frozenset({"<opaque>"}):
+            return None
+        for star in e.stars:
+            sub = self.exports(star) if star is not None else None
+            if sub is None or name in sub:
+                return None
+        return name
+
+    def module_tree(self, module: str) -> tuple[ast.Module, str, str] | None:
+        """(tree, text, path) of a scanned module, parsed again; refused when the bytes differ
+        from those its entry (and so the recorded SHA) was made from."""
+        path = self.index.modules.get(module)
+        if path is None or self.entry(module) is None:
+            return None
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            if hashlib.sha256(data).hexdigest() != self._entries[module][0]:
+                return None
+            tree = ast.parse(data)
+            text = data.decode("utf-8", errors="replace")
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return tree, text, path
 
     def _module_kernels(self, module: str) -> dict[str, TritonSummary]:
         """Parsed again, only for modules whose kernels are launched elsewhere: the entries keep

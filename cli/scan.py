@@ -133,6 +133,14 @@ def scan_command(
     show_evidence: Annotated[
         bool, typer.Option(help="Print the lines that decided each verdict.")
     ] = False,
+    no_closed_world: Annotated[
+        bool,
+        typer.Option(
+            "--no-closed-world",
+            help="Do not assume every subclass is in the scanned tree: `self.m(buf)` stays an "
+            "unknown call (as `closed-world = false`).",
+        ),
+    ] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only findings: no summary, no progress bar.")
     ] = False,
@@ -187,6 +195,7 @@ def scan_command(
             since,
             statistics=statistics,
             output_file=output_file,
+            no_closed_world=no_closed_world,
         )
     except (ConfigError, GitError) as exc:
         what = "configuration error" if isinstance(exc, ConfigError) else "--since"
@@ -248,6 +257,7 @@ def _run(
     *,
     statistics: bool = False,
     output_file: str | None = None,
+    no_closed_world: bool = False,
 ) -> int:
     from zeroopt.report import concise, github, json, sarif, table
     from zeroopt.report import statistics as stats
@@ -269,6 +279,8 @@ def _run(
             raise GitError("source read from `-` has no git history to compare with")
         changed = changed_lines.changed_lines(paths, since)
         config = replace(config, analysis=replace(config.analysis, judge_empties=True))
+    if no_closed_world:
+        config = replace(config, analysis=replace(config.analysis, closed_world=False))
     stdin: bytes | None = None
     if "-" in paths:
         stream = sys.stdin

@@ -114,6 +114,33 @@ that binds names dynamically (`globals()`, `vars()`, `sys.modules[__name__]`, a 
 means that package; standard-library modules, torch, triton and numpy are never taken from the
 tree.
 
+Function summaries (analysis/summaries.py, dataflow/summary_calls.py). A call that hands the
+buffer to a plain `def` of the scanned tree uses what the analysis proves of that def run with its
+parameter as a fresh unwritten buffer: written in full before any read on every path to a normal
+return (the call is a full write of the argument: a view passed gets written, a part of it only a
+part; an exception out of the call proves nothing), read before any write on some path (a definite
+read: `unsafe` where the caller's buffer is unwritten), or only its metadata used (the call is
+neutral); anything else stays a call to unknown code. Only where: the callee is the name's only
+binding in its module (same module, or imported from a scanned one) or, for `self.m(...)`, the
+class's only binding of `m`; its decorators are none or known harmless ones (`torch.no_grad()`,
+`torch.inference_mode()`, ...; `staticmethod`/`classmethod` on methods); it is neither a generator
+nor an `async def`, nor recursive (nor nested more than 4 summaries deep), and its own analysis
+gives up on nothing (a capture, frame reads); exactly one argument, positional or keyword, reaches
+the buffer or a view of it and binds a named parameter (no `*`/`**` at the call; not into
+`*args`/`**kwargs`); and the buffer has not escaped, been handed on or parked in a container
+before the call nor while its arguments are evaluated (a holder passed as another argument). The
+evidence names the callee, its file and line and these conditions. Assumed: no module rebinds
+another module's functions (`mod.f = g`). Methods are resolved under the closed-world assumption
+(analysis/methods.py): every class whose instance can be `self` is defined in the scanned tree by a
+class statement naming its base (directly, by an import alias or `X = Base`), nothing assigns the
+method's name on an object (`obj.m = ...`, `setattr(obj, "m", ...)`) or builds classes
+dynamically; then `self.m` is the enclosing class's `def m` when no class of the tree deriving from
+it (found by name over every file, same-named classes included) binds `m`, each inherits through
+its first base only, and neither has a class decorator (other than `dataclass`), a metaclass
+keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (or `scan --no-closed-world`)
+turns method resolution off. A cached result that relied on it is reused only while no file of the
+tree changed.
+
 Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module,
 or imported from another scanned module where that def is its module's only binding of the
 name, uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through

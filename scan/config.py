@@ -207,6 +207,7 @@ class Config:
                 "lifecycles": self.lifecycles,
                 "kernels": kernels,
                 "judge_empties": self.analysis.judge_empties,
+                "closed_world": self.analysis.closed_world,
             },
             sort_keys=True,
             default=str,
@@ -234,6 +235,7 @@ _KEYS = {
     "force-exclude",
     "lifecycles",
     "kernels",
+    "closed-world",
 }
 
 
@@ -351,6 +353,9 @@ def load_config(
         isinstance(cfg_jobs, bool) or not isinstance(cfg_jobs, int) or cfg_jobs < 1
     ):
         raise ConfigError(f"{where}: [tool.zeroopt] jobs must be a positive integer")
+    cfg_closed = raw.get("closed-world", True)
+    if not isinstance(cfg_closed, bool):
+        raise ConfigError(f"{where}: [tool.zeroopt] closed-world must be true or false")
     cfg_force = raw.get("force-exclude", False)
     if not isinstance(cfg_force, bool):
         raise ConfigError(f"{where}: [tool.zeroopt] force-exclude must be true or false")
@@ -392,7 +397,9 @@ def load_config(
         extend_exclude=strings("extend-exclude", ()),
         per_file_ignores=tuple(pfi),
         force_exclude=cfg_force if force_exclude is None else force_exclude,
-        analysis=AnalysisOptions(contracts=contracts, kernels=kernels, lifecycles=models),
+        analysis=AnalysisOptions(
+            contracts=contracts, kernels=kernels, lifecycles=models, closed_world=cfg_closed
+        ),
         cache_dir=Path(os.path.abspath(resolved_cache)),
         jobs=jobs if jobs is not None else cfg_jobs,
         lifecycles=lifecycles,

@@ -31,6 +31,7 @@ from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
+from zeroopt.analysis.summaries import Summaries, make_unit
 from zeroopt.rules import ALL_RULES, Rule
 from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.findings import (
@@ -208,6 +209,9 @@ def _analyse_tree(
     decided: dict[int, Verdict] = {}
     src_memo: dict[int, tuple[ast.AST, str]] = {}  # shared: every context reads this one tree
     frames_read = any(w in text for w in _FRAME_WORDS) and _FRAMES.search(text) is not None
+    module = project.index.names.get(real_path) if project and real_path else None
+    unit = make_unit(tree, resolver, text, path, module, frames_read)
+    summaries = Summaries(unit, project, contracts, tuple(options.kernels), options.closed_world)
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
         if not rules or isinstance(site.owner, ast.Lambda):
@@ -233,6 +237,7 @@ def _analyse_tree(
             no_data=no_data_reason(site, resolver),
             zero_size=zero_size_like(site, resolver),
             certain_reads_only=any(r.certain_reads_only for r in rules),
+            summaries=summaries,
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)

@@ -25,6 +25,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
+from zeroopt.analysis.methods import TREE_DEP, tree_digest
 from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
 from zeroopt.scan import file_analysis
@@ -319,6 +320,18 @@ def scan(
     return report
 
 
+_TREE_DIGESTS: dict[tuple[int, int], str] = {}
+
+
+def _tree_digest(index: ProjectIndex, shas: dict[str, str]) -> str:
+    """The digest methods.py records for a resolution that relied on the whole tree."""
+    key = (id(shas), len(shas))
+    if key not in _TREE_DIGESTS:
+        _TREE_DIGESTS.clear()
+        _TREE_DIGESTS[key] = tree_digest([(p, shas.get(p, "")) for p in index.names])
+    return _TREE_DIGESTS[key]
+
+
 def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[str, str]) -> bool:
     """Whether everything a cached result resolved through is as it was (analysis/project.py)."""
     for key, value in deps.items():
@@ -330,6 +343,9 @@ def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[
                 return False
         elif key.startswith("?"):
             if ("1" if key[1:] in index.modules else "0") != value:
+                return False
+        elif key == TREE_DEP:
+            if _tree_digest(index, shas) != value:
                 return False
         else:
             module_path = index.modules.get(key)

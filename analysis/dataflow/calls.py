@@ -9,13 +9,13 @@ from dataclasses import replace
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import place_key
-from zeroopt.analysis.dataflow.stores import Stores
+from zeroopt.analysis.dataflow.summary_calls import SummaryCalls
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
 from zeroopt.analysis.state import MAYBE, MAYBE_COPY, SELF, Ref, View
 
 
-class Calls(Stores):
+class Calls(SummaryCalls):
     def _e_Call(self, e: ast.Call) -> Ref | None:
         if e is self.ctx.alloc:
             for a in [*e.args, *(k.value for k in e.keywords)]:
@@ -118,6 +118,17 @@ class Calls(Stores):
             return None
         reader = bool(qual) and (api.is_known_reader(qual or "") or qual in api.READ_BUILTINS)
         result: Ref | None = None
+        if not (
+            reader
+            or torch_method
+            or contract is not None
+            or qual in api.METADATA_FUNCTIONS
+            or qual in api.PURE_BUILTINS
+            or qual in api.CALLBACK_BUILTINS
+        ):
+            handled, result = self._summary_call(e, qual)  # a def of the scanned tree
+            if handled:
+                return result
 
         def written(arg: tuple[int | str | None, ast.expr]) -> bool:
             key = arg[0]

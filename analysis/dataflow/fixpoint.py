@@ -258,6 +258,7 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             if t not in pending and t in position:
                 pending.add(t)
                 heapq.heappush(heap, position[t])
+    outcome.exit_state = in_states[cfg.exit]
     # Final pass over the fixpoint: record what decides the verdict.
     rec = _Recorder(outcome)
     for idx in order:

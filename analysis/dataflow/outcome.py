@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from zeroopt.analysis.capture import capture_functions
 from zeroopt.analysis.dataflow.places import mask_names, store_hooks
@@ -12,6 +13,10 @@ from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import plain_dataclasses
 from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.state import State
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.summaries import Summaries
 
 UNSAFE = "unsafe"
 UNPROVEN = "unproven"
@@ -50,6 +55,8 @@ class BufferOutcome:
     assumed: list[tuple[int, str]] = field(default_factory=list)
     reached: bool = False
     gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
+    # The state at the function's normal exit, joined over every path (None: never returns).
+    exit_state: State | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -87,6 +94,8 @@ class Context:
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.
     src_memo: dict[int, tuple[ast.AST, str]] = field(default_factory=dict)
+    # Summaries of the functions of the scanned tree (summaries.py): None leaves calls unknown.
+    summaries: Summaries | None = None
 
     @property
     def records(self) -> dict[str, tuple[str, ...]]:

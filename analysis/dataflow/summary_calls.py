@@ -1,0 +1,108 @@
+"""Calls of functions of the scanned tree, applied through their summaries (analysis/summaries.py).
+
+A summary describes the callee's effect on a fresh buffer that only its parameter reaches. It
+is used at a call only when that holds for the caller's buffer too: exactly one argument (a
+plain positional or keyword one, no `*`/`**` at the call) evaluates to the buffer or a view of
+it, it binds a named parameter of the callee (not `*args`/`**kwargs`), and the buffer has not
+escaped, been handed on or been parked in a container before the call (a callee could reach it
+through a global, an attribute or a holder) nor while the arguments were evaluated (a holder of
+it passed as another argument makes it lost). Otherwise the call is what any unknown call is.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from zeroopt.analysis.dataflow.stores import Stores
+from zeroopt.analysis.state import MAYBE, Ref
+from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
+
+
+class SummaryCalls(Stores):
+    def _summary_call(self, e: ast.Call, qual: str | None) -> tuple[bool, Ref | None]:
+        """(handled, result): False when the call is left to the generic handling untouched."""
+        engine = self.ctx.summaries
+        if engine is None or any(isinstance(a, ast.Starred) for a in e.args):
+            return False, None
+        if any(k.arg is None for k in e.keywords) or _reachable(self):
+            return False, None
+        callee = engine.callee(self.ctx.scope, e.func, qual)
+        if callee is None:
+            return False, None
+        found: list[tuple[int | str, ast.expr, Ref]] = []
+        for i, a in enumerate(e.args):
+            ref = self.eval(a)
+            if ref is not None:
+                found.append((i, a, ref))
+        for k in e.keywords:
+            assert k.arg is not None
+            ref = self.eval(k.value)
+            if ref is not None:
+                found.append((k.arg, k.value, ref))
+        param = callee.parameter(found[0][0]) if len(found) == 1 else None
+        if param is None or _reachable(self):
+            why = (
+                "more than one argument reaches it"
+                if len(found) > 1
+                else "it reaches the callee otherwise than as one named parameter"
+            )
+            self._unknown_summary_call(e, callee, found, why if found else "")
+            return True, None
+        _, a, ref = found[0]
+        summary = engine.summary(callee, param)
+        return True, self._apply_summary(e, callee, param, summary, a, ref)
+
+    def _apply_summary(
+        self, e: ast.Call, callee: Callee, param: str, summary: Summary, a: ast.expr, ref: Ref
+    ) -> Ref | None:
+        name = callee.name
+        basis = f"summary of `{name}` ({callee.where}, parameter `{param}`; {callee.why})"
+        if summary.kind == WRITES:
+            self.write(
+                ref,
+                a,
+                full=True,
+                region=None,
+                how=f"`{self._src(e)[:60]}` writes it in full before any read on every path ({basis})",
+            )
+            return MAYBE if summary.returns else None
+        if summary.kind == UNTOUCHED:
+            if self.rec is not None and not self.st.full:
+                self.rec.note(
+                    self.rec.outcome.contracts,
+                    e.lineno,
+                    f"`{name}` neither reads, writes nor keeps it: only its metadata ({basis})",
+                )
+            return None
+        if summary.kind == READS:
+            self.read(
+                ref,
+                a,
+                definite=True,
+                how=f"read by `{name}` (line {summary.line} of {callee.unit.path}) before it "
+                f"writes it: {summary.why} ({basis})",
+            )
+        self._unknown_summary_call(e, callee, [("", a, ref)], summary.why)
+        return None
+
+    def _unknown_summary_call(
+        self, e: ast.Call, callee: Callee, found: list[tuple[int | str, ast.expr, Ref]], why: str
+    ) -> None:
+        """What any call of code the analysis cannot see does (calls.py's generic handling)."""
+        name = callee.name
+        for _, a, ref in found:
+            self.read(
+                ref,
+                a,
+                definite=False,
+                how=f"passed to `{name}`, which is not known to only write it"
+                + (f" ({why[:120]})" if why else ""),
+            )
+            self.lost(a, f"passed to `{name}`")
+        self.unknown_call(e, f"call to `{name}`")
+
+
+def _reachable(ev: SummaryCalls) -> bool:
+    """The buffer may be reached by the callee other than through its arguments."""
+    st = ev.st
+    return st.live and bool(st.lost or st.escapes or st.hidden)

@@ -1,0 +1,340 @@
+"""`self.m(...)` resolved to the enclosing class's own `def m`, under the closed-world assumption.
+
+Closed world: every class whose instances can be `self` here is defined in the scanned tree by a
+class statement whose bases name the class (directly, through an import alias `as X`, or a plain
+assignment alias `X = C`), and nothing assigns the method name on an object (`obj.m = ...`,
+`setattr(obj, "m", ...)`) or creates classes dynamically with a computed base. Under it, `self.m`
+is the class's `def m` when no class of the tree that derives from the class, however
+indirectly, binds `m` in its body. Subclasses are found by name over the source of every file of
+the tree (a class elsewhere with the same name counts as one: more give-ups, never fewer), and
+each must inherit through its first base only, so that no other base can come before the class
+in its method resolution order. `[tool.zeroopt] closed-world = false` (`--no-closed-world`)
+turns this off: such calls stay unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from zeroopt.analysis.resolve import Scope
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.analysis.summaries import Unit
+
+TREE_DEP = "*tree"  # deps key: the digest of every file of the tree (runner.py checks it)
+_MAX_LINEAGE = 40
+_MAX_FILES = 16  # files to parse for one name of a lineage, at most (the cost stays bounded)
+_CALLER_DECORATORS = frozenset(
+    {
+        "builtins.property",
+        "abc.abstractmethod",
+        "typing.override",
+        "typing_extensions.override",
+        "functools.cached_property",
+    }
+)
+_CLASS_DECORATORS = ("dataclass", "dataclasses.dataclass")
+# `obj.m = `, `obj.m: T = `, `obj.m, x = ` (a line with `.m,` and then an `=`, conservatively),
+# `for obj.m in`, `as obj.m`, `setattr(obj, "m", `.
+_STORE = re.compile(
+    rb"\.[ \t]*(\w+)[ \t]*(?:=(?!=)|:[^\n=]*=(?!=)|,[^\n]*[^=!<>]=(?!=))"
+    rb"|(?:\bfor|\bas)[ \t]+[\w.]+\.(\w+)\b"
+    rb"|setattr\([^\n,]*,[ \t]*['\"](\w+)['\"]"
+)
+
+
+_CLASS = re.compile(rb"\bclass[ \t]+\w+[ \t]*\(([^:]*)")
+_WORD = re.compile(rb"\w+")
+# `C as X` (an import: followed by `,`, `)` or the end of the line), `X = C` / `X = mod.C` (a
+# whole line).
+_ALIAS = re.compile(
+    rb"\b(\w+)[ \t]+as[ \t]+(\w+)[ \t]*(?=,|\)|$)|^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*$",
+    re.M,
+)
+
+
+@dataclass
+class _Index:
+    bases: dict[str, set[int]]  # a name -> files with a class statement whose bases mention it
+    unclear: set[int]  # files with a class statement whose bases the pattern cannot delimit
+    aliases: dict[str, set[str]]  # a name -> names bound to it (`as`, plain assignment)
+    stored: dict[str, str]  # attribute names assigned somewhere -> one file that does
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    name: str
+    line: int
+    bases: tuple[frozenset[str], ...]  # the identifiers each base expression mentions
+    binds: frozenset[str]  # names its body binds
+    decorated: bool  # a class decorator other than dataclass
+
+
+def tree_digest(items: list[tuple[str, str]]) -> str:
+    """One digest over (path, sha256) of every file of the tree."""
+    h = hashlib.sha256()
+    for path, sha in sorted(items):
+        h.update(f"{path}\0{sha}\n".encode())
+    return h.hexdigest()
+
+
+class ClassWorld:
+    """The source of every file of the scanned tree, read once per worker."""
+
+    def __init__(self, files: list[tuple[str, bytes]], digest: str) -> None:
+        self.files = files
+        self.digest = digest
+        self._classes: dict[str, list[ClassInfo] | None] = {}
+        self._lineage: dict[str, tuple[list[tuple[str, ClassInfo]], str]] = {}
+        self._answers: dict[tuple[str, str], str] = {}
+        self._index: _Index | None = None
+
+    @classmethod
+    def of(cls, project: ProjectView | None, unit: Unit) -> ClassWorld:
+        if project is None:
+            data = "\n".join(unit.lines).encode()
+            return cls([(unit.path, data)], "")
+        world = project.summary_world
+        if isinstance(world, ClassWorld):
+            return world
+        files: list[tuple[str, bytes]] = []
+        shas: list[tuple[str, str]] = []
+        for path in sorted(project.index.names):
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                data = b""
+            files.append((path, data))
+            shas.append((path, hashlib.sha256(data).hexdigest()))
+        world = cls(files, tree_digest(shas))
+        project.summary_world = world
+        return world
+
+    @property
+    def index(self) -> _Index:
+        """One pass over the text of the tree: which files have a class statement whose bases
+        mention each name, the aliases of each name, and the attribute names assigned."""
+        if self._index is None:
+            index = _Index({}, set(), {}, {})
+            for i, (path, data) in enumerate(self.files):
+                if b"class" in data:
+                    for m in _CLASS.finditer(data):
+                        bases = m.group(1)
+                        if b")" not in bases:
+                            index.unclear.add(i)  # a colon inside the bases: parse the file
+                        for word in _WORD.findall(bases):
+                            index.bases.setdefault(word.decode(), set()).add(i)
+                for m in _ALIAS.finditer(data):
+                    old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                    index.aliases.setdefault(old.decode(), set()).add(new.decode())
+                for m in _STORE.finditer(data):
+                    index.stored.setdefault((m.group(1) or m.group(2) or m.group(3)).decode(), path)
+            self._index = index
+        return self._index
+
+    @property
+    def stored(self) -> dict[str, str]:
+        """Attribute names some file of the tree assigns (`obj.name = ...`, `obj.name: T = ...`,
+        `setattr(obj, "name", ...)`), with one such file."""
+        return self.index.stored
+
+    def _parsed(self, path: str, data: bytes) -> list[ClassInfo] | None:
+        if path not in self._classes:
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._classes[path] = None
+                return None
+            self._classes[path] = [_info(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        return self._classes[path]
+
+    def lineage(self, name: str) -> tuple[list[tuple[str, ClassInfo]], str]:
+        """Classes of the tree that may derive from a class called `name`, or why not certain."""
+        hit = self._lineage.get(name)
+        if hit is not None:
+            return hit
+        names = {name}
+        frontier = [name]
+        found: dict[tuple[str, int], tuple[str, ClassInfo]] = {}
+        why = ""
+        index = self.index
+        while frontier and not why:
+            n = frontier.pop()
+            for new in index.aliases.get(n, ()):
+                if new not in names:
+                    names.add(new)
+                    frontier.append(new)
+            candidates = index.bases.get(n, set())
+            if len(candidates) > _MAX_FILES:
+                why = f"more than {_MAX_FILES} files have classes whose bases name `{n}`"
+                break
+            for i in sorted(candidates | index.unclear):  # the unclear ones: parsed once
+                path, data = self.files[i]
+                infos = self._parsed(path, data)
+                if infos is None:
+                    why = f"{path} may derive from `{n}` and cannot be parsed"
+                    break
+                for info in infos:
+                    if any(n in ids for ids in info.bases) and (path, info.line) not in found:
+                        found[(path, info.line)] = (path, info)
+                        if info.name not in names:
+                            names.add(info.name)
+                            frontier.append(info.name)
+                if len(found) > _MAX_LINEAGE:
+                    break
+            if len(found) > _MAX_LINEAGE:
+                why = f"more than {_MAX_LINEAGE} classes may derive from `{name}`"
+        if not why:
+            for path, info in found.values():
+                lineage = [bool(ids & names) for ids in info.bases]
+                if not lineage[0] or any(lineage[1:]):
+                    why = (
+                        f"class {info.name} ({_short(path)}:{info.line}) may derive from `{name}` "
+                        "other than through its first base only"
+                    )
+                    break
+                if info.decorated:
+                    why = f"class {info.name} ({_short(path)}:{info.line}) has a class decorator"
+                    break
+        result = (list(found.values()), why)
+        self._lineage[name] = result
+        return result
+
+    def overridden(self, cls_name: str, attr: str) -> str:
+        """Why `self.<attr>` in class `cls_name` may not be that class's own def ("" if it is)."""
+        key = (cls_name, attr)
+        hit = self._answers.get(key)
+        if hit is not None:
+            return hit
+        found, why = self.lineage(cls_name)
+        if not why:
+            for path, info in found:
+                if attr in info.binds or "__getattribute__" in info.binds:
+                    why = f"class {info.name} ({_short(path)}:{info.line}) may override `{attr}`"
+                    break
+        if not why and attr in self.stored:
+            why = f"{_short(self.stored[attr])} assigns an attribute `{attr}`"
+        self._answers[key] = why
+        return why
+
+
+def _base_names(b: ast.expr) -> frozenset[str]:
+    """The names a base expression may denote the class by: `C`, `mod.C`, `C[T]` give `C`; any
+    other expression (a call, ...) every name and attribute it mentions."""
+    while isinstance(b, ast.Subscript):
+        b = b.value
+    if isinstance(b, ast.Name):
+        return frozenset({b.id})
+    if isinstance(b, ast.Attribute):
+        return frozenset({b.attr})
+    return frozenset(
+        {n.id for n in ast.walk(b) if isinstance(n, ast.Name)}
+        | {n.attr for n in ast.walk(b) if isinstance(n, ast.Attribute)}
+    )
+
+
+def _info(node: ast.ClassDef) -> ClassInfo:
+    bases = tuple(_base_names(b) for b in node.bases)
+    extra = [k.value for k in node.keywords]  # metaclass=...: may add anything
+    decorated = bool(extra) or any(
+        ast.unparse(d.func if isinstance(d, ast.Call) else d) not in _CLASS_DECORATORS
+        for d in node.decorator_list
+    )
+    return ClassInfo(node.name, node.lineno, bases or (frozenset(),), _class_binds(node), decorated)
+
+
+def _class_binds(node: ast.ClassDef) -> frozenset[str]:
+    """Names the class body binds (its own statements, not its methods' bodies)."""
+    out: set[str] = set()
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(stmt.name)
+            roots: list[ast.AST] = list(stmt.decorator_list)
+        else:
+            roots = [stmt]
+        for root in roots:
+            for n in ast.walk(root):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                    out.add(n.id)
+                elif isinstance(n, ast.alias):
+                    out.add((n.asname or n.name).split(".")[0])
+                elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    out.add(n.name)
+    return frozenset(out)
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def method_of(
+    scope: Scope, recv: str, attr: str, unit: Unit, world: ClassWorld
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, str] | None:
+    """The def `recv.attr(...)` runs inside a method whose first parameter is `recv`, with how many
+    leading parameters the receiver binds and the conditions that made it certain."""
+    from zeroopt.analysis.summaries import plain_decorators
+
+    caller = scope.node
+    owner = scope.parent
+    if (
+        not isinstance(caller, ast.FunctionDef | ast.AsyncFunctionDef)
+        or owner is None
+        or not owner.is_class
+        or not isinstance(owner.node, ast.ClassDef)
+    ):
+        return None
+    cls = owner.node
+    params = [*caller.args.posonlyargs, *caller.args.args]
+    if not params or params[0].arg != recv:
+        return None
+    if (
+        any(
+            isinstance(n, ast.Name) and n.id == recv and isinstance(n.ctx, ast.Store | ast.Del)
+            for n in ast.walk(caller)
+        )
+        or recv in scope.nonlocal_names | scope.global_names
+    ):
+        return None  # the receiver may be rebound
+    if not plain_decorators(caller, unit, _CALLER_DECORATORS):
+        return None  # only decorators that call it with the same receiver
+    info = _info(cls)
+    if info.decorated or "__getattribute__" in info.binds:
+        return None
+    defs = [
+        s
+        for s in cls.body
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == attr
+    ]
+    if len(defs) != 1:
+        return None
+    fn = defs[0]
+    rest = [s for s in cls.body if s is not fn]
+    others = _class_binds(
+        ast.ClassDef(name="", bases=[], keywords=[], body=rest, decorator_list=[])
+    )
+    if attr in others or not plain_decorators(
+        fn, unit, frozenset({"builtins.staticmethod", "builtins.classmethod"})
+    ):
+        return None
+    kinds = {unit.resolver.qualified(owner, d) for d in fn.decorator_list}
+    shift = 0 if "builtins.staticmethod" in kinds else 1
+    why = world.overridden(cls.name, attr)
+    if why:
+        return None
+    return (
+        fn,
+        shift,
+        f"`{attr}` is bound once in class {cls.name}, by a plain def; closed world: no class of "
+        f"the scanned tree that derives from {cls.name} binds `{attr}`, and nothing assigns it",
+    )

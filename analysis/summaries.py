@@ -1,0 +1,474 @@
+"""Function summaries: what a function of the scanned tree does to one tensor parameter.
+
+A call `helper(buf)` hands the buffer to code the analysis of the caller cannot see. When the
+callee is one plain `def` of the scanned tree, the same engine runs on the callee with the
+parameter bound to a fresh, unwritten buffer at entry, and the result is kept as a summary:
+
+- WRITES: on every path to a normal return the parameter is written in full before any read,
+  escape or hand-off, and nothing is recorded against it (a call is then a full write of the
+  argument; an exception leaving the callee proves nothing, like any raising write);
+- READS: some path reads it before any write, with no assumption about other callees (the call
+  is a definite read of the argument);
+- UNTOUCHED: never read, written, stored, returned or handed on (only metadata): the call is
+  neutral for the buffer;
+- UNKNOWN: anything else, or a callee that cannot be summarised (why says so).
+
+Summaries are memoised per (function, parameter): those of this file's module per file, those of
+other modules once per worker, with the modules read recorded as dependencies of every file that
+uses them (project.py), so the per-file cache is invalidated when one changes. The call-site
+conditions (one argument reaches the buffer, nothing else can) are checked in
+dataflow/summary_calls.py; method resolution under the closed-world assumption in methods.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+from zeroopt.analysis.cfg import Builder
+from zeroopt.analysis.methods import TREE_DEP, ClassWorld, method_of
+from zeroopt.analysis.resolve import Resolver, Scope, walk_scope
+from zeroopt.analysis.scalars import int_names
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.kernel_contracts import KernelContract
+    from zeroopt.analysis.options import Contract
+    from zeroopt.analysis.project import ProjectView
+
+WRITES = "writes"
+READS = "reads"
+UNTOUCHED = "untouched"
+UNKNOWN = "unknown"
+
+_MAX_DEPTH = 4  # summaries computed inside the computation of a summary, at most
+PARAMETER_MARKER = "__zeroopt_parameter__"
+# Decorators that call the function with the same arguments and change no tensor.
+HARMLESS_DECORATORS = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.enable_grad",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+_DYNAMIC = ("globals()", "vars()", "sys.modules[__name__]", "__dict__[", "exec(")
+
+
+@dataclass(frozen=True)
+class Summary:
+    kind: str
+    why: str = ""  # UNKNOWN: why; READS: what reads it first
+    line: int = 0  # READS: the line of that read
+    returns: bool = False  # WRITES: the function returns a value (it may be the parameter)
+
+
+@dataclass
+class Unit:
+    """One parsed module whose functions may be summarised."""
+
+    tree: ast.Module
+    resolver: Resolver
+    lines: list[str]
+    path: str  # as shown in evidence
+    module: str | None
+    frames_read: bool
+    dynamic: bool  # may rebind its names at run time (globals(), setattr(), exec(), ...)
+    src_memo: dict[int, tuple[ast.AST, str]] = field(default_factory=dict)
+    _defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
+
+    def function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module's top-level `def name` when it is the name's only binding in the module."""
+        if self._defs is None:
+            self._defs = unique_defs(self.tree)
+        return self._defs.get(name)
+
+
+@dataclass(frozen=True)
+class Callee:
+    fn: ast.FunctionDef | ast.AsyncFunctionDef
+    unit: Unit
+    shift: int  # leading parameters bound by the receiver (`self` of a bound method)
+    name: str  # for the evidence
+    why: str  # the conditions that made the resolution certain, for the evidence
+
+    @property
+    def where(self) -> str:
+        return f"{self.unit.path}:{self.fn.lineno}"
+
+    def parameter(self, key: int | str) -> str | None:
+        """The parameter an argument at position `key` (or keyword `key`) binds, if certain."""
+        a = self.fn.args
+        positional = [*a.posonlyargs, *a.args]
+        if isinstance(key, int):
+            i = key + self.shift
+            return positional[i].arg if i < len(positional) else None
+        names = [p.arg for p in a.args[max(0, self.shift - len(a.posonlyargs)) :]]
+        names += [p.arg for p in a.kwonlyargs]
+        return key if key in names else None
+
+
+def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level defs whose name nothing else in the module binds (no other statement, no
+    `global` declaration anywhere, no second def)."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    other: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.setdefault(stmt.name, []).append(stmt)
+            roots: list[ast.AST] = [*stmt.decorator_list, stmt.args]
+        else:
+            roots = [stmt]
+        for root in roots:
+            for n in ast.walk(root):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                    other.add(n.id)
+                elif isinstance(n, ast.alias):
+                    other.add((n.asname or n.name).split(".")[0])
+                elif isinstance(
+                    n,
+                    ast.FunctionDef
+                    | ast.ClassDef
+                    | ast.AsyncFunctionDef
+                    | ast.ExceptHandler
+                    | ast.MatchAs
+                    | ast.MatchStar,
+                ):
+                    if n.name:
+                        other.add(n.name)
+                elif isinstance(n, ast.MatchMapping) and n.rest:
+                    other.add(n.rest)
+    for n in ast.walk(module):
+        if isinstance(n, ast.Global):
+            other.update(n.names)
+    return {k: v[0] for k, v in defs.items() if len(v) == 1 and k not in other}
+
+
+def is_generator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(n, ast.Yield | ast.YieldFrom) for n in walk_scope(fn.body))
+
+
+def _returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(
+        isinstance(n, ast.Return)
+        and n.value is not None
+        and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+        for n in walk_scope(fn.body)
+    )
+
+
+class Summaries:
+    """Resolves callees and computes their summaries for the analysis of one file."""
+
+    def __init__(
+        self,
+        unit: Unit,
+        project: ProjectView | None,
+        contracts: dict[str, Contract],
+        kernels: tuple[KernelContract, ...],
+        closed_world: bool,
+    ) -> None:
+        self.unit = unit
+        self.project = project
+        self.contracts = contracts
+        self.kernels = kernels
+        self.closed_world = closed_world
+        # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary):
+        # shared by the engines of every module this file's analysis reaches.
+        self._memo: dict[tuple[int, str], tuple[ast.AST, Summary]] = {}
+        self._stack: list[tuple[int, str]] = []
+        self._callees: dict[int, tuple[ast.expr, Callee | None, dict[str, str]]] = {}
+        self._world: ClassWorld | None = None
+
+    # --- resolution ------------------------------------------------------------------------
+    def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
+        """The one plain def a call of `func` in `scope` runs, or None when not certain. Asked at
+        every visit of the call in the fixpoint: memoised per call (with what it recorded)."""
+        key = id(func)
+        hit = self._callees.get(key)
+        if hit is not None and hit[0] is func:
+            if hit[2] and self.project is not None:
+                self.project.deps.update(hit[2])
+            return hit[1]
+        project = self.project
+        outer: dict[str, str] = {}
+        if project is not None:
+            outer, project.deps = project.deps, {}
+        try:
+            found = self._resolve(scope, func, qual)
+        finally:
+            consulted: dict[str, str] = {}
+            if project is not None:
+                consulted = dict(project.deps)
+                project.deps = {**outer, **project.deps}
+        self._callees[key] = (func, found, consulted)
+        return found
+
+    def _resolve(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
+        if isinstance(func, ast.Name) and qual is None:
+            if self.unit.dynamic or not _module_level(scope, func.id):
+                return None
+            fn = self.unit.function(func.id)
+            return self._plain(
+                fn, self.unit, 0, func.id, "the only binding of the name in its module"
+            )
+        if qual is not None and self.project is not None:
+            return self._imported(qual)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if not self.closed_world:
+                return None
+            found = method_of(scope, func.value.id, func.attr, self.unit, self.world)
+            if found is None:
+                return None
+            fn, shift, why = found
+            if self.project is not None:
+                self.project.deps[TREE_DEP] = self.world.digest  # any file may add a subclass
+            return Callee(fn, self.unit, shift, f"{func.value.id}.{func.attr}", why)
+        return None
+
+    @property
+    def world(self) -> ClassWorld:
+        if self._world is None:
+            self._world = ClassWorld.of(self.project, self.unit)
+        return self._world
+
+    def _plain(
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef | None,
+        unit: Unit,
+        shift: int,
+        name: str,
+        why: str,
+    ) -> Callee | None:
+        if fn is None or not plain_decorators(fn, unit, frozenset()):
+            return None
+        return Callee(fn, unit, shift, name, why)
+
+    def _imported(self, qual: str) -> Callee | None:
+        project = self.project
+        assert project is not None
+        module, _, name = qual.rpartition(".")
+        if not module or not project.is_module(module):
+            return None
+        if module == self.unit.module:
+            unit: Unit | None = self.unit
+        else:
+            if project.function_binding(module, name) is None:
+                return None
+            unit = load_unit(project, module)
+        if unit is None or unit.dynamic:
+            return None
+        return self._plain(
+            unit.function(name), unit, 0, qual, f"the only binding of `{name}` in {module}"
+        )
+
+    # --- summaries -------------------------------------------------------------------------
+    def summary(self, callee: Callee, param: str) -> Summary:
+        key = (id(callee.fn), param)
+        if callee.unit is not self.unit and self.project is not None:
+            return self._shared(callee, param)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = (callee.fn, self._compute(callee, param))
+            self._memo[key] = hit
+        return hit[1]
+
+    def _shared(self, callee: Callee, param: str) -> Summary:
+        """Summaries of other modules, kept for the life of the worker with what they read."""
+        project = self.project
+        assert project is not None
+        memo = project.summary_memo
+        key = (callee.unit.module, callee.fn.lineno, callee.fn.name, param)
+        hit = memo.get(key)
+        if hit is not None:
+            project.deps.update(hit[1])
+            return hit[0]
+        outer, project.deps = project.deps, {}
+        try:
+            if callee.unit.module:
+                project.entry(callee.unit.module)  # records the module's SHA
+            result = self._compute(callee, param)
+            consulted = dict(project.deps)
+        finally:
+            project.deps = {**outer, **project.deps}
+        memo[key] = (result, consulted)
+        return result
+
+    def _compute(self, callee: Callee, param: str) -> Summary:
+        key = (id(callee.fn), param)
+        if key in self._stack:
+            return Summary(UNKNOWN, "it calls itself (recursion)")
+        if len(self._stack) >= _MAX_DEPTH:
+            return Summary(UNKNOWN, f"summaries nested more than {_MAX_DEPTH} deep")
+        fn = callee.fn
+        if isinstance(fn, ast.AsyncFunctionDef):
+            return Summary(UNKNOWN, "an async def: its body does not run at the call")
+        if is_generator(fn):
+            return Summary(UNKNOWN, "a generator: its body does not run at the call")
+        self._stack.append(key)
+        try:
+            return self._run(callee, param)
+        finally:
+            self._stack.pop()
+
+    def _run(self, callee: Callee, param: str) -> Summary:
+        from zeroopt.analysis.dataflow import UNSAFE, Context, analyse_buffer
+
+        fn = callee.fn
+        unit = callee.unit
+        scope = unit.resolver.scopes.get(fn)
+        if scope is None:
+            return Summary(UNKNOWN, "no scope")
+        marker = ast.Call(func=ast.Name(id=PARAMETER_MARKER, ctx=ast.Load()), args=[], keywords=[])
+        stmt = ast.Assign(targets=[ast.Name(id=param, ctx=ast.Store())], value=marker)
+        for n in (marker, marker.func, stmt, stmt.targets[0]):
+            n.lineno = n.end_lineno = fn.lineno
+            n.col_offset = n.end_col_offset = 0
+        qualify = partial(unit.resolver.qualified, scope)
+        cfg = Builder(qualify).build([stmt, *fn.body])
+        args = fn.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
+        nested = self if unit is self.unit else self._for(unit)
+        ctx = Context(
+            alloc=marker,
+            resolver=unit.resolver,
+            scope=scope,
+            contracts=self.contracts,
+            source_lines=unit.lines,
+            escape_on_bind=frozenset(unstable),
+            contiguous=False,  # a view may be passed: layouts prove nothing
+            capture_nodes=frozenset(cfg.capture_nodes),
+            int_names=int_names(fn.body, [p for p in params if p.arg != param], unstable, qualify),
+            kernels=self.kernels,
+            frames_read=unit.frames_read,
+            certain_reads_only=True,  # a read first on every way in, for both rules
+            src_memo=unit.src_memo,
+            summaries=nested,
+        )
+        outcome = analyse_buffer(cfg, ctx)
+        if outcome.gave_up:
+            return Summary(UNKNOWN, outcome.gave_up)
+        for issue in outcome.issues:
+            if issue.severity == UNSAFE and issue.kind == "read":
+                if any(at <= issue.line for at, _ in outcome.assumed):
+                    continue  # relies on another callee not writing it
+                return Summary(
+                    READS, issue.text.removeprefix("read before any write: "), issue.line
+                )
+        end = outcome.exit_state
+        if outcome.issues or end is None or not end.live:
+            first = outcome.issues[0].text if outcome.issues else "it never returns normally"
+            return Summary(UNKNOWN, first)
+        if end.full:
+            return Summary(WRITES, returns=_returns_value(fn))
+        if (
+            not outcome.writes
+            and not outcome.partial_writes
+            and not outcome.view_writes
+            and not end.touched
+            and not end.some_write
+            and not end.escapes
+            and not end.lost
+            and not end.hidden
+        ):
+            return Summary(UNTOUCHED)
+        return Summary(UNKNOWN, "written in part or only on some paths")
+
+    def _for(self, unit: Unit) -> Summaries:
+        """The engine of another module's functions, sharing the recursion stack."""
+        other = Summaries(unit, self.project, self.contracts, self.kernels, self.closed_world)
+        other._stack = self._stack
+        other._world = self._world
+        other._memo = self._memo
+        return other
+
+
+def _module_level(scope: Scope, name: str) -> bool:
+    """`name` in `scope` denotes the module's binding: no function or comprehension in between
+    binds it (a class body binds for its own statements only)."""
+    current: Scope | None = scope
+    first = True
+    while current is not None:
+        if current.parent is None:
+            return True
+        if name in current.global_names:
+            return True
+        if (first or not current.is_class) and name in current.bindings:
+            return False
+        first = False
+        current = current.parent
+    return False
+
+
+def plain_decorators(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, unit: Unit, allowed: frozenset[str]
+) -> bool:
+    """Every decorator is a known harmless one (or one of `allowed`, e.g. staticmethod)."""
+    scope = unit.resolver.scopes.get(fn)
+    outer = scope.parent if scope is not None else None
+    if outer is None:
+        return not fn.decorator_list
+    for dec in fn.decorator_list:
+        target = (
+            dec.func if isinstance(dec, ast.Call) and not dec.args and not dec.keywords else dec
+        )
+        if not isinstance(target, ast.Name | ast.Attribute):
+            return False
+        qual = unit.resolver.qualified(outer, target)
+        if qual is None or (qual not in HARMLESS_DECORATORS and qual not in allowed):
+            return False
+        if qual in allowed and target is not dec:
+            return False
+    return True
+
+
+def make_unit(
+    tree: ast.Module,
+    resolver: Resolver,
+    text: str,
+    path: str,
+    module: str | None,
+    frames_read: bool,
+) -> Unit:
+    lines = text.splitlines()
+    return Unit(
+        tree,
+        resolver,
+        lines,
+        path,
+        module,
+        frames_read,
+        any(m in text for m in _DYNAMIC),
+    )
+
+
+def load_unit(project: ProjectView, module: str) -> Unit | None:
+    """Another module of the tree, parsed once per worker (a few kept at a time)."""
+    from zeroopt.analysis.semantics import FRAME_PATTERN, FRAME_WORDS
+
+    units = project.summary_units
+    if module in units:
+        unit = units.pop(module)
+        units[module] = unit  # most recently used last
+        return unit
+    loaded = project.module_tree(module)
+    if loaded is None:
+        units[module] = None
+        return None
+    tree, text, real = loaded
+    path = os.path.relpath(real) if not os.path.relpath(real).startswith("..") else real
+    resolver = Resolver.build(
+        tree, module_name=module, is_package=module in project.index.packages, project=project
+    )
+    frames = any(w in text for w in FRAME_WORDS) and re.search(FRAME_PATTERN, text) is not None
+    unit = make_unit(tree, resolver, text, path, module, frames)
+    units[module] = unit
+    while len(units) > 16:
+        units.pop(next(iter(units)))
+    return unit

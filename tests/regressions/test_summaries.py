@@ -1,0 +1,358 @@
+"""Function summaries (analysis/summaries.py): a call of a def of the scanned tree applied as what
+the def does to its parameter, and every condition under which it must not be.
+
+"fix" cases are calls a summary proves (the site is `safe` and the rewritten program behaves the
+same); the others are programs whose allocation is read unwritten on some run: the summary must
+not make them `safe`, and a read-first summary must make them `unsafe` where the read is certain.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import AnalysisOptions, Case, Verdict, check_case, params
+
+UNSAFE_ONLY = frozenset({Verdict.UNSAFE})
+
+CASES = [
+    Case(
+        "callee_writes_in_full",
+        kind="fix",
+        why="`fill` writes its parameter in full before reading it on every path: the call is a "
+        "full write of the buffer, so zeros -> empty keeps the result.",
+        source=r"""
+import torch
+
+
+def fill(p, value):
+    p.fill_(value)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf, 2.0)
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "callee_touches_only_metadata",
+        kind="fix",
+        why="`rows` reads only the shape of its parameter: the call neither reads nor writes the "
+        "buffer, and the full write after it decides.",
+        source=r"""
+import torch
+
+
+def rows(p):
+    return p.shape[0] * 2
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    k = rows(buf)
+    buf.fill_(k)
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "method_of_the_class_writes_in_full",
+        kind="fix",
+        why="`self._fill(buf)` runs Model._fill (no class derives from Model): a full write.",
+        source=r"""
+import torch
+
+
+class Model:
+    def _fill(self, p):
+        p.copy_(torch.arange(p.numel(), dtype=p.dtype))
+
+    def forward(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf * 2
+""",
+        scenario=r"""
+def run():
+    return Model().forward(5)
+""",
+    ),
+    Case(
+        "callee_writes_in_part",
+        why="`head` writes only the first two elements: the rest of the buffer is read unwritten "
+        "by the caller's sum.",
+        source=r"""
+import torch
+
+
+def head(p):
+    p[:2].fill_(1.0)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    head(buf)
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(6)
+""",
+    ),
+    Case(
+        "callee_reads_first",
+        expect=UNSAFE_ONLY,
+        why="`total` sums its parameter before anything writes it: the call is a definite read "
+        "of the unwritten buffer (`unsafe`).",
+        source=r"""
+import torch
+
+
+def total(p):
+    return p.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    s = total(buf)
+    buf.fill_(1.0)
+    return buf + s
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "callee_raises_after_a_partial_write",
+        why="`fill` writes two elements, then raises before the full write: on the exception edge "
+        "of the call nothing is proven, and the handler's caller reads the rest.",
+        source=r"""
+import torch
+
+
+def fill(p, n):
+    p[:2].fill_(1.0)
+    if n > 2:
+        raise ValueError("too long")
+    p.fill_(1.0)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    try:
+        fill(buf, n)
+    except ValueError:
+        pass
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(5)
+""",
+    ),
+    Case(
+        "buffer_reaches_two_parameters",
+        why="`fill(p, q)` reads q, then writes p in full: alone, p's summary is a full write, but "
+        "the caller passes the buffer as both, so the read of q reads it unwritten.",
+        source=r"""
+import torch
+
+
+def fill(p, q):
+    s = q.sum()
+    p.fill_(1.0)
+    p.add_(s)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf, buf[:2])
+    return buf
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "callee_keeps_the_parameter_in_a_global",
+        why="`keep` stores its parameter in a global that `peek` reads before the caller writes "
+        "the buffer: the store makes the call unknown.",
+        source=r"""
+import torch
+
+SAVED = None
+
+
+def keep(p):
+    global SAVED
+    SAVED = p
+
+
+def peek():
+    return SAVED.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    keep(buf)
+    s = peek()
+    buf.fill_(1.0)
+    return buf + s
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "decorated_callee",
+        why="`checked` wraps `fill` in a function that reads its argument first: a decorator that "
+        "is not a known harmless one leaves the call unknown.",
+        source=r"""
+import torch
+
+
+def checked(fn):
+    def wrapper(p):
+        s = p.sum()
+        fn(p)
+        p.add_(s)
+
+    return wrapper
+
+
+@checked
+def fill(p):
+    p.fill_(1.0)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "generator_callee",
+        why="Calling a generator function runs none of its body: `fill(buf)` writes nothing.",
+        source=r"""
+import torch
+
+
+def fill(p):
+    p.fill_(1.0)
+    yield p
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "recursive_callee",
+        why="`fill` calls itself: the recursion is not summarised, and its base case writes only "
+        "one element.",
+        source=r"""
+import torch
+
+
+def fill(p, k):
+    if k > 0:
+        fill(p, k - 1)
+    else:
+        p[:1].fill_(1.0)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf, 3)
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "method_overridden_by_a_subclass",
+        why="`self._fill` in Base.forward runs Partial._fill for a Partial: the subclass writes "
+        "one element only, so Base._fill's full write proves nothing.",
+        source=r"""
+import torch
+
+
+class Base:
+    def _fill(self, p):
+        p.fill_(1.0)
+
+    def forward(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf.sum()
+
+
+class Partial(Base):
+    def _fill(self, p):
+        p[:1].fill_(1.0)
+""",
+        scenario=r"""
+def run():
+    return Partial().forward(4)
+""",
+    ),
+    Case(
+        "subclass_outside_the_scanned_code",
+        options=AnalysisOptions(closed_world=False),
+        why="The subclass that overrides `_fill` is defined outside the analysed program (here, "
+        "in the scenario): only the closed-world assumption would resolve `self._fill` to "
+        "Base._fill, and with `closed-world = false` the call stays unknown.",
+        source=r"""
+import torch
+
+
+class Base:
+    def _fill(self, p):
+        p.fill_(1.0)
+
+    def forward(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf.sum()
+""",
+        scenario=r"""
+class Outside(Base):
+    def _fill(self, p):
+        p[:1].fill_(1.0)
+
+
+def run():
+    return Outside().forward(4)
+""",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
