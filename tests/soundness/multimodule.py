@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.soundness.generator import PRELUDE, RandomChooser, random_program
+from tests.soundness.oracle import ANALYSIS_OPTIONS
 
 FORWARDER = '''
 
@@ -122,6 +123,7 @@ def analyser(program: MultiProgram, main_path: Path) -> Callable[[str], list[Any
 
     def analyse(source: str) -> list[Any]:
         view = ProjectView(index)
-        return list(analyse_source(source, "gen.py", None, view, str(main_path)).findings)
+        options = ANALYSIS_OPTIONS[0]
+        return list(analyse_source(source, "gen.py", options, view, str(main_path)).findings)
 
     return analyse

@@ -305,7 +305,9 @@ def baseline(
 ) -> list[Outcome] | str:
     """The zeros version's results, or why the program is unusable."""
     try:
-        code = compile(source, "gen.py", "exec")
+        # dont_inherit: this module's `from __future__ import annotations` must not turn the
+        # program's annotations into strings (a dataclass would then look itself up in sys.modules)
+        code = compile(source, "gen.py", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return f"does not compile: {exc}"
     outs = []
@@ -335,7 +337,8 @@ def trial(
     extra = {"empty": torch.empty, "empty_like": torch.empty_like} if replacement else {}
     extra.update(namespace or {})
     for pattern in patterns:
-        code = compile(poisoned_variant(source, site, pattern, replacement), "gen.py", "exec")
+        variant = poisoned_variant(source, site, pattern, replacement)
+        code = compile(variant, "gen.py", "exec", dont_inherit=True)
         for args, zeros in zip(inputs, base, strict=True):
             hits = [0]
             out = run_once(code, args, hits, extra)
@@ -401,10 +404,31 @@ def check_program(
     return report
 
 
+# Settings of the analysis for every engine run of this process (bench/soundness.py
+# --analysis-option): None runs the defaults.
+ANALYSIS_OPTIONS: list[Any] = [None]
+
+
+def set_analysis_options(settings: dict[str, Any]) -> None:
+    """Run the engine with these AnalysisOptions fields (e.g. a closed-world switch); an unknown
+    name raises, so a bench run never silently measures the defaults."""
+    import dataclasses
+
+    from zeroopt.analysis.options import AnalysisOptions
+
+    known = {f.name for f in dataclasses.fields(AnalysisOptions)}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(
+            f"AnalysisOptions has no {', '.join(unknown)} (has {', '.join(sorted(known))})"
+        )
+    ANALYSIS_OPTIONS[0] = AnalysisOptions(**settings) if settings else None
+
+
 def engine_findings(source: str) -> list[Finding]:
     from zeroopt.scan.file_analysis import analyse_source
 
-    return list(analyse_source(source, "gen.py").findings)
+    return list(analyse_source(source, "gen.py", ANALYSIS_OPTIONS[0]).findings)
 
 
 def minimise(source: str, still_failing: Callable[[str], bool]) -> str:
