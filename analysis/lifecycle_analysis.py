@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_module import (
     OUTSIDE_ORDER,
@@ -62,6 +62,7 @@ class LifecycleOutcome:
     # with `witness_schedule` and the model's `witness_at` named as the assumption).
     witness: BufferOutcome | None = None
     witness_schedule: str = ""
+    witness_path: str = ""  # the setup branches the witness follows ("" for all joined)
 
 
 def analyse_lifecycles(
@@ -94,7 +95,8 @@ def analyse_lifecycles(
         if model is None:
             continue
         init = {id(methods[m]) for m in model.allocating() if m in methods}
-        cls_sites = [s for s in sites if id(s.owner) in init and wanted(s)]
+        own_sites = [s for s in sites if id(s.owner) in init]
+        cls_sites = [s for s in own_sites if wanted(s)]
         if not cls_sites:
             continue
         if facts is None:
@@ -128,6 +130,7 @@ def analyse_lifecycles(
             alloc: ast.Call,
             site: Allocation,
             stored: frozenset[str] = stored,
+            tensors: frozenset[str] = frozenset(),
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
             ctx = Context(
@@ -146,6 +149,7 @@ def analyse_lifecycles(
                 kernels=kernels,
                 src_memo=src_memo,  # one per program: its nodes are its own
                 frames_read=frames_read,
+                tensor_names=tensors,
             )
             return analyse_buffer(cfg, ctx)
 
@@ -159,6 +163,38 @@ def analyse_lifecycles(
                 for w in build_witnesses(cls, model, resolver, shadowed_methods(cls, facts))
             ]
         )
+        # Per witness program, each allocation's outcome there (computed when first needed).
+        on_witness: dict[tuple[int, int], BufferOutcome | None] = {}
+
+        def witness_outcome(
+            index: int, other: Allocation, stored: frozenset[str] = stored
+        ) -> BufferOutcome | None:
+            key = (index, id(other.call))
+            if key not in on_witness:
+                w, w_compiled = witnesses[index]
+                w_copies = w.program.copies.get(id(other.call), [])
+                on_witness[key] = (
+                    judge(w.program, w_compiled, w_copies[0], other, stored, w.tensor_names)
+                    if len(w_copies) == 1
+                    else None
+                )
+            return on_witness[key]
+
+        def bounded_by_another(index: int, site: Allocation, shown: BufferOutcome) -> bool:
+            """Every read before any write is of rows up to lengths some other allocation of
+            the class may hold on this program: with that one still zeros no row is read."""
+            if not all(
+                _COUPLED in i.text for i in shown.issues if i.severity == UNSAFE and i.kind == "read"
+            ):
+                return False
+            for other in own_sites:
+                if other is site:
+                    continue
+                theirs = witness_outcome(index, other)
+                if theirs is not None and theirs.kernel_args & shown.couplings:
+                    return True
+            return False
+
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
             attr = _self_attribute(site)
@@ -185,16 +221,20 @@ def analyse_lifecycles(
             outcome = judge(program, compiled, copies[0], site)
             result = LifecycleOutcome(site, model, cls, outcome, more_paths, bool(more_paths))
             if not decisive(outcome):
-                for w, w_compiled in witnesses:
-                    w_copies = w.program.copies.get(id(site.call), [])
-                    if len(w_copies) != 1:
+                for index, (w, _) in enumerate(witnesses):
+                    shown = witness_outcome(index, site)
+                    if shown is None:
                         continue
-                    shown = judge(w.program, w_compiled, w_copies[0], site)
-                    if shown_unsafe(shown):
+                    if shown_unsafe(shown) and not bounded_by_another(index, site, shown):
                         result.witness, result.witness_schedule = shown, w.schedule
+                        result.witness_path = w.path
                         break
             results.append(result)
     return results
+
+
+# The words calls.py gives a read of table rows up to the values of another argument.
+_COUPLED = "rows are read up to the values of"
 
 
 def _closure_reason(cls: ast.ClassDef, modelled: list[str]) -> str:
