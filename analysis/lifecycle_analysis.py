@@ -25,6 +25,7 @@ from zeroopt.analysis.lifecycle_module import (
     record_classes,
     shadowed_methods,
 )
+from zeroopt.analysis.lifecycle_objects import distinct_objects
 from zeroopt.analysis.lifecycle_program import (
     Program,
     build_program,
@@ -123,6 +124,8 @@ def analyse_lifecycles(
             _closure_reason(cls, program.methods) if "self" in program.escape_on_bind else ""
         )
         stored = _stored_attributes(cls, set(methods))
+        makers = _object_makers(tree, cls, classes, bindings, resolver)
+        distinct_memo: dict[int, frozenset[str]] = {}
 
         def judge(
             prog: Program,
@@ -133,6 +136,8 @@ def analyse_lifecycles(
             tensors: frozenset[str] = frozenset(),
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
+            if id(prog) not in distinct_memo:
+                distinct_memo[id(prog)] = distinct_objects(prog, makers)
             ctx = Context(
                 alloc=alloc,
                 resolver=resolver,
@@ -150,6 +155,7 @@ def analyse_lifecycles(
                 src_memo=src_memo,  # one per program: its nodes are its own
                 frames_read=frames_read,
                 tensor_names=tensors,
+                distinct_objects=distinct_memo[id(prog)],
             )
             return analyse_buffer(cfg, ctx)
 
@@ -231,6 +237,22 @@ def analyse_lifecycles(
                         break
             results.append(result)
     return results
+
+
+def _object_makers(
+    tree: ast.Module,
+    cls: ast.ClassDef,
+    classes: Sequence[ast.ClassDef],
+    bindings: Counter[str],
+    resolver: Resolver,
+) -> frozenset[str]:
+    """Classes whose call in the class's methods makes a new instance of them: record_classes,
+    less names some function declares `global` (it may rebind them). Only for a class at module
+    level, whose methods see the module's names (a class in a function sees its locals too)."""
+    if cls not in tree.body:
+        return frozenset()
+    declared = {n for scope in resolver.scopes.values() for n in scope.global_names}
+    return record_classes(tree, cls, classes, bindings) - declared
 
 
 # The words calls.py gives a read of table rows up to the values of another argument.

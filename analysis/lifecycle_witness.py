@@ -108,6 +108,7 @@ def build_witnesses(
                 copies=program.copies,
                 escape_on_bind=program.escape_on_bind,
                 methods=program.methods,
+                params=program.params,
             )
             out.append(Witness(schedule, variant, tensors, "setup branches: " + ", ".join(taken)))
     return out

@@ -132,8 +132,23 @@ class Effects:
         that ends in the same component may name that object too, so it no longer provably
         holds what it held. Must-aliases become may-aliases; fresh facts are dropped."""
 
+        distinct = self.ctx.distinct_objects
+        owner = _root(keep)
+        # `a.x = v` with `a` one of the distinct objects: `b.x` of another one is not that slot.
+        direct = owner in distinct and keep == owner + component
+
+        def other_object(k: str) -> bool:
+            r = _root(k)
+            slot = r + component
+            return r in distinct and r != owner and (k == slot or _under(k, slot))
+
         def hit(k: str) -> bool:
-            return component in k and k != keep and not _under(k, keep)
+            return (
+                component in k
+                and k != keep
+                and not _under(k, keep)
+                and not (direct and other_object(k))
+            )
 
         must = {k: v for k, v in self.st.must if not hit(k)}
         fresh = frozenset(k for k in self.st.fresh if not hit(k))
