@@ -35,6 +35,7 @@ from zeroopt.analysis.lifecycle_program import (
 )
 from zeroopt.analysis.lifecycle_witness import (
     Compiled,
+    Witness,
     build_witnesses,
     compile_program,
     decisive,
@@ -134,6 +135,8 @@ def analyse_lifecycles(
             site: Allocation,
             stored: frozenset[str] = stored,
             tensors: frozenset[str] = frozenset(),
+            makers: frozenset[str] = makers,
+            distinct_memo: dict[int, frozenset[str]] = distinct_memo,
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
             if id(prog) not in distinct_memo:
@@ -173,7 +176,12 @@ def analyse_lifecycles(
         on_witness: dict[tuple[int, int], BufferOutcome | None] = {}
 
         def witness_outcome(
-            index: int, other: Allocation, stored: frozenset[str] = stored
+            index: int,
+            other: Allocation,
+            stored: frozenset[str] = stored,
+            on_witness: dict[tuple[int, int], BufferOutcome | None] = on_witness,
+            witnesses: list[tuple[Witness, Compiled]] = witnesses,
+            judge: Callable[..., BufferOutcome] = judge,
         ) -> BufferOutcome | None:
             key = (index, id(other.call))
             if key not in on_witness:
@@ -186,11 +194,19 @@ def analyse_lifecycles(
                 )
             return on_witness[key]
 
-        def bounded_by_another(index: int, site: Allocation, shown: BufferOutcome) -> bool:
+        def bounded_by_another(
+            index: int,
+            site: Allocation,
+            shown: BufferOutcome,
+            own_sites: list[Allocation] = own_sites,
+            witness_outcome: Callable[[int, Allocation], BufferOutcome | None] = witness_outcome,
+        ) -> bool:
             """Every read before any write is of rows up to lengths some other allocation of
             the class may hold on this program: with that one still zeros no row is read."""
             if not all(
-                _COUPLED in i.text for i in shown.issues if i.severity == UNSAFE and i.kind == "read"
+                _COUPLED in i.text
+                for i in shown.issues
+                if i.severity == UNSAFE and i.kind == "read"
             ):
                 return False
             for other in own_sites:

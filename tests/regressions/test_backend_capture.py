@@ -16,8 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.regressions.harness import Case, Verdict, check_execution, check_verdict, params
-from tests.regressions.harness import poisoned_runs, site_verdicts
+from tests.regressions.harness import (
+    Case,
+    Verdict,
+    check_execution,
+    check_verdict,
+    params,
+    poisoned_runs,
+    site_verdicts,
+)
 
 HEADER = r'''
 import sys
@@ -67,7 +74,7 @@ CAPTURE = """
     def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, req_pool_indices, seq_lens):
 """
 
-REST = '''
+REST = """
     def init_forward_metadata_replay_cuda_graph(self, bs, num_tokens, req_pool_indices, seq_lens):
         self.meta.lens.copy_(seq_lens[:bs])
 
@@ -75,7 +82,7 @@ REST = '''
         self.meta = Meta(seq_lens)
 
     def forward_decode(self, q, k_cache, v_cache):
-'''
+"""
 
 # The witness schedule run for real: graph init, the capture setup, one warm-up forward.
 WARMUP = r"""
