@@ -1,5 +1,5 @@
-"""Names of a lifecycle program that never share an object: each holds only what its own
-constructor call made.
+"""Names and `self` attributes of a lifecycle program that never share an object: each holds
+only what its own constructor call (or display) made.
 
 `metadata = Meta()` and `expand = Meta()` in one capture setup are two objects, so a store into
 `expand.page_table` leaves `metadata.page_table` holding the view it held. The dataflow demotes
@@ -62,7 +62,56 @@ def distinct_objects(program: Program, classes: Iterable[str]) -> frozenset[str]
             other.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             other.add(node.rest)
-    return frozenset(made - other)
+    return frozenset(made - other) | _distinct_attributes(program, makers)
+
+
+# Values that are a new object each time they are evaluated.
+_DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def _distinct_attributes(program: Program, makers: frozenset[str]) -> frozenset[str]:
+    """`self.x` places stored only as `self.x = {...}` (a display or a maker's call) anywhere in
+    the program, with no `.x` stored any other way through any object: each holds an object of
+    its own (`self.decode_metadata` and `self.encoder_metadata` are two dicts). Code outside
+    the program that is handed `self` may store anything there; the dataflow already counts
+    such a call as a possible write of what `self` holds."""
+    for node in _walk(program.body):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in (
+            "setattr", "delattr", "vars",
+        ):  # fmt: skip
+            return frozenset()
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return frozenset()
+    stores = _allowed_attribute_stores(program, makers)
+    return frozenset(f"self.{a}" for a, allowed in stores.items() if all(allowed))
+
+
+def _allowed_attribute_stores(program: Program, makers: frozenset[str]) -> dict[str, list[bool]]:
+    """Per attribute name, for each store into `<anything>.<name>`: whether it is
+    `self.<name> = <display or maker call>` as the sole target of an assignment."""
+    ok: set[int] = set()
+    for node in _walk(program.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            t, value = node.targets[0], node.value
+            if (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                and (
+                    isinstance(value, _DISPLAYS)
+                    or (
+                        isinstance(value, ast.Call)
+                        and isinstance(value.func, ast.Name)
+                        and value.func.id in makers
+                    )
+                )
+            ):
+                ok.add(id(t))
+    stores: dict[str, list[bool]] = {}
+    for node in _walk(program.body):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            stores.setdefault(node.attr, []).append(id(node) in ok)
+    return stores
 
 
 def _walk(body: list[ast.stmt]) -> Iterable[ast.AST]:

@@ -52,7 +52,7 @@ class Witness:
     program: Program
     # Renamed parameters the engine passes a tensor for (`req_pool_indices·capture_setup`).
     tensor_names: frozenset[str] = frozenset()
-    path: str = ""  # "setup branches: line 1353 if, line 1357 else"; "" for the joined setup
+    path: str = ""  # "line 1353 if, line 1357 else"; "" for the joined setup
 
 
 def build_witnesses(
@@ -110,7 +110,7 @@ def build_witnesses(
                 methods=program.methods,
                 params=program.params,
             )
-            out.append(Witness(schedule, variant, tensors, "setup branches: " + ", ".join(taken)))
+            out.append(Witness(schedule, variant, tensors, ", ".join(taken)))
     return out
 
 

@@ -315,8 +315,8 @@ def _lifecycle_pass(
                     Evidence(
                         lo.site.call.lineno,
                         "assumption",
-                        f"witness path: the setup takes these {lo.witness_path} (one "
-                        "configuration of the engine)",
+                        f"witness path: the setup takes the branches at {lo.witness_path} "
+                        "(one configuration the engine may run)",
                     )
                 )
             if any("is a tensor on this schedule" in i.text for i in lo.witness.issues):

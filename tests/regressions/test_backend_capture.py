@@ -66,6 +66,7 @@ class Backend:
         self.topk = topk
         self.meta = None
         self.expand = None
+        self.by_size = {}
 
     def init_cuda_graph_state(self, max_bs):
 '''
@@ -145,6 +146,11 @@ def backend(site: str, capture: str = BRANCHES, forward: str = FORWARD, init: st
     return "\n".join(lines) + "\n"
 
 
+TABLE_FORWARD = (
+    "meta = self.meta\n"
+    "return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=meta.lens, "
+    "page_table=meta.table)"
+)
 PLAIN_FORWARD = "return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=self.meta.lens)"
 
 CASES = [
@@ -219,10 +225,46 @@ CASES = [
         scenario=WARMUP,
         expect=frozenset({Verdict.UNSAFE}),
     ),
+    Case(
+        "computed_key_store_into_another_dict",
+        why=(
+            "`self.by_size[bs] = meta` stores under a computed key: through another name for "
+            "the same dict it could replace any entry, `self.tables['table']` included. But "
+            "`self.by_size` and `self.tables` are only ever assigned dict displays: two dicts, "
+            "so the table's entry still holds the unwritten buffer the capture setup then views "
+            "and the forward reads (sglang 0.4.6.post5 stores `self.decode_cuda_graph_metadata"
+            "[bs] = metadata` before viewing `self.encoder_metadata[...]`, line 1326)."
+        ),
+        source=backend(
+            "table",
+            capture="meta = Meta()\nmeta.lens = seq_lens\nself.by_size[bs] = meta\n"
+            "meta.table = self.tables['table'][:bs]\nself.meta = meta",
+            forward=TABLE_FORWARD,
+        ),
+        scenario=WARMUP,
+        expect=frozenset({Verdict.UNSAFE}),
+    ),
 ]
 
 # Equivalent programs (every poisoned run gives the zeros result) close to the cases above.
 NEAR_MISSES = [
+    Case(
+        "dict_shared_by_two_attributes",
+        why=(
+            "`self.by_size = self.tables` makes the two attributes one dict: the store "
+            "`self.by_size['table'] = ...` replaces the table, and the forward reads the "
+            "replacement, never the zeros buffer. Only attributes assigned nothing but displays "
+            "(or new records) are taken as distinct objects."
+        ),
+        source=backend(
+            "table",
+            init=INIT + "self.by_size = self.tables\n",
+            capture="meta = Meta()\nself.by_size['table'] = torch.ones(4, 8, dtype=torch.int32)\n"
+            "meta.table = self.tables['table'][:bs]\nself.meta = meta",
+            forward="return q * self.meta.table.float().sum()",
+        ),
+        scenario=WARMUP,
+    ),
     Case(
         "view_written_on_its_own_branch",
         why=(
