@@ -137,10 +137,11 @@ def analyse_lifecycles(
             tensors: frozenset[str] = frozenset(),
             makers: frozenset[str] = makers,
             distinct_memo: dict[int, frozenset[str]] = distinct_memo,
+            full: Program = program,
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
             if id(prog) not in distinct_memo:
-                distinct_memo[id(prog)] = distinct_objects(prog, makers)
+                distinct_memo[id(prog)] = distinct_objects(prog, makers, prog is not full)
             ctx = Context(
                 alloc=alloc,
                 resolver=resolver,

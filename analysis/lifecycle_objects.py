@@ -25,10 +25,16 @@ _SCOPES = (
 )  # fmt: skip
 
 
-def distinct_objects(program: Program, classes: Iterable[str]) -> frozenset[str]:
+def distinct_objects(
+    program: Program, classes: Iterable[str], attributes: bool = False
+) -> frozenset[str]:
+    """The distinct names of the program; with `attributes`, its distinct `self` places too
+    (asked for witness programs only: on one straight schedule no other method of the class
+    runs, so only the program's own stores can re-point `self.x`)."""
     makers = frozenset(classes)
+    places = _distinct_attributes(program, makers) if attributes else frozenset()
     if not makers:
-        return frozenset()
+        return places
     made: set[str] = set()
     other: set[str] = set(program.params)
     allowed: set[int] = set()
@@ -62,7 +68,7 @@ def distinct_objects(program: Program, classes: Iterable[str]) -> frozenset[str]
             other.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             other.add(node.rest)
-    return frozenset(made - other) | _distinct_attributes(program, makers)
+    return frozenset(made - other) | places
 
 
 # Values that are a new object each time they are evaluated.

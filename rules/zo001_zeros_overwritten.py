@@ -97,8 +97,11 @@ evidence names the branches. The engine's own arguments there are data of the mo
 passes the capture setup a tensor of request indices third (0.4.6.post5 cuda_graph_runner.py
 :400, :475-478), so `table[req_pool_indices, :]` is a gather, a read of the indexed rows. A read
 of table rows up to lengths that another allocation of the class may hold on the same path is
-not shown (with those lengths still zeros, no row is read). A witness never makes anything
-`safe`.
+not shown (with those lengths still zeros, no row is read). In a lifecycle program, names bound
+only to new instances of a module class with no base, metaclass, `__new__` or decorator but
+`dataclass` (or unbound) are distinct objects: a store into one's attribute leaves the other's;
+on a witness, so are `self` attributes assigned only displays or such instances. A witness never
+makes anything `safe`.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the
