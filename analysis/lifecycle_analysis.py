@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.dataflow import BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_module import (
     OUTSIDE_ORDER,
@@ -25,6 +25,7 @@ from zeroopt.analysis.lifecycle_module import (
     record_classes,
     shadowed_methods,
 )
+from zeroopt.analysis.lifecycle_objects import distinct_objects
 from zeroopt.analysis.lifecycle_program import (
     Program,
     build_program,
@@ -34,6 +35,7 @@ from zeroopt.analysis.lifecycle_program import (
 )
 from zeroopt.analysis.lifecycle_witness import (
     Compiled,
+    Witness,
     build_witnesses,
     compile_program,
     decisive,
@@ -62,6 +64,7 @@ class LifecycleOutcome:
     # with `witness_schedule` and the model's `witness_at` named as the assumption).
     witness: BufferOutcome | None = None
     witness_schedule: str = ""
+    witness_path: str = ""  # the setup branches the witness follows ("" for all joined)
 
 
 def analyse_lifecycles(
@@ -94,7 +97,8 @@ def analyse_lifecycles(
         if model is None:
             continue
         init = {id(methods[m]) for m in model.allocating() if m in methods}
-        cls_sites = [s for s in sites if id(s.owner) in init and wanted(s)]
+        own_sites = [s for s in sites if id(s.owner) in init]
+        cls_sites = [s for s in own_sites if wanted(s)]
         if not cls_sites:
             continue
         if facts is None:
@@ -121,6 +125,8 @@ def analyse_lifecycles(
             _closure_reason(cls, program.methods) if "self" in program.escape_on_bind else ""
         )
         stored = _stored_attributes(cls, set(methods))
+        makers = _object_makers(tree, cls, classes, bindings, resolver)
+        distinct_memo: dict[int, frozenset[str]] = {}
 
         def judge(
             prog: Program,
@@ -128,8 +134,14 @@ def analyse_lifecycles(
             alloc: ast.Call,
             site: Allocation,
             stored: frozenset[str] = stored,
+            tensors: frozenset[str] = frozenset(),
+            makers: frozenset[str] = makers,
+            distinct_memo: dict[int, frozenset[str]] = distinct_memo,
+            full: Program = program,
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
+            if id(prog) not in distinct_memo:
+                distinct_memo[id(prog)] = distinct_objects(prog, makers, prog is not full)
             ctx = Context(
                 alloc=alloc,
                 resolver=resolver,
@@ -146,6 +158,8 @@ def analyse_lifecycles(
                 kernels=kernels,
                 src_memo=src_memo,  # one per program: its nodes are its own
                 frames_read=frames_read,
+                tensor_names=tensors,
+                distinct_objects=distinct_memo[id(prog)],
             )
             return analyse_buffer(cfg, ctx)
 
@@ -159,6 +173,51 @@ def analyse_lifecycles(
                 for w in build_witnesses(cls, model, resolver, shadowed_methods(cls, facts))
             ]
         )
+        # Per witness program, each allocation's outcome there (computed when first needed).
+        on_witness: dict[tuple[int, int], BufferOutcome | None] = {}
+
+        def witness_outcome(
+            index: int,
+            other: Allocation,
+            stored: frozenset[str] = stored,
+            on_witness: dict[tuple[int, int], BufferOutcome | None] = on_witness,
+            witnesses: list[tuple[Witness, Compiled]] = witnesses,
+            judge: Callable[..., BufferOutcome] = judge,
+        ) -> BufferOutcome | None:
+            key = (index, id(other.call))
+            if key not in on_witness:
+                w, w_compiled = witnesses[index]
+                w_copies = w.program.copies.get(id(other.call), [])
+                on_witness[key] = (
+                    judge(w.program, w_compiled, w_copies[0], other, stored, w.tensor_names)
+                    if len(w_copies) == 1
+                    else None
+                )
+            return on_witness[key]
+
+        def bounded_by_another(
+            index: int,
+            site: Allocation,
+            shown: BufferOutcome,
+            own_sites: list[Allocation] = own_sites,
+            witness_outcome: Callable[[int, Allocation], BufferOutcome | None] = witness_outcome,
+        ) -> bool:
+            """Every read before any write is of rows up to lengths some other allocation of
+            the class may hold on this program: with that one still zeros no row is read."""
+            if not all(
+                _COUPLED in i.text
+                for i in shown.issues
+                if i.severity == UNSAFE and i.kind == "read"
+            ):
+                return False
+            for other in own_sites:
+                if other is site:
+                    continue
+                theirs = witness_outcome(index, other)
+                if theirs is not None and theirs.kernel_args & shown.couplings:
+                    return True
+            return False
+
         for site in cls_sites:
             copies = program.copies.get(id(site.call), [])
             attr = _self_attribute(site)
@@ -185,16 +244,36 @@ def analyse_lifecycles(
             outcome = judge(program, compiled, copies[0], site)
             result = LifecycleOutcome(site, model, cls, outcome, more_paths, bool(more_paths))
             if not decisive(outcome):
-                for w, w_compiled in witnesses:
-                    w_copies = w.program.copies.get(id(site.call), [])
-                    if len(w_copies) != 1:
+                for index, (w, _) in enumerate(witnesses):
+                    shown = witness_outcome(index, site)
+                    if shown is None:
                         continue
-                    shown = judge(w.program, w_compiled, w_copies[0], site)
-                    if shown_unsafe(shown):
+                    if shown_unsafe(shown) and not bounded_by_another(index, site, shown):
                         result.witness, result.witness_schedule = shown, w.schedule
+                        result.witness_path = w.path
                         break
             results.append(result)
     return results
+
+
+def _object_makers(
+    tree: ast.Module,
+    cls: ast.ClassDef,
+    classes: Sequence[ast.ClassDef],
+    bindings: Counter[str],
+    resolver: Resolver,
+) -> frozenset[str]:
+    """Classes whose call in the class's methods makes a new instance of them: record_classes,
+    less names some function declares `global` (it may rebind them). Only for a class at module
+    level, whose methods see the module's names (a class in a function sees its locals too)."""
+    if cls not in tree.body:
+        return frozenset()
+    declared = {n for scope in resolver.scopes.values() for n in scope.global_names}
+    return record_classes(tree, cls, classes, bindings) - declared
+
+
+# The words calls.py gives a read of table rows up to the values of another argument.
+_COUPLED = "rows are read up to the values of"
 
 
 def _closure_reason(cls: ast.ClassDef, modelled: list[str]) -> str:

@@ -38,6 +38,7 @@ class Program:
     copies: dict[int, list[ast.Call]] = field(default_factory=dict)
     escape_on_bind: set[str] = field(default_factory=set)
     methods: list[str] = field(default_factory=list)
+    params: set[str] = field(default_factory=set)  # renamed parameters of the inlined methods
 
 
 def class_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -213,6 +214,8 @@ class _Inliner:
         _Renamer(rename).visit_body(body)
         self.program.escape_on_bind |= {rename[n] for n in scope.captured if n in rename}
         self.program.methods.append(name)
+        every = [*all_params, *(a for a in (fn.args.vararg, fn.args.kwarg) if a is not None)]
+        self.program.params |= {rename[a.arg] for a in every if a.arg in rename}
         line = fn.lineno
         # Entry: every local starts unbound (a fresh frame), then parameters take their values.
         prologue: list[ast.stmt] = [

@@ -73,6 +73,11 @@ class Lifecycle:
     # read a real execution performs. `witness_at` cites that call site.
     witness: tuple[str, ...] = ()
     witness_at: str = ""
+    # On a witness schedule, the arguments the engine passes as tensors: (method, position
+    # after `self`). An index by one of them (`table[req_pool_indices, :]`) is then a gather,
+    # which copies the indexed rows: a read. `witness_tensors_at` cites the call site.
+    witness_tensors: tuple[tuple[str, int], ...] = ()
+    witness_tensors_at: str = ""
 
     def allocating(self) -> tuple[str, ...]:
         """The methods whose allocations the model judges: they run before every cycle."""
@@ -134,6 +139,16 @@ _SG_WITNESS = (
     "(self.capture() in the same __init__)"
 )
 
+# The capture setup's third argument is a tensor of request indices: CudaGraphRunner passes
+# `self.req_pool_indices[:bs]` (an int32 tensor, :243), positionally (:475-478); the EAGLE
+# multi-step backend passes `forward_batch.req_pool_indices` third (layers/attention/
+# flashattention_backend.py:1966-1969). sglang 0.5.23 calls this hook from no runner.
+_SG4_REQ_POOL_INDICES = (
+    f"{_SG4}model_executor/cuda_graph_runner.py:243 (req_pool_indices = torch.zeros((max_bs,), "
+    "dtype=torch.int32)), :400 (req_pool_indices = self.req_pool_indices[:bs]), :475-478 "
+    "(passed third to init_forward_metadata_capture_cuda_graph)"
+)
+
 BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
     Lifecycle(
         name="sglang-attention-backend",
@@ -161,6 +176,8 @@ BUILTIN_LIFECYCLES: tuple[Lifecycle, ...] = (
         called_at=_SG_GRAPH_INIT,
         witness=("capture warm-up",),
         witness_at=_SG_WITNESS,
+        witness_tensors=(("init_forward_metadata_capture_cuda_graph", 2),),
+        witness_tensors_at=_SG4_REQ_POOL_INDICES,
     ),
     Lifecycle(
         name="sglang-attention-backend-graph-hooks",

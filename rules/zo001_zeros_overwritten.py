@@ -108,8 +108,19 @@ then :307; 0.5.23 model_executor/runner/decode_cuda_graph_runner.py:429 then :60
 execution the engine runs. Where the full model decides neither way, a read before any write on
 that schedule is reported `unsafe`, its evidence naming the schedule and the call site as the
 assumption (also where code elsewhere may reach the object, which only adds paths; never where
-the class is unjudged because what runs may not be what is modelled). A witness never makes
-anything `safe`.
+the class is unjudged because what runs may not be what is modelled). The capture setup
+branches on the configuration (forward mode, speculative settings): besides the joined setup, a
+witness follows each path through its `if` statements (a test with the same text as one taken
+before goes the same way), assuming the engine runs that path in some configuration; the
+evidence names the branches. The engine's own arguments there are data of the model: SGLang
+passes the capture setup a tensor of request indices third (0.4.6.post5 cuda_graph_runner.py
+:400, :475-478), so `table[req_pool_indices, :]` is a gather, a read of the indexed rows. A read
+of table rows up to lengths that another allocation of the class may hold on the same path is
+not shown (with those lengths still zeros, no row is read). In a lifecycle program, names bound
+only to new instances of a module class with no base, metaclass, `__new__` or decorator but
+`dataclass` (or unbound) are distinct objects: a store into one's attribute leaves the other's;
+on a witness, so are `self` attributes assigned only displays or such instances. A witness never
+makes anything `safe`.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the

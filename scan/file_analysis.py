@@ -320,6 +320,23 @@ def _lifecycle_pass(
                     f"right after {', '.join(lo.model.graph_init)}: {lo.model.witness_at}",
                 )
             ]
+            if lo.witness_path:
+                assumptions.append(
+                    Evidence(
+                        lo.site.call.lineno,
+                        "assumption",
+                        f"witness path: the setup takes the branches at {lo.witness_path} "
+                        "(one configuration the engine may run)",
+                    )
+                )
+            if any("is a tensor on this schedule" in i.text for i in lo.witness.issues):
+                assumptions.append(
+                    Evidence(
+                        lo.site.call.lineno,
+                        "assumption",
+                        f"the engine passes a tensor index there: {lo.model.witness_tensors_at}",
+                    )
+                )
             if lo.unsafe_only:
                 assumptions.append(
                     Evidence(

@@ -10,6 +10,7 @@ The pre-commit half (the hook refusing the commit) is in tests/test_precommit_ho
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -90,3 +91,17 @@ def test_scan_since_judges_and_flags_every_rewrite(tmp_path: Path) -> None:
         report["summary"]["safe"] + report["summary"]["unsafe"] + report["summary"]["unproven"]
         == 23
     )
+    # Every decided verdict agrees with the H200 run of the same 23 rewrites, each alone
+    # (docs/sglang046-cuda-graph.md): `unsafe` only where the rewrite crashed, `safe` only where
+    # it was equivalent; and at least the 12 that crashed are decided.
+    h200 = json.loads((ROOT / "bench" / "results" / "verify_sglang046_cuda.json").read_text())
+    ran = {(s["line"], s["col"]): s["verdict"] for s in h200["report"]["sites"]}
+    assert len(ran) == 23
+    for r in rows:
+        run = ran[(r["line"], r["col"])]
+        if r["empty"] == "unsafe":
+            assert run == "crashed", r
+            assert any(e["kind"] == "read" for e in r["finding"]["evidence"]), r
+        if r["empty"] == "safe":
+            assert run == "equivalent", r
+    assert sum(r["empty"] != "unproven" for r in rows) >= 12

@@ -54,7 +54,21 @@ class Calls(SummaryCalls):
         )
         if isinstance(func, ast.Name) and qual is None and self.lookup(func.id) is not None:
             self.read(SELF, func, definite=False, how="called")
+        if qual == "builtins.getattr" and _constant_getattr(e):
+            return self._getattr(e)
         return self._call(e, qual)
+
+    def _getattr(self, e: ast.Call) -> Ref | None:
+        """`getattr(o, "a")` is `o.a`, whatever `o` is; with a default it is `o.a` or the
+        default: either may be the result."""
+        name = e.args[1]
+        assert isinstance(name, ast.Constant) and isinstance(name.value, str)
+        attr = ast.copy_location(ast.Attribute(value=e.args[0], attr=name.value, ctx=ast.Load()), e)
+        ref = self.eval(attr)
+        if len(e.args) == 3:
+            default = self.eval(e.args[2])
+            return MAYBE if ref is not None or default is not None else None
+        return ref
 
     def _args(self, e: ast.Call) -> Iterator[tuple[int | str | None, ast.expr]]:
         for i, a in enumerate(e.args):
@@ -353,6 +367,19 @@ def _beta_zero(e: ast.Call) -> bool:
         and type(k.value.value) in (int, float, bool)
         and k.value.value == 0
         for k in e.keywords
+    )
+
+
+def _constant_getattr(e: ast.Call) -> bool:
+    """`getattr(o, "name")` or `getattr(o, "name", default)`: a plain, constant, public name."""
+    return (
+        len(e.args) in (2, 3)
+        and not e.keywords
+        and not any(isinstance(a, ast.Starred) for a in e.args)
+        and isinstance(e.args[1], ast.Constant)
+        and isinstance(e.args[1].value, str)
+        and e.args[1].value.isidentifier()
+        and not e.args[1].value.startswith("__")
     )
 
 

@@ -138,13 +138,22 @@ class Effects:
         fresh = frozenset(k for k in self.st.fresh if k != key and not _under(k, key))
         self.st = replace(self.st, fresh=fresh).with_must(must)
 
-    def rebind_elsewhere(self, component: str, keep: str) -> None:
+    def rebind_elsewhere(self, component: str, keep: str, owner: str = "") -> None:
         """`obj.<attr> = v` (or `obj[<key>] = v`) through some name for `obj`: every other path
         that ends in the same component may name that object too, so it no longer provably
-        holds what it held. Must-aliases become may-aliases; fresh facts are dropped."""
+        holds what it held. Must-aliases become may-aliases; fresh facts are dropped. Where
+        `owner` (the place stored into) is one of the distinct objects, the same slot of
+        another of them is not that object's (Context.distinct_objects)."""
+        distinct = self.ctx.distinct_objects
+        mine = bool(owner) and owner in distinct
 
         def hit(k: str) -> bool:
-            return component in k and k != keep and not _under(k, keep)
+            return (
+                component in k
+                and k != keep
+                and not _under(k, keep)
+                and not (mine and _other_slot(k, component, owner, distinct))
+            )
 
         must = {k: v for k, v in self.st.must if not hit(k)}
         fresh = frozenset(k for k in self.st.fresh if not hit(k))
@@ -511,6 +520,21 @@ class Effects:
             ref = self.eval(a.value)
             return MAYBE if ref is not None else None
         return self.eval(a)
+
+
+def _other_slot(key: str, component: str, owner: str, distinct: frozenset[str]) -> bool:
+    """`key` goes through `component` only as the slot of a distinct object other than
+    `owner` (`b.x...` for a store into `a.x`; `d2[...]` for one into `d[k]`)."""
+    for d in distinct:
+        slot = d + component
+        if d == owner or not key.startswith(slot):
+            continue
+        rest = key[len(slot) :]
+        if component.startswith(".") and rest and rest[0] not in ".[":
+            continue  # `b.xy`, not `b.x`
+        if component not in rest:
+            return True
+    return False
 
 
 def _concatenated(value: ast.expr) -> list[ast.expr]:

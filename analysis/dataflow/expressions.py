@@ -122,6 +122,16 @@ class Expressions(Calls):
                 base, e, definite=True, how=f"gather `{self._src(e)}` copies the indexed elements"
             )
             return None
+        tensor = self._tensor_index(e.slice)
+        if tensor:
+            self.read(
+                base,
+                e,
+                definite=True,
+                how=f"gather `{self._src(e)}` copies the indexed rows (`{tensor}` is a tensor "
+                "on this schedule)",
+            )
+            return None
         self.read(
             base,
             e,
@@ -129,6 +139,26 @@ class Expressions(Calls):
             how=f"`{self._src(e)}` is a view or, with a tensor index, a gather",
         )
         return Ref(View.MAYBE, derived=base.deriving())
+
+    def _tensor_index(self, index: ast.expr) -> str:
+        """The name (as written) of a tensor that indexes this subscript, where the context
+        names tensors (a witness schedule) and the other items are full slices: `t[i, :]`."""
+        names = self.ctx.tensor_names
+        if not names:
+            return ""
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        found = ""
+        for item in items:
+            if isinstance(item, ast.Name) and item.id in names:
+                found = found or item.id
+            elif not (
+                isinstance(item, ast.Slice)
+                and item.lower is None
+                and item.upper is None
+                and item.step is None
+            ):
+                return ""
+        return found.split("\u00b7")[0]  # the lifecycle program's renaming mark
 
     def _e_BinOp(self, e: ast.BinOp) -> Ref | None:
         # `"%s" % x` formats x: a large tensor is summarised, not read in full.

@@ -30,6 +30,10 @@ class _Mentions:
     attr_roots: frozenset[str]  # names used as `name.attr`
     called_roots: frozenset[str]  # names used as `name.method(...)`
     runs_code: bool  # calls, awaits, yields, defs, returns: code we cannot see may run
+    # Attributes stored into (`x.a = v`, through any object) and whether an item is: through
+    # another name for an object the state tracks, the store re-points its `.a` / `[k]` paths.
+    stored_attrs: frozenset[str] = frozenset()
+    stores_item: bool = False
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -89,6 +93,8 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
         dotted: set[str] = set()
         attr_roots: set[str] = set()
         called: set[str] = set()
+        stored_attrs: set[str] = set()
+        stores_item = False
         runs_code = node.kind in (Kind.CALL, Kind.EXIT) or node.iterates
         a = node.ast_node
         if a is not None and node.kind not in (Kind.JOIN, Kind.ENTRY, Kind.RAISE):
@@ -98,6 +104,8 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                 if isinstance(sub, ast.Name):
                     names.append(sub)
                 elif isinstance(sub, ast.Attribute):
+                    if not isinstance(sub.ctx, ast.Load):
+                        stored_attrs.add(sub.attr)
                     if sub.attr in _FRAME_NAMES:
                         bare.add(_ANY)
                     if isinstance(sub.value, ast.Name):
@@ -106,6 +114,8 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                         attr_roots.add(sub.value.id)
                         if sub.attr in _REFLECTIVE_ATTRS:
                             bare.add(sub.value.id)  # the object is used whole
+                elif isinstance(sub, ast.Subscript) and not isinstance(sub.ctx, ast.Load):
+                    stores_item = True
                 elif isinstance(sub, ast.Call):
                     runs_code = True
                     if node.kind not in (Kind.EXIT, Kind.CALL):
@@ -160,6 +170,8 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                 frozenset(attr_roots),
                 frozenset(called),
                 runs_code,
+                frozenset(stored_attrs),
+                stores_item,
             )
         )
     cfg._index = out, call_nodes, unmodelled
@@ -174,6 +186,8 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
         return False
     if m.runs_code and state.hidden and not state.touched and not state.full:
         return False  # code not handed the buffer is assumed not to write it: say where
+    if (m.stored_attrs or m.stores_item) and _may_repoint(m, state):
+        return False
     plain, dotted, roots = state.footprint
     return (
         plain.isdisjoint(m.names)
@@ -181,6 +195,22 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
         and roots.isdisjoint(m.bare)
         and roots.isdisjoint(m.called_roots)
     )
+
+
+def _may_repoint(m: _Mentions, state: State) -> bool:
+    """The node stores `.a` (or an item) through some object, and a tracked path ends in or
+    passes through `.a` (or an item): that object may be the one the path goes through."""
+    for key in state.may:
+        if m.stores_item and "[" in key:
+            return True
+        for attr in m.stored_attrs:
+            at = key.find("." + attr)
+            while at != -1:
+                end = at + 1 + len(attr)
+                if end == len(key) or key[end] in ".[":
+                    return True
+                at = key.find("." + attr, at + 1)
+    return False
 
 
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:

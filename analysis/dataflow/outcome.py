@@ -90,6 +90,13 @@ class Context:
     zero_size: bool = False
     # The guard (ZO002): a read is `unsafe` only if no write ran before it on any path.
     certain_reads_only: bool = False
+    # Names the engine passes a tensor for on a witness schedule (lifecycle_witness.py): an
+    # index by one of them is a gather. Set only where a read may only make `unsafe`.
+    tensor_names: frozenset[str] = frozenset()
+    # Names each of which only ever holds an object made by its own constructor call (or
+    # nothing): two of them never name one object, so a store into `a.x` leaves `b.x` as it
+    # was (lifecycle_objects.py).
+    distinct_objects: frozenset[str] = frozenset()
     # Source text of expressions, by node id: the same calls are unparsed for every buffer and
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.

@@ -149,19 +149,22 @@ class Stores(Effects):
     def _store_through(self, target: ast.expr, key: str | None) -> None:
         """Another name may denote the object stored into: demote what it held (see
         rebind_elsewhere). A computed key may equal any key."""
+        owner = ""
+        if isinstance(target, ast.Attribute | ast.Subscript):
+            owner = place_key(target.value) or ""
         if isinstance(target, ast.Attribute):
-            self.rebind_elsewhere(f".{target.attr}", key or "")
+            self.rebind_elsewhere(f".{target.attr}", key or "", owner)
         elif isinstance(target, ast.Subscript):
             sub = target.slice
             if isinstance(sub, ast.Constant) and type(sub.value) in (str, int):
-                self.rebind_elsewhere(f"[{sub.value!r}]", key or "")
+                self.rebind_elsewhere(f"[{sub.value!r}]", key or "", owner)
             if isinstance(target.value, ast.Attribute) and target.value.attr == "__dict__":
                 # `m2.__dict__["a"] = v` re-points `m.a` of every object m2 may be.
                 name = sub.value if isinstance(sub, ast.Constant) else None
                 self.rebind_elsewhere(f".{name}" if isinstance(name, str) else ".", "")
-            self.rebind_elsewhere("[*]", key or "")
+            self.rebind_elsewhere("[*]", key or "", owner)
             if key is None:
-                self.rebind_elsewhere("[", "")
+                self.rebind_elsewhere("[", "", owner)
 
     # --- objects that hold views: metadata records, dicts keyed by batch size ---------------
     def transfer(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:

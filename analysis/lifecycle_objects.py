@@ -1,0 +1,125 @@
+"""Names and `self` attributes of a lifecycle program that never share an object: each holds
+only what its own constructor call (or display) made.
+
+`metadata = Meta()` and `expand = Meta()` in one capture setup are two objects, so a store into
+`expand.page_table` leaves `metadata.page_table` holding the view it held. The dataflow demotes
+every `.page_table` path on such a store unless it knows that (effects.rebind_elsewhere). A name
+qualifies when every binding of it in the program is `name = C(...)` for a class `C` whose call
+can only make a new instance (lifecycle_module.record_classes: bound once at module level, no
+base, metaclass, `__new__` or decorator but `dataclass`), or the program's "unbound at method
+entry" marker; parameters, names a nested scope may bind, and names bound any other way do not.
+Two such names then never name one object: an object made by one's constructor call reaches
+the other only through a binding of the other, which is another constructor call.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from zeroopt.analysis.lifecycle_program import _UNKNOWN, RENAME_MARK, Program
+
+_SCOPES = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)  # fmt: skip
+
+
+def distinct_objects(
+    program: Program, classes: Iterable[str], attributes: bool = False
+) -> frozenset[str]:
+    """The distinct names of the program; with `attributes`, its distinct `self` places too
+    (asked for witness programs only: on one straight schedule no other method of the class
+    runs, so only the program's own stores can re-point `self.x`)."""
+    makers = frozenset(classes)
+    places = _distinct_attributes(program, makers) if attributes else frozenset()
+    if not makers:
+        return places
+    made: set[str] = set()
+    other: set[str] = set(program.params)
+    allowed: set[int] = set()
+    for node in _walk(program.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if not isinstance(target, ast.Name):
+                continue
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id in makers
+                and RENAME_MARK not in value.func.id
+            ):
+                made.add(target.id)
+                allowed.add(id(target))
+            elif isinstance(value, ast.Name) and value.id == _UNKNOWN:
+                allowed.add(id(target))
+    for node in _walk(program.body):
+        if isinstance(node, _SCOPES):
+            other |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            other |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in allowed:
+                other.add(node.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other |= set(node.names)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    return frozenset(made - other) | places
+
+
+# Values that are a new object each time they are evaluated.
+_DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def _distinct_attributes(program: Program, makers: frozenset[str]) -> frozenset[str]:
+    """`self.x` places stored only as `self.x = {...}` (a display or a maker's call) anywhere in
+    the program, with no `.x` stored any other way through any object: each holds an object of
+    its own (`self.decode_metadata` and `self.encoder_metadata` are two dicts). Code outside
+    the program that is handed `self` may store anything there; the dataflow already counts
+    such a call as a possible write of what `self` holds."""
+    for node in _walk(program.body):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in (
+            "setattr", "delattr", "vars",
+        ):  # fmt: skip
+            return frozenset()
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return frozenset()
+    stores = _allowed_attribute_stores(program, makers)
+    return frozenset(f"self.{a}" for a, allowed in stores.items() if all(allowed))
+
+
+def _allowed_attribute_stores(program: Program, makers: frozenset[str]) -> dict[str, list[bool]]:
+    """Per attribute name, for each store into `<anything>.<name>`: whether it is
+    `self.<name> = <display or maker call>` as the sole target of an assignment."""
+    ok: set[int] = set()
+    for node in _walk(program.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            t, value = node.targets[0], node.value
+            if (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                and (
+                    isinstance(value, _DISPLAYS)
+                    or (
+                        isinstance(value, ast.Call)
+                        and isinstance(value.func, ast.Name)
+                        and value.func.id in makers
+                    )
+                )
+            ):
+                ok.add(id(t))
+    stores: dict[str, list[bool]] = {}
+    for node in _walk(program.body):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            stores.setdefault(node.attr, []).append(id(node) in ok)
+    return stores
+
+
+def _walk(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    for stmt in body:
+        yield from ast.walk(stmt)
