@@ -46,7 +46,14 @@ _STORE = re.compile(
     rb"\.[ \t]*(\w+)[ \t]*(?:=(?!=)|:[^\n=]*=(?!=)|,[^\n]*[^=!<>]=(?!=))"
     rb"|(?:\bfor|\bas)[ \t]+[\w.]+\.(\w+)\b"
     rb"|setattr\([^\n,]*,[ \t]*['\"](\w+)['\"]"
+    # `object.__setattr__(obj, "m", ...)`, `obj.__setattr__("m", ...)`, `obj.__dict__["m"] = `,
+    # `vars(obj)["m"] = `, `obj.__dict__.update(m=...)`.
+    rb"|__setattr__\((?:[^\n,()]*,)?[ \t]*['\"](\w+)['\"]"
+    rb"|(?:__dict__|vars\([^)\n]*\))[ \t]*\[[ \t]*['\"](\w+)['\"]"
+    rb"|(?:__dict__|vars\([^)\n]*\))[ \t]*\.[ \t]*(?:update|setdefault)\([ \t]*(\w+)[ \t]*="
 )
+# A class made at run time: `type(name, bases, namespace)`, `types.new_class(...)`.
+_DYNAMIC_CLASS = re.compile(rb"\btype[ \t]*\([^\n]*,|\bnew_class[ \t]*\(")
 
 
 _CLASS = re.compile(rb"\bclass[ \t]+\w+[ \t]*\(([^:]*)")
@@ -65,6 +72,7 @@ class _Index:
     unclear: set[int]  # files with a class statement whose bases the pattern cannot delimit
     aliases: dict[str, set[str]]  # a name -> names bound to it (`as`, plain assignment)
     stored: dict[str, str]  # attribute names assigned somewhere -> one file that does
+    dynamic: set[int]  # files that may make classes at run time or have computed class bases
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,7 @@ class ClassWorld:
             return world
         files: list[tuple[str, bytes]] = []
         shas: list[tuple[str, str]] = []
-        for path in sorted(project.index.names):
+        for path in sorted({*project.index.files, *project.index.names, unit.path}):
             try:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -122,20 +130,25 @@ class ClassWorld:
         """One pass over the text of the tree: which files have a class statement whose bases
         mention each name, the aliases of each name, and the attribute names assigned."""
         if self._index is None:
-            index = _Index({}, set(), {}, {})
+            index = _Index({}, set(), {}, {}, set())
             for i, (path, data) in enumerate(self.files):
                 if b"class" in data:
                     for m in _CLASS.finditer(data):
                         bases = m.group(1)
                         if b")" not in bases:
                             index.unclear.add(i)  # a colon inside the bases: parse the file
+                        elif bases.count(b"(") or b"*" in bases:
+                            index.dynamic.add(i)  # a computed or starred base
                         for word in _WORD.findall(bases):
                             index.bases.setdefault(word.decode(), set()).add(i)
                 for m in _ALIAS.finditer(data):
                     old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
                     index.aliases.setdefault(old.decode(), set()).add(new.decode())
                 for m in _STORE.finditer(data):
-                    index.stored.setdefault((m.group(1) or m.group(2) or m.group(3)).decode(), path)
+                    stored = next(g for g in m.groups() if g)
+                    index.stored.setdefault(stored.decode(), path)
+                if _DYNAMIC_CLASS.search(data):
+                    index.dynamic.add(i)
             self._index = index
         return self._index
 
@@ -152,7 +165,11 @@ class ClassWorld:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._classes[path] = None
                 return None
-            self._classes[path] = [_info(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+            self._classes[path] = [
+                info
+                for n in ast.walk(tree)
+                if (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
+            ]
         return self._classes[path]
 
     def lineage(self, name: str) -> tuple[list[tuple[str, ClassInfo]], str]:
@@ -175,14 +192,19 @@ class ClassWorld:
             if len(candidates) > _MAX_FILES:
                 why = f"more than {_MAX_FILES} files have classes whose bases name `{n}`"
                 break
-            for i in sorted(candidates | index.unclear):  # the unclear ones: parsed once
+            # The unclear and dynamic ones (computed bases, classes made by `type(...)`) are
+            # parsed once and may derive from any name.
+            for i in sorted(candidates | index.unclear | index.dynamic):
                 path, data = self.files[i]
                 infos = self._parsed(path, data)
                 if infos is None:
                     why = f"{path} may derive from `{n}` and cannot be parsed"
                     break
                 for info in infos:
-                    if any(n in ids for ids in info.bases) and (path, info.line) not in found:
+                    if (
+                        any(n in ids or ANY in ids for ids in info.bases)
+                        and (path, info.line) not in found
+                    ):
                         found[(path, info.line)] = (path, info)
                         if info.name not in names:
                             names.add(info.name)
@@ -193,7 +215,7 @@ class ClassWorld:
                 why = f"more than {_MAX_LINEAGE} classes may derive from `{name}`"
         if not why:
             for path, info in found.values():
-                lineage = [bool(ids & names) for ids in info.bases]
+                lineage = [bool(ids & names) or ANY in ids for ids in info.bases]
                 if not lineage[0] or any(lineage[1:]):
                     why = (
                         f"class {info.name} ({_short(path)}:{info.line}) may derive from `{name}` "
@@ -216,7 +238,7 @@ class ClassWorld:
         found, why = self.lineage(cls_name)
         if not why:
             for path, info in found:
-                if attr in info.binds or "__getattribute__" in info.binds:
+                if attr in info.binds or "__getattribute__" in info.binds or ANY in info.binds:
                     why = f"class {info.name} ({_short(path)}:{info.line}) may override `{attr}`"
                     break
         if not why and attr in self.stored:
@@ -224,20 +246,80 @@ class ClassWorld:
         self._answers[key] = why
         return why
 
+    def through_class(self, cls_name: str, method: str) -> str:
+        """Why `method` of class `cls_name` may run with a `self` of another class: the tree
+        names it through a class of the lineage (`Own.run(other, ...)`, `f = Own.run`,
+        `getattr(Own, "run")`, `Own.__dict__`, `vars(Own)`), not through an instance."""
+        found, why = self.lineage(cls_name)
+        if why:
+            return why
+        names = {cls_name} | {info.name for _, info in found}
+        for n in list(names):
+            names |= self.index.aliases.get(n, set())
+        alt = b"|".join(re.escape(n.encode()) for n in sorted(names))
+        m = re.escape(method.encode())
+        pattern = re.compile(
+            rb"\b(?:" + alt + rb")[ \t]*\.[ \t]*(?:" + m + rb"\b|__dict__)"
+            rb"|getattr\([ \t]*(?:" + alt + rb")[ \t]*,"
+            rb"|vars\([ \t]*(?:" + alt + rb")[ \t]*\)"
+        )
+        for path, data in self.files:
+            if method.encode() in data and pattern.search(data):
+                return (
+                    f"{_short(path)} names `{method}` through the class: it may run with a "
+                    "`self` of another class"
+                )
+        return ""
+
+
+ANY = "*"  # in ClassInfo.bases / binds: may be any class / bind any name
+
+
+def _made_class(node: ast.AST) -> ClassInfo | None:
+    """A class made at run time: `type(name, bases, namespace)` or `types.new_class(...)`. Its
+    bases and names are read where they are literal; otherwise it may derive from anything and
+    bind anything."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    fname = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else ""
+    )
+    if not ((fname == "type" and len(node.args) == 3) or fname == "new_class"):
+        return None
+    name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "<made>"
+    any_base: tuple[frozenset[str], ...] = (frozenset({ANY}),)
+    bases = any_base
+    binds: frozenset[str] = frozenset({ANY})
+    if fname == "type":
+        spec, namespace = node.args[1], node.args[2]
+        if isinstance(spec, ast.Tuple | ast.List) and not any(
+            isinstance(e, ast.Starred) for e in spec.elts
+        ):
+            bases = tuple(_base_names(e) for e in spec.elts) or (frozenset(),)
+        if isinstance(namespace, ast.Dict) and all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in namespace.keys
+        ):
+            binds = frozenset(k.value for k in namespace.keys if isinstance(k, ast.Constant))
+    return ClassInfo(str(name), node.lineno, bases, binds, False)
+
 
 def _base_names(b: ast.expr) -> frozenset[str]:
-    """The names a base expression may denote the class by: `C`, `mod.C`, `C[T]` give `C`; any
-    other expression (a call, ...) every name and attribute it mentions."""
+    """The names a base expression may denote the class by: `C`, `mod.C`, `C[T]` give `C`; a
+    starred or computed base (a call, ...) may be any class (ANY)."""
+    if isinstance(b, ast.Starred):
+        return frozenset({ANY})
     while isinstance(b, ast.Subscript):
         b = b.value
     if isinstance(b, ast.Name):
         return frozenset({b.id})
     if isinstance(b, ast.Attribute):
         return frozenset({b.attr})
-    return frozenset(
-        {n.id for n in ast.walk(b) if isinstance(n, ast.Name)}
-        | {n.attr for n in ast.walk(b) if isinstance(n, ast.Attribute)}
-    )
+    return frozenset({ANY})
 
 
 def _info(node: ast.ClassDef) -> ClassInfo:
@@ -329,7 +411,7 @@ def method_of(
         return None
     kinds = {unit.resolver.qualified(owner, d) for d in fn.decorator_list}
     shift = 0 if "builtins.staticmethod" in kinds else 1
-    why = world.overridden(cls.name, attr)
+    why = world.overridden(cls.name, attr) or world.through_class(cls.name, caller.name)
     if why:
         return None
     return (

@@ -77,6 +77,9 @@ class ProjectIndex:
     # package -> names of its scanned submodules: `from package import *` without `__all__`
     # also binds those a previous import has loaded, so they count as exported.
     children: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Every Python file of the tree, importable by name or not (`run-1.py` defines classes too):
+    # the closed world of methods.py is all of them.
+    files: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
@@ -90,9 +93,11 @@ class ProjectIndex:
         packages: set[str] = set()
         names: dict[str, str] = {}
         clashes: set[str] = set()
+        files: list[str] = []
         for path in paths:
             if not path.endswith(".py"):
                 continue
+            files.append(path)
             name, is_init = module_name_of(path, memo)
             if not name or not all(p.isidentifier() for p in name.split(".")):
                 continue
@@ -126,7 +131,9 @@ class ProjectIndex:
             if parent:
                 kids.setdefault(parent, set()).add(leaf)
         children = {p: frozenset(k) for p, k in kids.items()}
-        return cls(modules, frozenset(packages), names, frozenset(tops), children)
+        return cls(
+            modules, frozenset(packages), names, frozenset(tops), children, tuple(sorted(files))
+        )
 
     def absolute(self, importer: str | None, is_package: bool, level: int, module: str) -> str | None:
         """The absolute module a relative import `from <level dots><module> import ...` names."""
