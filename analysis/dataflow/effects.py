@@ -189,6 +189,10 @@ class Effects:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
                 self.st = replace(self.st, touched=True)
+            elif handed and self.raised:
+                # The code it was handed to may have written it before raising: a read in a
+                # handler is possible, not proven.
+                self.wrote_raising = True
 
     def park(self, node: ast.AST, how: str, whole: ast.AST) -> None:
         """The buffer is stored where the analysis does not follow it (a container display, a
