@@ -80,18 +80,32 @@ def test_multimodule_packages_run_and_import_what_they_use() -> None:
     assert len(variants) >= len(MM_VARIANTS) - 1, variants
 
 
+# Programs that break the closed-world assumption as the rule page states it (a class made by
+# `type(...)`, a computed or starred base, a method called with an unrelated receiver): a `safe`
+# there is the documented assumption's cost, reported by the bench under this tag, not asserted.
+DOCUMENTED_VIOLATION = "wp-closed-world-violation"
+
+
+def _unsound(report, site_tags):  # type: ignore[no-untyped-def]
+    return [
+        (s, sorted(site_tags.get(s.site.line, ())))
+        for s in report.sites
+        if s.unsound and DOCUMENTED_VIOLATION not in site_tags.get(s.site.line, ())
+    ]
+
+
 def test_no_unsound_verdict_on_whole_program_shapes() -> None:
     """The analysis against the oracle on a few programs of every shape, one module and split."""
     for seed in range(SEED, SEED + 30):
         wp = random_wp_program(seed)
         report = check_program(wp.program.source, engine_findings)
         assert report.valid and not report.analysis_error, report.reason or report.analysis_error
-        bad = [s for s in report.sites if s.unsound]
-        assert not bad, f"{bad[0].detail}\n{wp.program.source}"
+        bad = _unsound(report, wp.site_tags)
+        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
     for seed in range(SEED, SEED + 10):
         program = random_wp_multimodule_program(seed)
         main, namespace = materialise(program)
         analyse = analyser(program, main)
         report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
-        bad = [s for s in report.sites if s.unsound]
-        assert not bad, f"{bad[0].detail}\n{program.files}"
+        bad = _unsound(report, program.site_tags)
+        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
