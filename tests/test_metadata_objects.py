@@ -68,10 +68,10 @@ CASES: dict[str, tuple[Verdict, str]] = {
         return m.lens.sum()
         """,
     ),
-    # Written through the record, then the field is re-pointed at unwritten memory.
-    # (unproven, not unsafe: part of the buffer was written, and its regions are not told apart)
+    # Written through the record, then the field is re-pointed at unwritten memory: the only
+    # write, `buf[:4]`, leaves buf[4] alone, and `buf[4:].sum()` reads it (uncovered reads).
     "record-field-rebound": (
-        P,
+        U,
         """
         buf = torch.zeros(8)
         m = Meta(lens=buf[:4])
