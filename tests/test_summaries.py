@@ -144,3 +144,39 @@ def test_closed_world_setting_is_validated(project: Callable[..., Path]) -> None
     (Path.cwd() / "pyproject.toml").write_text('[tool.zeroopt]\nclosed-world = "no"\n')
     with pytest.raises(ConfigError, match="closed-world must be true or false"):
         load_config(["."])
+
+
+RAISES_AFTER_WRITING = """\
+import torch
+
+
+def fill_then_fail(p):
+    p.fill_(1.0)
+    raise ValueError("after the write")
+
+
+def caught(n):
+    b = torch.zeros(n)
+    try:
+        fill_then_fail(b)
+    except ValueError:
+        pass
+    return b.sum()
+"""
+
+
+def test_a_callee_raising_after_it_wrote_is_no_evidence_of_a_read(
+    project: Callable[..., Path],
+) -> None:
+    """The handler's read sees what the callee wrote before raising: not `unsafe` (the zeros and
+    a poisoned buffer give the same result, run below)."""
+    project("pkg/__init__.py")
+    project("pkg/user.py", RAISES_AFTER_WRITING)
+    assert _verdicts(_scan()) == {10: "unproven"}
+    import torch
+
+    namespace: dict[str, object] = {}
+    exec(compile(RAISES_AFTER_WRITING, "user.py", "exec"), namespace)
+    zeros = namespace["caught"](4)  # type: ignore[operator]
+    namespace["torch"] = type("T", (), {"zeros": staticmethod(lambda n: torch.full((n,), 9.0))})
+    assert torch.equal(zeros, namespace["caught"](4))  # type: ignore[operator]

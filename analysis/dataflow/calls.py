@@ -12,7 +12,7 @@ from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.summary_calls import SummaryCalls
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
-from zeroopt.analysis.state import SELF, Ref, View
+from zeroopt.analysis.state import MAYBE, SELF, Ref, View
 
 
 class Calls(SummaryCalls):
