@@ -162,12 +162,19 @@ before the call nor while its arguments are evaluated (a holder passed as anothe
 evidence names the callee, its file and line and these conditions. Assumed: no module rebinds
 another module's functions (`mod.f = g`). Methods are resolved under the closed-world assumption
 (analysis/methods.py): every class whose instance can be `self` is defined in the scanned tree by a
-class statement naming its base (directly, by an import alias or `X = Base`), nothing assigns the
-method's name on an object (`obj.m = ...`, `setattr(obj, "m", ...)`) or builds classes
-dynamically; then `self.m` is the enclosing class's `def m` when no class of the tree deriving from
-it (found by name over every file, same-named classes included) binds `m`, each inherits through
-its first base only, and neither has a class decorator (other than `dataclass`), a metaclass
-keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (or `scan --no-closed-world`)
+class statement naming its base (directly, by an import alias or `X = Base`) or by `type(...)`,
+and no attribute store with a name computed at run time (`setattr(obj, name, v)`,
+`obj.__dict__[k] = v`, `obj.__dict__.update(d)`) stores a method's name. Checked over every file
+of the tree: a store of the name in any literal spelling (`obj.m = ...`, `setattr(obj, "m", ...)`,
+`object.__setattr__(obj, "m", ...)`, `obj.__dict__["m"] = ...`, `vars(obj)["m"] = ...`,
+`__dict__.update(m=...)`); classes made by `type(name, bases, namespace)` or `new_class`, and
+class statements with a computed or starred base, which may derive from anything; the method
+whose `self` is the receiver named through a class of the lineage (`Own.run(other)`,
+`f = Own.run`, `getattr(Own, ...)`, `vars(Own)`, `Own.__dict__`), which may run with a `self` of
+another class. Then `self.m` is the enclosing class's `def m` when no class of the tree deriving
+from it (found by name over every file, same-named classes included) binds `m`, each inherits
+through its first base only, and neither has a class decorator (other than `dataclass`), a
+metaclass keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (or `scan --no-closed-world`)
 turns method resolution off. A cached result that relied on it is reused only while no file of the
 tree changed.
 
