@@ -304,7 +304,7 @@ def _made_class(node: ast.AST) -> ClassInfo | None:
         if isinstance(namespace, ast.Dict) and all(
             isinstance(k, ast.Constant) and isinstance(k.value, str) for k in namespace.keys
         ):
-            binds = frozenset(k.value for k in namespace.keys if isinstance(k, ast.Constant))
+            binds = frozenset(str(k.value) for k in namespace.keys if isinstance(k, ast.Constant))
     return ClassInfo(str(name), node.lineno, bases, binds, False)
 
 
