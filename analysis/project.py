@@ -176,6 +176,7 @@ class ProjectView:
         self.summary_memo: dict[tuple[Any, ...], tuple[Any, dict[str, str]]] = {}
         self.summary_units: dict[str, Any] = {}
         self.summary_world: Any = None
+        self._records: dict[str, dict[str, tuple[str, ...]]] = {}
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
@@ -325,6 +326,25 @@ class ProjectView:
             if sub is None or name in sub:
                 return None
         return name
+
+    def record_fields(self, module: str, name: str) -> tuple[str, ...] | None:
+        """The fields of `name` when it is a plain dataclass of scanned `module` (records.py's
+        rules, applied in that module with its own imports) and the module's only binding of
+        the name; else None. The module read is recorded in `deps` through its entry."""
+        from zeroopt.analysis.records import plain_dataclasses
+
+        if self.function_binding(module, name) is None:
+            return None
+        found = self._records.get(module)
+        if found is None:
+            loaded = self.module_tree(module)  # refused when the bytes are not the entry's
+            if loaded is None:
+                return None
+            tree = loaded[0]
+            declared = {n for g in ast.walk(tree) if isinstance(g, ast.Global) for n in g.names}
+            found = plain_dataclasses(tree, declared)
+            self._records[module] = found
+        return found.get(name)
 
     def module_tree(self, module: str) -> tuple[ast.Module, str, str] | None:
         """(tree, text, path) of a scanned module, parsed again; refused when the bytes differ

@@ -45,6 +45,25 @@ def plain_dataclasses(
     return records
 
 
+def imported_names(module: ast.Module, declared_global: Iterable[str] = ()) -> list[str]:
+    """Names bound once in the module's scope, by an `import` at its top level, that nothing
+    here rebinds or changes (`Meta.__init__ = f`, `setattr(Meta, ...)`, `global Meta`): where
+    they denote another module's plain dataclass, a call runs that class's generated
+    `__init__`."""
+    bound = _module_bindings(module)
+    excluded = set(declared_global) | _touched_classes(module)
+    if "*" in excluded or "*" in bound:
+        return []  # `globals()`, or a star import that may rebind any name
+    found: list[str] = []
+    for stmt in module.body:
+        if isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                name = alias.asname or alias.name
+                if alias.name != "*" and bound[name] == 1 and name not in excluded:
+                    found.append(name)
+    return found
+
+
 class _Dataclasses:
     """The names that certainly are `dataclasses.dataclass` and `dataclasses.field` here: bound
     once, at module level, by an import from the stdlib module (a module's own `dataclass`

@@ -11,7 +11,7 @@ from zeroopt.analysis.capture import capture_functions
 from zeroopt.analysis.dataflow.places import mask_names, store_hooks
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.options import Contract
-from zeroopt.analysis.records import plain_dataclasses
+from zeroopt.analysis.records import imported_names, plain_dataclasses
 from zeroopt.analysis.resolve import Resolver, Scope
 from zeroopt.analysis.state import State
 
@@ -112,8 +112,25 @@ class Context:
             scope = scope.parent
         if not isinstance(scope.node, ast.Module):
             return {}
-        declared = (n for s in self.resolver.scopes.values() for n in s.global_names)
-        return plain_dataclasses(scope.node, declared)
+        declared = {n for s in self.resolver.scopes.values() for n in s.global_names}
+        project = self.resolver.project
+        if project is None:
+            return plain_dataclasses(scope.node, declared)
+        # Plain dataclasses imported from other scanned modules too (ProjectView.record_fields).
+        # Kept on the tree with the view they were read through: the reads are recorded in the
+        # view's deps once, while the file that parsed this tree is analysed.
+        memo = getattr(scope.node, "_zeroopt_imported_records", None)
+        if memo is not None and memo[0] is project:
+            return memo[1]
+        records = dict(plain_dataclasses(scope.node, declared))
+        for name in imported_names(scope.node, declared):
+            module, _, attr = (self.resolver.resolve_name(scope, name) or "").rpartition(".")
+            if module and project.is_module(module):
+                fields = project.record_fields(module, attr)
+                if fields is not None:
+                    records[name] = fields
+        scope.node._zeroopt_imported_records = (project, records)  # type: ignore[attr-defined]
+        return records
 
     @property
     def mask_names(self) -> frozenset[str]:
