@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import tempfile
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ import torch
 from zeroopt.analysis.kernel_contracts import kernel_from_config
 from zeroopt.analysis.lifecycles import lifecycles_from_config
 from zeroopt.analysis.options import AnalysisOptions, Contract
+from zeroopt.analysis.project import ProjectIndex, ProjectView
 from zeroopt.patcher.codemod import RewriteSite as PatchSite
 from zeroopt.patcher.codemod import rewrite_source
 from zeroopt.runtime_checks import PoisonSite as Site
@@ -117,8 +119,19 @@ def params(cases: Iterable[Case]) -> list[Any]:
 # --- the verdict -------------------------------------------------------------------------------
 
 
+def _analyse(case: Case, text: str) -> Any:
+    """With `modules`, the program is judged with them as the rest of the scanned tree."""
+    if not case.modules:
+        return analyse_source(text, f"{case.name}.py", case.options)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write(case, Path(tmp), text)
+        files = [str(p) for p in Path(tmp).rglob("*.py")]
+        view = ProjectView(ProjectIndex.build(files, [tmp]))
+        return analyse_source(text, f"{case.name}.py", case.options, view, str(path))
+
+
 def site_verdicts(case: Case, text: str) -> dict[int, list[Verdict]]:
-    result = analyse_source(text, f"{case.name}.py", case.options)
+    result = _analyse(case, text)
     assert not result.errors, result.errors
     found: dict[int, list[Verdict]] = {line: [] for line in case.sites}
     for finding in result.findings:
@@ -150,7 +163,8 @@ def check_verdict(case: Case) -> None:
 
 def _write(case: Case, folder: Path, text: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    for name, module in case.modules:
+    for name, module in case.modules:  # `pkg/__init__`, `pkg/meta`: a package of the tree
+        (folder / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.py").write_text(module.lstrip("\n"))
     path = folder / f"{case.name}.py"
     path.write_text(text)
@@ -230,7 +244,7 @@ def check_execution(case: Case, folder: Path) -> None:
 def rewritten(case: Case) -> str:
     """The program as `zeroopt apply` rewrites it: every safe site with a fix."""
     data = case.program.encode()
-    result = analyse_source(data, f"{case.name}.py", case.options)
+    result = _analyse(case, case.program)
     sites = [
         PatchSite(f.line, f.col, f.call, f.end_line, f.end_col)
         for f in result.findings

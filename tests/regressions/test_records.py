@@ -397,6 +397,188 @@ def run():
     return f(4)
 """,
     ),
+    Case(
+        "imported_plain_dataclass_holds_the_buffer",
+        why=(
+            "The same record as a class of this module, imported from another scanned module: "
+            "its generated __init__ stores `buf` in `meta.page_table`, the fill writes all of "
+            "`buf`; the rewritten program behaves the same."
+        ),
+        kind="fix",
+        source=r"""
+import torch
+from rec_meta_plain.meta import Meta
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    meta = Meta(page_table=buf)
+    meta.page_table[:].fill_(1.0)
+    return buf * 2
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+        modules=(("rec_meta_plain/__init__", ""), ("rec_meta_plain/meta", r"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Meta:
+    page_table: object
+    lens: object = None
+"""),),
+    ),
+    Case(
+        "imported_dataclass_whose_post_init_copies_the_field",
+        why=(
+            "`safe` would be wrong: the imported Meta's __post_init__ replaces the field by a "
+            "copy, so the fill through `meta.page_table` never reaches `buf`, which is returned "
+            "as allocated. The class in its own module has a __post_init__: not plain."
+        ),
+        source=r"""
+import torch
+from rec_meta_post_init_copy.meta import Meta
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    meta = Meta(page_table=buf)
+    meta.page_table[:].fill_(1.0)
+    return buf * 2
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+        modules=(("rec_meta_post_init_copy/__init__", ""), ("rec_meta_post_init_copy/meta", r"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Meta:
+    page_table: object
+    lens: object = None
+
+    def __post_init__(self):
+        self.page_table = self.page_table.clone()
+"""),),
+    ),
+    Case(
+        "imported_dataclass_whose_post_init_reads_the_field",
+        why=(
+            "`unsafe` or `unproven`, never `safe`: the imported Meta's __post_init__ reads the "
+            "field (the zeros) before the fill, and the result adds that sum."
+        ),
+        source=r"""
+import torch
+from rec_meta_post_init_read.meta import Meta
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    meta = Meta(page_table=buf)
+    meta.page_table[:].fill_(1.0)
+    return buf * 2 + meta.lens
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+        modules=(("rec_meta_post_init_read/__init__", ""), ("rec_meta_post_init_read/meta", r"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Meta:
+    page_table: object
+    lens: object = None
+
+    def __post_init__(self):
+        self.lens = self.page_table.sum()
+"""),),
+    ),
+    Case(
+        "imported_dataclass_name_bound_twice",
+        why=(
+            "`safe` would be wrong: the module binds Meta twice; the second, a class whose "
+            "__init__ stores a copy, is the one imported, so the fill never reaches `buf`."
+        ),
+        source=r"""
+import torch
+from rec_meta_bound_twice.meta import Meta
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    meta = Meta(page_table=buf)
+    meta.page_table[:].fill_(1.0)
+    return buf * 2
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+        modules=(("rec_meta_bound_twice/__init__", ""), ("rec_meta_bound_twice/meta", r"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Meta:
+    page_table: object
+    lens: object = None
+
+
+class Meta:  # noqa: F811
+    def __init__(self, page_table, lens=None):
+        self.page_table = page_table.clone()
+        self.lens = lens
+"""),),
+    ),
+    Case(
+        "imported_dataclass_look_alike",
+        why=(
+            "`safe` would be wrong: the `dataclass` of the imported class's module is its own "
+            "decorator whose __init__ stores a copy; the rules are applied with that module's "
+            "imports, where `dataclass` is not dataclasses.dataclass."
+        ),
+        source=r"""
+import torch
+from rec_meta_look_alike.meta import Meta
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    meta = Meta(page_table=buf)
+    meta.page_table[:].fill_(1.0)
+    return buf * 2
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+        modules=(("rec_meta_look_alike/__init__", ""), ("rec_meta_look_alike/meta", r"""
+import dataclasses
+
+
+def dataclass(cls):
+    cls = dataclasses.dataclass(cls)
+    init = cls.__init__
+
+    def copying(self, page_table, lens=None):
+        init(self, page_table.clone(), lens)
+
+    cls.__init__ = copying
+    return cls
+
+
+@dataclass
+class Meta:
+    page_table: object
+    lens: object = None
+"""),),
+    ),
 ]
 
 
