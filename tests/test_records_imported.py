@@ -124,3 +124,48 @@ def test_cache_follows_the_module_of_the_class(project: Callable[..., Path]) -> 
     _old(root)
     changed = _scan(use_cache=True)
     assert changed.analysed >= 1 and _verdict(changed) == "unproven"
+
+
+HELPERS = """\
+from pkg.meta import Meta
+
+
+def fill_a(p):
+    m = Meta(page_table=p)
+    m.page_table.fill_(1.0)
+
+
+def fill_b(p):
+    m = Meta(page_table=p)
+    m.page_table.fill_(1.0)
+"""
+
+
+def _caller(helper: str) -> str:
+    return (
+        f"import torch\nfrom pkg.helpers import {helper}\n\n\ndef build(n):\n"
+        f"    buf = torch.zeros(n)\n    {helper}(buf)\n    return buf\n"
+    )
+
+
+def test_every_summary_through_the_record_follows_its_module(
+    project: Callable[..., Path],
+) -> None:
+    """Two summaries of one module read its records once: the file using the second summary
+    depends on the module of the class as well."""
+    root = Path.cwd()
+    project("pkg/__init__.py", "")
+    project("pkg/meta.py", META)
+    project("pkg/helpers.py", HELPERS)
+    project("pkg/a.py", _caller("fill_a"))
+    project("pkg/b.py", _caller("fill_b"))
+    _old(root)
+
+    def verdicts(report: ScanReport) -> dict[str, str]:
+        return {f.path: str(f.verdict) for f in report.findings}
+
+    assert verdicts(_scan(use_cache=True)) == {"pkg/a.py": "safe", "pkg/b.py": "safe"}
+    (root / "pkg/meta.py").write_text(NEAR_MISSES["post_init_copies"])
+    _old(root)
+    changed = _scan(use_cache=True)
+    assert verdicts(changed) == {"pkg/a.py": "unproven", "pkg/b.py": "unproven"}

@@ -112,24 +112,35 @@ class Context:
             scope = scope.parent
         if not isinstance(scope.node, ast.Module):
             return {}
-        declared = {n for s in self.resolver.scopes.values() for n in s.global_names}
         project = self.resolver.project
         if project is None:
-            return plain_dataclasses(scope.node, declared)
+            declared_here = (n for s in self.resolver.scopes.values() for n in s.global_names)
+            return plain_dataclasses(scope.node, declared_here)
         # Plain dataclasses imported from other scanned modules too (ProjectView.record_fields).
-        # Kept on the tree with the view they were read through: the reads are recorded in the
-        # view's deps once, while the file that parsed this tree is analysed.
+        # Kept on the tree with the view and the modules read: a later use of the memo (another
+        # buffer, another summary of this module) records those reads again in the view's deps.
         memo = getattr(scope.node, "_zeroopt_imported_records", None)
         if memo is not None and memo[0] is project:
+            project.deps.update(memo[2])
             return memo[1]
+        declared = {n for s in self.resolver.scopes.values() for n in s.global_names}
         records = dict(plain_dataclasses(scope.node, declared))
-        for name in imported_names(scope.node, declared):
-            module, _, attr = (self.resolver.resolve_name(scope, name) or "").rpartition(".")
-            if module and project.is_module(module):
-                fields = project.record_fields(module, attr)
-                if fields is not None:
-                    records[name] = fields
-        scope.node._zeroopt_imported_records = (project, records)  # type: ignore[attr-defined]
+        outer, project.deps = project.deps, {}
+        try:
+            for name in imported_names(scope.node, declared):
+                module, _, attr = (self.resolver.resolve_name(scope, name) or "").rpartition(".")
+                if module and project.is_module(module):
+                    fields = project.record_fields(module, attr)
+                    if fields is not None:
+                        records[name] = fields
+            consulted = dict(project.deps)
+        finally:
+            project.deps = {**outer, **project.deps}
+        scope.node._zeroopt_imported_records = (  # type: ignore[attr-defined]
+            project,
+            records,
+            consulted,
+        )
         return records
 
     @property
