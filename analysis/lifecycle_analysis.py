@@ -31,7 +31,6 @@ from zeroopt.analysis.lifecycle_program import (
     build_program,
     class_methods,
     decorator_name,
-    runs_body_when_called,
 )
 from zeroopt.analysis.lifecycle_witness import (
     Compiled,
@@ -44,7 +43,7 @@ from zeroopt.analysis.lifecycle_witness import (
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
-from zeroopt.analysis.resolve import Resolver, walk, walk_scope
+from zeroopt.analysis.resolve import Resolver, runs_body_when_called, walk, walk_scope
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from zeroopt.analysis.cfg import InlineBlock, InlineReturn
 from zeroopt.analysis.lifecycles import Cycle, Lifecycle
-from zeroopt.analysis.resolve import _NONE, _OPAQUE, Resolver, walk_scope
+from zeroopt.analysis.resolve import _NONE, _OPAQUE, Resolver, runs_body_when_called
 
 _MAX_DEPTH = 4
 RENAME_MARK = "\u00b7"  # middle dot: legal in identifiers, never in real code
@@ -57,14 +57,6 @@ def class_methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFun
             if stmt.args.posonlyargs or stmt.args.args:
                 out[stmt.name] = stmt
     return out
-
-
-def runs_body_when_called(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """False for a coroutine or generator function: calling it only makes an object, and its
-    body runs later, if ever."""
-    if isinstance(fn, ast.AsyncFunctionDef):
-        return False
-    return not any(isinstance(n, ast.Yield | ast.YieldFrom) for n in walk_scope(fn.body))
 
 
 def decorator_name(d: ast.expr) -> str:

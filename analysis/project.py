@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 # Top-level names never resolved through the tree, even where it holds a package of that name.
 _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
 # Text that means a module may bind names no static reading sees.
-_DYNAMIC_MARKERS = (b"globals()", b"vars()", b"sys.modules[__name__]", b"__dict__[", b"exec(")
+DYNAMIC_MARKERS = ("globals()", "vars()", "sys.modules[__name__]", "__dict__[", "exec(")
+_DYNAMIC_MARKER_BYTES = tuple(m.encode() for m in DYNAMIC_MARKERS)
 _MAX_HOPS = 32  # re-export chains longer than this (or cycles) resolve to nothing new
 SELF = "<self>"  # deps key: the analysed file's own module name
 
@@ -135,7 +136,9 @@ class ProjectIndex:
             modules, frozenset(packages), names, frozenset(tops), children, tuple(sorted(files))
         )
 
-    def absolute(self, importer: str | None, is_package: bool, level: int, module: str) -> str | None:
+    def absolute(
+        self, importer: str | None, is_package: bool, level: int, module: str
+    ) -> str | None:
         """The absolute module a relative import `from <level dots><module> import ...` names."""
         if importer is None or level == 0:
             return module or None
@@ -205,7 +208,7 @@ class ProjectView:
         except OSError:
             return "", None
         sha = hashlib.sha256(data).hexdigest()
-        if any(m in data for m in _DYNAMIC_MARKERS):
+        if any(m in data for m in _DYNAMIC_MARKER_BYTES):
             return sha, ModuleEntry({}, (), None, True, True)
         try:
             tree = ast.parse(data)

@@ -90,6 +90,14 @@ _SCOPE_CHILDREN = _ChildFields(_SCALAR_FIELDS, _NEW_SCOPES)
 _SYNTAX_CHILDREN = _ChildFields(_SCALAR_FIELDS | _MARKER_FIELDS)
 
 
+def runs_body_when_called(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """False for a coroutine or generator function: calling it only makes an object, and its
+    body runs later, if ever."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    return not any(isinstance(n, ast.Yield | ast.YieldFrom) for n in walk_scope(fn.body))
+
+
 def walk_scope(body: Sequence[ast.AST]) -> Iterator[ast.AST]:
     """Nodes of this scope: nested functions, classes and comprehensions bind their own names.
     A walrus inside a comprehension binds a name of *this* scope but is not yielded: callers that

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld, method_of
-from zeroopt.analysis.resolve import Resolver, Scope, walk_scope
+from zeroopt.analysis.project import DYNAMIC_MARKERS
+from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk_scope
 from zeroopt.analysis.scalars import int_names
 
 if TYPE_CHECKING:
@@ -57,7 +58,6 @@ HARMLESS_DECORATORS = frozenset(
         "torch.autograd.grad_mode.inference_mode",
     }
 )
-_DYNAMIC = ("globals()", "vars()", "sys.modules[__name__]", "__dict__[", "exec(")
 
 
 @dataclass(frozen=True)
@@ -147,10 +147,6 @@ def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunc
         if isinstance(n, ast.Global):
             other.update(n.names)
     return {k: v[0] for k, v in defs.items() if len(v) == 1 and k not in other}
-
-
-def is_generator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(n, ast.Yield | ast.YieldFrom) for n in walk_scope(fn.body))
 
 
 def _returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -306,10 +302,9 @@ class Summaries:
         if len(self._stack) >= _MAX_DEPTH:
             return Summary(UNKNOWN, f"summaries nested more than {_MAX_DEPTH} deep")
         fn = callee.fn
-        if isinstance(fn, ast.AsyncFunctionDef):
-            return Summary(UNKNOWN, "an async def: its body does not run at the call")
-        if is_generator(fn):
-            return Summary(UNKNOWN, "a generator: its body does not run at the call")
+        if not runs_body_when_called(fn):
+            kind = "an async def" if isinstance(fn, ast.AsyncFunctionDef) else "a generator"
+            return Summary(UNKNOWN, f"{kind}: its body does not run at the call")
         self._stack.append(key)
         try:
             return self._run(callee, param)
@@ -444,7 +439,7 @@ def make_unit(
         path,
         module,
         frames_read,
-        any(m in text for m in _DYNAMIC),
+        any(m in text for m in DYNAMIC_MARKERS),
     )
 
 

@@ -201,13 +201,7 @@ class Calls(SummaryCalls):
             else:
                 ref = self._eval_value(a)
                 if ref is not None:
-                    self.read(
-                        ref,
-                        a,
-                        definite=False,
-                        how=f"passed to `{name}`, which is not known to only write it",
-                    )
-                    self.lost(a, f"passed to `{name}`")
+                    self.handed_to(ref, a, name)
         if qual in api.CALLBACK_BUILTINS:
             self.held_code_runs(e, f"`{name}`, which calls key functions and steps iterators,")
         elif not (

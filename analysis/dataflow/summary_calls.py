@@ -91,15 +91,20 @@ class SummaryCalls(Stores):
         """What any call of code the analysis cannot see does (calls.py's generic handling)."""
         name = callee.name
         for _, a, ref in found:
-            self.read(
-                ref,
-                a,
-                definite=False,
-                how=f"passed to `{name}`, which is not known to only write it"
-                + (f" ({why[:120]})" if why else ""),
-            )
-            self.lost(a, f"passed to `{name}`")
+            self.handed_to(ref, a, name, why)
         self.unknown_call(e, f"call to `{name}`")
+
+    def handed_to(self, ref: Ref, a: ast.expr, name: str, why: str = "") -> None:
+        """The buffer passed to `name`, code not known to only write it: a possible read, and
+        lost from then on."""
+        self.read(
+            ref,
+            a,
+            definite=False,
+            how=f"passed to `{name}`, which is not known to only write it"
+            + (f" ({why[:120]})" if why else ""),
+        )
+        self.lost(a, f"passed to `{name}`")
 
 
 def _reachable(ev: SummaryCalls) -> bool:
