@@ -249,7 +249,15 @@ class ClassWorld:
     def through_class(self, cls_name: str, method: str) -> str:
         """Why `method` of class `cls_name` may run with a `self` of another class: the tree
         names it through a class of the lineage (`Own.run(other, ...)`, `f = Own.run`,
-        `getattr(Own, "run")`, `Own.__dict__`, `vars(Own)`), not through an instance."""
+        `getattr(Own, "run")`, `Own.__dict__`, `vars(Own)`), not through an instance. Memoised:
+        it reads the text of every file of the tree."""
+        key = (cls_name, f".{method}")  # `.`: never a name `overridden` is asked about
+        hit = self._answers.get(key)
+        if hit is None:
+            hit = self._answers[key] = self._through_class(cls_name, method)
+        return hit
+
+    def _through_class(self, cls_name: str, method: str) -> str:
         found, why = self.lineage(cls_name)
         if why:
             return why
@@ -263,8 +271,11 @@ class ClassWorld:
             rb"|getattr\([ \t]*(?:" + alt + rb")[ \t]*,"
             rb"|vars\([ \t]*(?:" + alt + rb")[ \t]*\)"
         )
+        encoded = [n.encode() for n in names]
         for path, data in self.files:
-            if method.encode() in data and pattern.search(data):
+            # Every form names a class of the lineage; `getattr(Own, ...)`, `vars(Own)` and
+            # `Own.__dict__` need not name the method.
+            if any(n in data for n in encoded) and pattern.search(data):
                 return (
                     f"{_short(path)} names `{method}` through the class: it may run with a "
                     "`self` of another class"

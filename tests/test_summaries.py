@@ -180,3 +180,44 @@ def test_a_callee_raising_after_it_wrote_is_no_evidence_of_a_read(
     zeros = namespace["caught"](4)  # type: ignore[operator]
     namespace["torch"] = type("T", (), {"zeros": staticmethod(lambda n: torch.full((n,), 9.0))})
     assert torch.equal(zeros, namespace["caught"](4))  # type: ignore[operator]
+
+
+COPIES_METHODS = """\
+from pkg.user import Own
+
+
+class Other:
+    def put(self, p):
+        pass
+
+
+for key, value in list(vars(Own).items()):
+    if not key.startswith("__") and key != "put":
+        setattr(Other, key, value)
+"""
+
+OWN_RUN = """\
+import torch
+
+
+class Own:
+    def run(self, n):
+        b = torch.zeros(n)
+        self.put(b)
+        return b
+
+    def put(self, t):
+        t.fill_(7.0)
+"""
+
+
+def test_a_file_copying_methods_out_of_the_class_keeps_self_unknown(
+    project: Callable[..., Path],
+) -> None:
+    """`vars(Own)` in another file copies `run` onto a class whose `put` writes nothing: that
+    file never spells `run`, yet `self.put` in `Own.run` may be `Other.put`."""
+    project("pkg/__init__.py")
+    project("pkg/user.py", OWN_RUN)
+    assert _verdicts(_scan()) == {6: "safe"}
+    project("pkg/copier.py", COPIES_METHODS)
+    assert _verdicts(_scan()) == {6: "unproven"}
