@@ -7,7 +7,7 @@ process, as one worker would, with `time.process_time` around each phase. Times 
 `Resolver.build`, `ast.parse` inside several). `--profile FILE` writes a cProfile of the
 analysis instead of timing phases (the profiler's overhead distorts the phase times).
 
-    python bench/scan_phases.py [--sample N] [--profile FILE] [--slowest 20]
+    python bench/scan_phases.py [--sample N] [--only PATH_END...] [--profile FILE] [--slowest 20]
 """
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=0, help="files to analyse (0: all)")
     parser.add_argument("--profile", type=Path, help="write a cProfile here instead")
     parser.add_argument("--slowest", type=int, default=20, help="files to list by CPU time")
+    parser.add_argument(
+        "--only", nargs="+", default=(), help="analyse only files whose path ends so"
+    )
     parser.add_argument("--cache-dir", type=Path, default=corpus.DEFAULT_CACHE)
     args = parser.parse_args(argv)
     packages = corpus.ensure_corpus(args.cache_dir)
@@ -87,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t2 = time.process_time()
     passing = [sf for sf in found.files if file_analysis.may_hold_candidate(runner._read(sf.path))]
     t3 = time.process_time()
+    if args.only:
+        passing = [sf for sf in passing if sf.display.endswith(tuple(args.only))]
     n = args.sample
     files = (
         passing if not 0 < n < len(passing) else [passing[i * len(passing) // n] for i in range(n)]

@@ -46,6 +46,7 @@ from zeroopt.scan.findings import (
     Verdict,
     char_col,
 )
+from zeroopt.scan.fixes import textual_fixes
 from zeroopt.scan.site_identity import identities
 
 # What a file must contain to hold a candidate; everything else is skipped without parsing.
@@ -153,7 +154,7 @@ def analyse_source(
         findings, result.lifecycles = _analyse_tree(
             tree, text, path, options or AnalysisOptions(), project, real_path
         )
-        result.findings = _with_fixes(findings, data)
+        result.findings = _with_fixes(findings, data, tree, text)
         # From the tree analysed (the analysis changes only copies of it), not parsed again.
         result.identities = identities(
             data, [(f.line, f.col, f.end_line, f.end_col) for f in result.findings], tree
@@ -509,10 +510,12 @@ def _target_text(site: Allocation, lines: list[str]) -> str:
 MAX_FIX_LINES = 30_000
 
 
-def _with_fixes(findings: list[Finding], data: bytes) -> list[Finding]:
-    """Give each fixable `safe` finding the fix `zeroopt apply` would write, computed by the
-    codemod itself over every such finding of the file (as apply rewrites them), so what a
-    report offers is exactly what apply writes; none where the codemod would skip the site."""
+def _with_fixes(findings: list[Finding], data: bytes, tree: ast.Module, text: str) -> list[Finding]:
+    """Give each fixable `safe` finding the fix `zeroopt apply` would write: computed from the
+    tree where scan/fixes.py models the codemod's rewrite exactly (an attribute renamed in
+    place), otherwise by the codemod itself over every such finding of the file (as apply
+    rewrites them), so what a report offers is exactly what apply writes; none where the codemod
+    would skip the site."""
     fixable = {r.code for r in ALL_RULES if r.fixable}
     wanted = {
         id(f): f
@@ -524,14 +527,16 @@ def _with_fixes(findings: list[Finding], data: bytes) -> list[Finding]:
     from zeroopt.patcher.codemod import RewriteSite, Success, rewrite_source
 
     sites = list({(f.line, f.col, f.call, f.end_line, f.end_col): None for f in wanted.values()})
-    _, results = rewrite_source(data, [RewriteSite(*s) for s in sites])
-    fixes = {
-        (r.site.line, r.site.col, r.site.call, r.site.end_line, r.site.end_col): Fix(
-            r.replacement, r.edits
-        )
-        for r in results
-        if isinstance(r, Success)
-    }
+    fixes = textual_fixes(tree, text, _NEWLINE.split(text), sites)
+    if fixes is None:
+        _, results = rewrite_source(data, [RewriteSite(*s) for s in sites])
+        fixes = {
+            (r.site.line, r.site.col, r.site.call, r.site.end_line, r.site.end_col): Fix(
+                r.replacement, r.edits
+            )
+            for r in results
+            if isinstance(r, Success)
+        }
     return [
         replace(f, fix=fixes.get((f.line, f.col, f.call, f.end_line, f.end_col)))
         if id(f) in wanted
