@@ -70,8 +70,6 @@ _ALIAS = re.compile(
 class _Index:
     bases: dict[str, set[int]]  # a name -> files with a class statement whose bases mention it
     unclear: set[int]  # files with a class statement whose bases the pattern cannot delimit
-    aliases: dict[str, set[str]]  # a name -> names bound to it (`as`, plain assignment)
-    stored: dict[str, str]  # attribute names assigned somewhere -> one file that does
     dynamic: set[int]  # files that may make classes at run time or have computed class bases
 
 
@@ -102,6 +100,9 @@ class ClassWorld:
         self._lineage: dict[str, tuple[list[tuple[str, ClassInfo]], str]] = {}
         self._answers: dict[tuple[str, str], str] = {}
         self._index: _Index | None = None
+        self._aliases: dict[str, set[str]] = {}
+        self._stored: dict[str, str | None] = {}
+        self._facts: dict[int, tuple[dict[str, set[str]], set[str]]] = {}
 
     @classmethod
     def of(cls, project: ProjectView | None, unit: Unit) -> ClassWorld:
@@ -128,10 +129,12 @@ class ClassWorld:
     @property
     def index(self) -> _Index:
         """One pass over the text of the tree: which files have a class statement whose bases
-        mention each name, the aliases of each name, and the attribute names assigned."""
+        mention each name, and which may make classes at run time. Aliases and stored attribute
+        names are looked up per name (`aliases`, `stored_in`): a pass of their patterns over
+        every file cost seconds per worker, and few names are ever asked."""
         if self._index is None:
-            index = _Index({}, set(), {}, {}, set())
-            for i, (path, data) in enumerate(self.files):
+            index = _Index({}, set(), set())
+            for i, (_, data) in enumerate(self.files):
                 if b"class" in data:
                     for m in _CLASS.finditer(data):
                         bases = m.group(1)
@@ -141,22 +144,52 @@ class ClassWorld:
                             index.dynamic.add(i)  # a computed or starred base
                         for word in _WORD.findall(bases):
                             index.bases.setdefault(word.decode(), set()).add(i)
-                for m in _ALIAS.finditer(data):
-                    old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-                    index.aliases.setdefault(old.decode(), set()).add(new.decode())
-                for m in _STORE.finditer(data):
-                    stored = next(g for g in m.groups() if g)
-                    index.stored.setdefault(stored.decode(), path)
                 if _DYNAMIC_CLASS.search(data):
                     index.dynamic.add(i)
             self._index = index
         return self._index
 
-    @property
-    def stored(self) -> dict[str, str]:
-        """Attribute names some file of the tree assigns (`obj.name = ...`, `obj.name: T = ...`,
-        `setattr(obj, "name", ...)`), with one such file."""
-        return self.index.stored
+    def aliases(self, name: str) -> set[str]:
+        """Names bound to `name` somewhere in the tree (`name as X`, `X = name`, `X = m.name`).
+        Only a file that contains the name can bind an alias of it; each file's aliases are
+        read once."""
+        hit = self._aliases.get(name)
+        if hit is None:
+            key = name.encode()
+            hit = set()
+            for i, (_, data) in enumerate(self.files):
+                if key in data:
+                    hit |= self._file_facts(i)[0].get(name, set())
+            self._aliases[name] = hit
+        return hit
+
+    def stored_in(self, attr: str) -> str | None:
+        """The first file of the tree that assigns an attribute `attr` (`obj.attr = ...`,
+        `obj.attr: T = ...`, `setattr(obj, "attr", ...)`, ...), or None."""
+        if attr not in self._stored:
+            key = attr.encode()
+            self._stored[attr] = next(
+                (
+                    path
+                    for i, (path, data) in enumerate(self.files)
+                    if key in data and attr in self._file_facts(i)[1]
+                ),
+                None,
+            )
+        return self._stored[attr]
+
+    def _file_facts(self, i: int) -> tuple[dict[str, set[str]], set[str]]:
+        """The aliases and the stored attribute names of file `i`, by the patterns above."""
+        facts = self._facts.get(i)
+        if facts is None:
+            data = self.files[i][1]
+            aliases: dict[str, set[str]] = {}
+            for m in _ALIAS.finditer(data):
+                old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                aliases.setdefault(old.decode(), set()).add(new.decode())
+            stored = {next(g for g in m.groups() if g).decode() for m in _STORE.finditer(data)}
+            facts = self._facts[i] = (aliases, stored)
+        return facts
 
     def _parsed(self, path: str, data: bytes) -> list[ClassInfo] | None:
         if path not in self._classes:
@@ -184,7 +217,7 @@ class ClassWorld:
         index = self.index
         while frontier and not why:
             n = frontier.pop()
-            for new in index.aliases.get(n, ()):
+            for new in self.aliases(n):
                 if new not in names:
                     names.add(new)
                     frontier.append(new)
@@ -241,8 +274,9 @@ class ClassWorld:
                 if attr in info.binds or "__getattribute__" in info.binds or ANY in info.binds:
                     why = f"class {info.name} ({_short(path)}:{info.line}) may override `{attr}`"
                     break
-        if not why and attr in self.stored:
-            why = f"{_short(self.stored[attr])} assigns an attribute `{attr}`"
+        stored = None if why else self.stored_in(attr)
+        if stored is not None:
+            why = f"{_short(stored)} assigns an attribute `{attr}`"
         self._answers[key] = why
         return why
 
@@ -263,7 +297,7 @@ class ClassWorld:
             return why
         names = {cls_name} | {info.name for _, info in found}
         for n in list(names):
-            names |= self.index.aliases.get(n, set())
+            names |= self.aliases(n)
         alt = b"|".join(re.escape(n.encode()) for n in sorted(names))
         m = re.escape(method.encode())
         pattern = re.compile(
