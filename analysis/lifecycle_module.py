@@ -69,7 +69,15 @@ class ModuleFacts:
         self.any_setattr: list[tuple[int, str, ast.ClassDef | None, bool]] = []
         self.class_stores: list[tuple[str, int, str]] = []  # (class name or "", line, text)
         self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        # Per function (by id: the tree lives as long as these facts), what its body binds.
+        self.fn_names: dict[int, _FnNames] = {}
         self._visit(tree.body, None, None, "module level")
+
+    def names_of(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> _FnNames:
+        found = self.fn_names.get(id(fn))
+        if found is None:
+            found = self.fn_names[id(fn)] = _FnNames(fn)
+        return found
 
     def _visit(
         self,
@@ -388,6 +396,7 @@ class _RecordTyping:
     def __init__(self, cls: ast.ClassDef, facts: ModuleFacts, records: frozenset[str]) -> None:
         self.records = records
         self.cls = cls
+        self.facts = facts
         self.attrs: dict[str, bool] = {}
         self._stores: dict[str, list[_Use]] = {}
         for use in facts.uses:
@@ -404,11 +413,13 @@ class _RecordTyping:
         if depth > 3:
             return False
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
-            return e.func.id in self.records and (fn is None or not _binds(fn, e.func.id))
+            return e.func.id in self.records and (
+                fn is None or not self.facts.names_of(fn).binds(e.func.id)
+            )
         if isinstance(e, ast.Constant) and e.value is None:
             return True
         if isinstance(e, ast.Name) and fn is not None and e.id != me:
-            values = _name_values(fn, e.id)
+            values = self.facts.names_of(fn).values(e.id)
             return values is not None and all(self.is_record(v, fn, me, depth + 1) for v in values)
         if (
             isinstance(e, ast.Attribute)
@@ -453,45 +464,45 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names | {p.arg for p in (a.vararg, a.kwarg) if p is not None}
 
 
-def _binds(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    return name in _params(fn) or any(
-        (isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
-        or (isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] == name)
-        or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name)
-        or (isinstance(n, ast.Global | ast.Nonlocal) and name in n.names)
-        for n in walk(fn.body)
-    )
+class _FnNames:
+    """What a function's body binds, walked once: answers `binds` (the name is a parameter or
+    bound in the body in any way) and `values` (every value the name is bound to, if each binding
+    is a plain `name = value`: no parameter, loop target, `with ... as`, walrus, augmented
+    assignment, `del`, import, nested def, `global` or `nonlocal`; None otherwise)."""
 
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.params = _params(fn)
+        self._values: dict[str, list[ast.expr]] = {}
+        plain: set[int] = set()
+        stored: list[ast.Name] = []
+        self._args: set[str] = set()  # parameters of defs and lambdas inside the body
+        self._other: set[str] = set()  # imports, defs, classes, global, nonlocal
+        for node in walk(fn.body):
+            if isinstance(node, ast.Name):
+                if not isinstance(node.ctx, ast.Load):
+                    stored.append(node)
+            elif isinstance(node, ast.Assign):
+                target = node.targets[0]
+                if len(node.targets) == 1 and isinstance(target, ast.Name):
+                    self._values.setdefault(target.id, []).append(node.value)
+                    plain.add(id(target))
+            elif isinstance(node, ast.arg):
+                self._args.add(node.arg)
+            elif isinstance(node, ast.alias):
+                self._other.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                self._other.add(node.name)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                self._other.update(node.names)
+        self._stored = {n.id for n in stored}
+        self._unplain = {n.id for n in stored if id(n) not in plain}
 
-def _name_values(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[ast.expr] | None:
-    """Every value `name` is bound to in `fn` if each binding is a plain `name = value` (no
-    parameter, loop target, `with ... as`, walrus, augmented assignment, `del`, import, nested
-    def, `global` or `nonlocal`); None otherwise."""
-    if name in _params(fn):
-        return None
-    values: list[ast.expr] = []
-    plain: set[int] = set()
-    for node in walk(fn.body):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == name
-        ):
-            values.append(node.value)
-            plain.add(id(node.targets[0]))
-    for node in walk(fn.body):
-        if (
-            (isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load))
-            and id(node) not in plain
-        ) or (isinstance(node, ast.arg) and node.arg == name):
+    def binds(self, name: str) -> bool:
+        return name in self.params or name in self._stored or name in self._other
+
+    def values(self, name: str) -> list[ast.expr] | None:
+        if name in self.params or name in self._unplain or name in self._args:
             return None
-        if isinstance(node, ast.alias) and (node.asname or node.name).split(".")[0] == name:
+        if name in self._other:
             return None
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-            node.name == name
-        ):
-            return None
-        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
-            return None
-    return values or None
+        return self._values.get(name) or None
