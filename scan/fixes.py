@@ -4,7 +4,8 @@ The codemod (patcher/codemod.py) is the only writer of files, and the definition
 libcst parses the file, resolves the call's name through the file's scopes, renames it. Its parse
 of a large file costs seconds, though, and the common case needs none of it: a call spelled
 `<name>.zeros(...)` / `<name>.zeros_like(...)` / `<expr>.new_zeros(...)`, where `<name>` is bound
-in the whole module only by module-level `import torch [as <name>]`. There the codemod's result
+in the module's scope only by `import torch [as <name>]` (or `import torch.<sub>`) and by nothing
+in the scopes around the call. There the codemod's result
 is known from the `ast` alone: it renames the attribute in place (the last characters of the
 attribute's span) and the new call text is the old one with that rename, no import changes. This
 module computes exactly that, and hands every other file (a plain-name call, an import edit, a
@@ -71,13 +72,18 @@ def textual_fixes(
         and isinstance(c.func.value, ast.Name)
         and _ATTR_CALL[c.func.attr] != "Tensor.new_zeros"
     }
-    if receivers and not _only_torch_imports(tree, receivers):
+    torch_calls = [c for _, c in chosen if _ATTR_CALL[_attr(c)] != "Tensor.new_zeros"]
+    if receivers and not _only_torch_imports(tree, receivers, torch_calls):
         return None
     spans = sorted((s[0], s[1], s[3], s[4]) for s, _ in chosen)
     for (_, _, end, end_col), (line, col, _, _) in itertools.pairwise(spans):
         if (line, col) < (end, end_col):
             return None  # one call inside another's span: the codemod rewrites both at once
     return {site: Fix(_renamed(call, lines, site)) for site, call in chosen}
+
+
+def _attr(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else ""
 
 
 def _col(lines: Sequence[str], line: int, byte_col: int) -> int:
@@ -100,24 +106,48 @@ def _plain_receiver(call: ast.Call, lines: Sequence[str]) -> bool:
     return _ATTR_CALL[func.attr] == "Tensor.new_zeros" or isinstance(value, ast.Name)
 
 
-def _only_torch_imports(tree: ast.Module, names: set[str]) -> bool:
-    """Each of `names` is bound in the module only by `import torch [as name]` statements of the
-    module's own scope (no def, class, lambda or comprehension binds it, nothing deletes it, no
-    star import exists): then libcst's qualified name of `name.zeros` is `torch.zeros` wherever
-    the call is, as the codemod requires."""
+def _only_torch_imports(tree: ast.Module, names: set[str], calls: list[ast.Call]) -> bool:
+    """Each of `names` is bound in the module's own scope only by `import torch [as name]` or
+    `import torch.<sub>` statements, and no scope around any of `calls` (def, lambda, class,
+    comprehension) binds it in any other way; nothing declares it global or nonlocal and no star
+    import exists. Then libcst's qualified name of `name.zeros` at each call is `torch.zeros`,
+    as the codemod requires (libcst takes `import torch.nn` to bind `torch` to torch)."""
     accepted: set[int] = set()
     bound = set()
     for node in _module_scope_imports(tree):
         for alias in node.names:
             name = alias.asname or alias.name.split(".", 1)[0]
             if name in names:
-                if alias.name != "torch" or isinstance(node, ast.ImportFrom):
+                plain = alias.name == "torch" or (
+                    alias.asname is None and alias.name.startswith("torch.")
+                )
+                if isinstance(node, ast.ImportFrom) or not plain:
                     return False
                 accepted.add(id(node))
                 bound.add(name)
     if bound != names:
         return False
-    return not any(_binds_other(node, names, accepted) for node in ast.walk(tree))
+    wanted = {id(c) for c in calls}
+    tainted: set[int] = set()  # scopes that bind one of the names (and the scopes around them)
+    around: list[tuple[int, ...]] = []  # the scopes around each call
+    stack: list[tuple[ast.AST, tuple[int, ...]]] = [(tree, ())]
+    while stack:
+        node, scopes = stack.pop()
+        if _binds_other(node, names, accepted):
+            if not scopes or isinstance(node, ast.Global | ast.Nonlocal | ast.ImportFrom):
+                return False
+            tainted.update(scopes)
+        if id(node) in wanted:
+            around.append(scopes)
+        inner = (*scopes, id(node)) if isinstance(node, _SCOPES) else scopes
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return not any(tainted.intersection(scopes) for scopes in around)
+
+
+_SCOPES = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)  # fmt: skip
 
 
 def _binds_other(node: ast.AST, names: set[str], accepted: set[int]) -> bool:

@@ -47,6 +47,17 @@ MODELLED = {
         "import torch\ndef f(n):\n    s = 'ü'; a = torch.zeros(n)  # ü\n" + _BODY,
         "torch.empty(n)",
     ),
+    "rebound_elsewhere": (
+        "import torch\ndef g():\n    torch = 1\n    return torch\ndef f(n):\n    a = torch.zeros(n)\n"
+        + _BODY,
+        "torch.empty(n)",
+    ),
+    "submodule": ("import torch.nn\ndef f(n):\n    a = torch.zeros(n)\n" + _BODY, "torch.empty(n)"),
+    "import_elsewhere": (
+        "import torch\nimport torch.cuda\ndef g():\n    import torch.cuda as torch\n"
+        "def f(n):\n    a = torch.zeros(n)\n" + _BODY,
+        "torch.empty(n)",
+    ),
     "guarded_import": (
         "try:\n    import torch\nexcept ImportError:\n    pass\ndef f(n):\n"
         "    a = torch.zeros(n)\n" + _BODY,
@@ -56,11 +67,12 @@ MODELLED = {
 # Spellings it leaves to the codemod (an import edit, a binding it does not model, ...).
 DECLINED = {
     "from_import": "from torch import zeros\ndef f(n):\n    a = zeros(n)\n" + _BODY,
-    "rebound": "import torch\ndef g():\n    torch = 1\n    return torch\ndef f(n):\n    a = torch.zeros(n)\n"
-    + _BODY,
     "local_import": "def f(n):\n    import torch\n    a = torch.zeros(n)\n" + _BODY,
     "star": "import torch\nfrom os import *\ndef f(n):\n    a = torch.zeros(n)\n" + _BODY,
-    "submodule": "import torch.nn\ndef f(n):\n    a = torch.zeros(n)\n" + _BODY,
+    "class_attribute": (
+        "import torch\nclass C:\n    torch = 1\n    def f(self, n):\n        a = torch.zeros(n)\n"
+        "        a.fill_(1)\n        return a\n"
+    ),
     "parenthesised": "import torch\ndef f(n):\n    a = (torch.zeros)(n)\n" + _BODY,
     "crlf": "import torch\r\ndef f(n):\r\n    a = torch.zeros(n)\r\n" + _BODY.replace("\n", "\r\n"),
 }
