@@ -527,8 +527,11 @@ def _with_fixes(findings: list[Finding], data: bytes, tree: ast.Module, text: st
     from zeroopt.patcher.codemod import RewriteSite, Success, rewrite_source
 
     sites = list({(f.line, f.col, f.call, f.end_line, f.end_col): None for f in wanted.values()})
-    fixes = textual_fixes(tree, text, _NEWLINE.split(text), sites)
-    if fixes is None:
+    textual = textual_fixes(tree, text, _NEWLINE.split(text), sites)
+    fixes: dict[tuple[object, ...], Fix] = {}
+    if textual is not None:
+        fixes = {site: fix for site, fix in textual.items()}
+    else:
         _, results = rewrite_source(data, [RewriteSite(*s) for s in sites])
         fixes = {
             (r.site.line, r.site.col, r.site.call, r.site.end_line, r.site.end_col): Fix(

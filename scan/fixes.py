@@ -132,15 +132,15 @@ def _only_torch_imports(tree: ast.Module, names: set[str], calls: list[ast.Call]
     around: list[tuple[int, ...]] = []  # the scopes around each call
     stack: list[tuple[ast.AST, tuple[int, ...]]] = [(tree, ())]
     while stack:
-        node, scopes = stack.pop()
-        if _binds_other(node, names, accepted):
-            if not scopes or isinstance(node, ast.Global | ast.Nonlocal | ast.ImportFrom):
+        item, scopes = stack.pop()
+        if _binds_other(item, names, accepted):
+            if not scopes or isinstance(item, ast.Global | ast.Nonlocal | ast.ImportFrom):
                 return False
             tainted.update(scopes)
-        if id(node) in wanted:
+        if id(item) in wanted:
             around.append(scopes)
-        inner = (*scopes, id(node)) if isinstance(node, _SCOPES) else scopes
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        inner = (*scopes, id(item)) if isinstance(item, _SCOPES) else scopes
+        stack.extend((child, inner) for child in ast.iter_child_nodes(item))
     return not any(tainted.intersection(scopes) for scopes in around)
 
 
