@@ -246,6 +246,8 @@ class ReturnedJudge:
                     return [], f"line {n.lineno} names `{name}` in a string (getattr, __all__)", ""
             elif nested and _binds(n, name):
                 return [], f"line {getattr(n, 'lineno', 0)} binds `{name}` again", ""
+            elif nested and _reflective(n):
+                return [], f"line {getattr(n, 'lineno', 0)} may reach `{name}` by its name", ""
         if nested:
             return found, "", ""
         other = self._named_elsewhere(name)
@@ -343,6 +345,15 @@ def _binds(n: ast.AST, name: str) -> bool:
     if isinstance(n, ast.MatchMapping):
         return n.rest == name
     return False
+
+
+def _reflective(n: ast.AST) -> bool:
+    """`locals()`, `vars()`, `eval(...)`, `exec(...)`: a local def reached without its name."""
+    return (
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id in ("locals", "vars", "eval", "exec", "globals", "dir")
+    )
 
 
 _WORDS = re.compile(rb"(?<!\w)_\w+")
