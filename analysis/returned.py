@@ -361,8 +361,9 @@ _INDEX: dict[str, dict[str, list[int]]] = {}  # one tree's digest -> its `_name`
 
 
 def _word_index(digest: str, files: list[tuple[str, bytes]]) -> dict[str, list[int]]:
-    """The files of the tree each word starting with `_` occurs in, built once per worker."""
-    hit = _INDEX.get(digest)
+    """The files of the tree each word starting with `_` occurs in, built once per worker (a
+    world without a digest, one file analysed alone, every time)."""
+    hit = _INDEX.get(digest) if digest else None
     if hit is None:
         hit = {}
         for i, (_, data) in enumerate(files):
