@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
-from zeroopt.analysis.dataflow.outcome import RETURNED
+from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW
 from zeroopt.analysis.methods import TREE_DEP
 from zeroopt.analysis.resolve import Scope, runs_body_when_called
 from zeroopt.analysis.scalars import int_names
@@ -48,7 +48,12 @@ MAX_DEPTH = 3  # functions up the chain of callers that return the buffer again,
 SAFE_ = "safe"
 UNSAFE_ = "unsafe"
 UNPROVEN_ = "unproven"
-_EXIT_TEXT = f"not fully written before the function returns, and {RETURNED} (line "
+_EXIT_TEXT = f"not fully written before the function returns, and {RETURNED}"
+# Code that may reach a module's names without spelling them: `globals()`, `vars()`,
+# `sys.modules[__name__]`, `__dict__[`, `exec(` / `eval(` (not `get_exec()`, not `.eval()`).
+_DYNAMIC = re.compile(
+    r"\bglobals\(\)|\bvars\(\)|sys\.modules\[__name__\]|__dict__\[|(?<![\w.])(?:exec|eval)\("
+)
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 _METHOD_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
 
@@ -63,17 +68,24 @@ class Judgement:
 
 
 def returned_only(outcome: BufferOutcome) -> bool:
-    """The function's own analysis has nothing against the buffer but returning it itself."""
+    """The function's own analysis has nothing against the buffer but returning it itself, or
+    a view of every element of it."""
     end = outcome.exit_state
     if outcome.gave_up or not outcome.reached or end is None or not end.escapes:
         return False
-    if any(how != RETURNED for _, how in end.escapes):
+    if any(how not in (RETURNED, RETURNED_VIEW) for _, how in end.escapes):
         return False
     return (
         len(outcome.issues) == 1
         and outcome.issues[0].kind == "escape"
         and outcome.issues[0].text.startswith(_EXIT_TEXT)
     )
+
+
+def _own_layout(outcome: BufferOutcome) -> bool:
+    """Every return hands back the buffer itself, not a view in another layout."""
+    end = outcome.exit_state
+    return end is not None and all(how == RETURNED for _, how in end.escapes)
 
 
 def _wrote_nothing(outcome: BufferOutcome) -> bool:
@@ -128,6 +140,9 @@ class ReturnedJudge:
             return Judgement(UNPROVEN_, f"`{name}` calls itself through its callers (recursion)")
         if len(chain) >= MAX_DEPTH:
             return Judgement(UNPROVEN_, f"returned through more than {MAX_DEPTH} functions")
+        # A view in another layout (`.t()`, `.view(-1)`): the caller's "buffer" is the view, every
+        # element of the buffer once; its layout proves nothing.
+        contiguous = contiguous and _own_layout(outcome)
         calls, why, assumption = self._callers(fn, scope)
         if why:
             return Judgement(UNPROVEN_, why)
@@ -211,7 +226,7 @@ class ReturnedJudge:
         unit = self.unit
         name = fn.name
         parent = scope.parent
-        if unit.dynamic or unit.frames_read:
+        if unit.frames_read or any(_DYNAMIC.search(line) for line in unit.lines):
             return [], "its module may reach its names at run time (globals(), frames, ...)", ""
         if parent is None:
             return [], "no enclosing scope", ""
@@ -238,12 +253,20 @@ class ReturnedJudge:
                 if spelled != name:
                     continue
                 hit = calls.get(id(n))
-                if hit is None or not self._resolves(fn, hit, nested):
+                if hit is None:
                     return [], f"line {n.lineno} uses `{name}` other than as a call of it", ""
+                if not self._resolves(fn, hit, nested):
+                    return [], f"the call at line {n.lineno} is not certain to run this def", ""
                 found.append(hit)
             elif isinstance(n, ast.Constant) and isinstance(n.value, str):
                 if word.search(n.value):
                     return [], f"line {n.lineno} names `{name}` in a string (getattr, __all__)", ""
+            elif _computed_getattr(n):
+                return (
+                    [],
+                    f"line {getattr(n, 'lineno', 0)} looks an attribute up by a computed name",
+                    "",
+                )
             elif nested and _binds(n, name):
                 return [], f"line {getattr(n, 'lineno', 0)} binds `{name}` again", ""
             elif nested and _reflective(n):
@@ -345,6 +368,20 @@ def _binds(n: ast.AST, name: str) -> bool:
     if isinstance(n, ast.MatchMapping):
         return n.rest == name
     return False
+
+
+def _computed_getattr(n: ast.AST) -> bool:
+    """`getattr(obj, name)` with a name that is not a literal: it may be this def's."""
+    return (
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id == "getattr"
+        and not (
+            len(n.args) >= 2
+            and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)
+        )
+    )
 
 
 def _reflective(n: ast.AST) -> bool:

@@ -22,6 +22,7 @@ UNSAFE = "unsafe"
 UNPROVEN = "unproven"
 VIEW_READ = "read (a view written in full)"  # phase event of a read covered by a fresh path
 RETURNED = "returned to the caller"  # the escape of `return x`, x the buffer itself
+RETURNED_VIEW = f"{RETURNED} as a view of all of it"  # `return x.t()`, `return x.view(-1)`
 
 
 @dataclass(frozen=True)
