@@ -306,16 +306,27 @@ class ReturnedJudge:
         return self._calls
 
     def _named_elsewhere(self, name: str) -> str:
-        """A file of the tree other than this one whose text has `name` as a word."""
+        """A file of the tree other than this one that may name this module's `name`: its text
+        has `name` as a word and, unless this module is a package's `__init__` (reached by
+        `from . import name`) or binds `__all__` other than by one literal list, the last part
+        of this module's name as a word too (an import of a private name spells its module:
+        `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself)."""
         world = self.summaries.world
         own = {self.unit.path}
         if self.real_path is not None:
             own.add(os.path.realpath(self.real_path))
+        module = (self.unit.module or "").rpartition(".")[2]
+        package = self.real_path is None or self.real_path.endswith("__init__.py")
+        spelled = None
+        if module and not package and _literal_all(self.unit.tree):
+            spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
         index = _word_index(world.digest, world.files)
         for i in index.get(name, ()):
-            path = world.files[i][0]
+            path, data = world.files[i]
             if path in own or os.path.realpath(path) in own:
                 continue
+            if spelled is not None and not spelled.search(data):
+                continue  # never names this module: cannot import from it
             return path
         return ""
 
@@ -368,6 +379,27 @@ def _binds(n: ast.AST, name: str) -> bool:
     if isinstance(n, ast.MatchMapping):
         return n.rest == name
     return False
+
+
+def _literal_all(tree: ast.Module) -> bool:
+    """Every mention of `__all__` is the one target of an assignment of a literal list of
+    strings: a star import of the module exports what they say, or no private name."""
+    assigned: set[int] = set()
+    for n in ast.walk(tree):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, ast.List | ast.Tuple)
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.value.elts)
+        ):
+            assigned.add(id(n.targets[0]))
+    return all(
+        id(n) in assigned
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Name) and n.id == "__all__")
+        or (isinstance(n, ast.Attribute) and n.attr == "__all__")
+    )
 
 
 def _computed_getattr(n: ast.AST) -> bool:

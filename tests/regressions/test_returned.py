@@ -313,6 +313,89 @@ def peek(n):
         ),
     ),
     Case(
+        "same_private_name_in_an_unrelated_module",
+        kind="fix",
+        why="Another module of the tree has its own `_alloc` and never names this module: it "
+        "cannot call this one, whose only caller writes the buffer in full.",
+        source=r"""
+import torch
+
+
+def _alloc(n):
+    return torch.zeros(n)  # <- site
+
+
+def direct(n):
+    t = _alloc(n)
+    t.fill_(1.0)
+    return t
+""",
+        scenario=r"""
+def run():
+    import unrelated_alloc
+
+    return direct(2), unrelated_alloc.peek(3)
+""",
+        modules=(
+            (
+                "unrelated_alloc",
+                r"""
+import torch
+
+
+def _alloc(n):
+    return torch.ones(n)
+
+
+def peek(n):
+    return _alloc(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_allocator_re_exported_under_another_name",
+        why="A module imports `_alloc` as `alloc2`; a third module, which names neither, calls "
+        "`alloc2` and reads the zeros.",
+        source=r"""
+import torch
+
+
+def _alloc(n):
+    return torch.zeros(n)  # <- site
+
+
+def direct(n):
+    t = _alloc(n)
+    t.fill_(1.0)
+    return t
+""",
+        scenario=r"""
+def run():
+    import user_of_alias
+
+    return direct(2), user_of_alias.peek(3)
+""",
+        modules=(
+            (
+                "reexport_alias",
+                r"""
+from private_allocator_re_exported_under_another_name import _alloc as alloc2
+""",
+            ),
+            (
+                "user_of_alias",
+                r"""
+from reexport_alias import alloc2
+
+
+def peek(n):
+    return alloc2(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
         "public_allocator",
         why="`alloc` is public: code outside the scanned tree may call it and read the zeros "
         "(here the scenario does); its one caller in the module fills it.",
