@@ -318,15 +318,16 @@ class ReturnedJudge:
         module = (self.unit.module or "").rpartition(".")[2]
         package = self.real_path is None or self.real_path.endswith("__init__.py")
         spelled = None
-        if module and not package and _literal_all(self.unit.tree):
+        own_text = "\n".join(self.unit.lines).encode("utf-8", "surrogatepass")
+        if module and not package and _literal_all(self.unit.tree) and not _HANDS.search(own_text):
             spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
         index = _word_index(world.digest, world.files)
         for i in index.get(name, ()):
             path, data = world.files[i]
             if path in own or os.path.realpath(path) in own:
                 continue
-            if spelled is not None and not spelled.search(data):
-                continue  # never names this module: cannot import from it
+            if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
+                continue  # never names this module nor reaches module objects otherwise
             return path
         return ""
 
@@ -425,6 +426,12 @@ def _reflective(n: ast.AST) -> bool:
     )
 
 
+# Ways to a module object or its namespace without an import that names it: handed out by the
+# module itself (`fn.__globals__`, `sys.modules[__name__]`, `import_module(__name__)`) or found
+# by another file (`sys.modules.values()`, `inspect.getmodule(obj)`, `obj.__module__`).
+_HANDS = re.compile(
+    rb"__globals__|sys\.modules|getmodule|import_module|__import__|__module__|__dict__|vars\("
+)
 _WORDS = re.compile(rb"(?<!\w)_\w+")
 _INDEX: dict[str, dict[str, list[int]]] = {}  # one tree's digest -> its `_name` words -> files
 

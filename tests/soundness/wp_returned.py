@@ -19,7 +19,7 @@ CALLERS = ("full", "part", "flag", "read-first", "discard", "return-again", "lib
 _READS_UNWRITTEN = {"part", "flag", "read-first", "lib-read"}
 TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all", "string",
          "public", "decorated", "view", "tuple", "tuple-unpacked", "recursion", "nested",
-         "method", "method", "chained")  # fmt: skip
+         "method", "method", "chained", "globals-handed")  # fmt: skip
 
 
 class ReturnedShapes(Blocks):
@@ -75,6 +75,7 @@ class ReturnedShapes(Blocks):
                 fbody.append(f"out.append({target})")
                 reads = reads or kind in _READS_UNWRITTEN
         extra: list[str] = []
+        c0 = f"K{u}._use{u}_0" if method else f"_use{u}_0"
         if trap == "value-lib":
             lib += [f"def apply{u}(fn, a):", "    t = fn(a)", "    return t.float().sum()", "", ""]
             names.append(f"apply{u}")
@@ -89,6 +90,13 @@ class ReturnedShapes(Blocks):
             reads = True
         elif trap == "all":
             extra = [f"__all__ = ['f', '{mk}']", "", ""]
+        elif trap == "globals-handed":
+            # f hands its module's namespace to lib, which looks the allocator up in it: split
+            # over a package, lib names the allocator but never the main module.
+            lib += [f"def peek{u}(g, a):", f"    return g['{mk}'](a).float().sum()", "", ""]
+            names.append(f"peek{u}")
+            fbody.append(f"out.append(peek{u}({c0}.__globals__, inp))")
+            reads = True
         elif trap == "string":
             fbody.append(f"out.append(globals()['{mk}'](inp).float().sum())")
             reads = True
