@@ -396,6 +396,43 @@ def peek(n):
         ),
     ),
     Case(
+        "module_namespace_handed_to_another_module",
+        why="The module hands its namespace (`direct.__globals__`) to a module that never names "
+        "it, which looks `_alloc` up there and reads the zeros.",
+        source=r"""
+import torch
+
+
+def _alloc(n):
+    return torch.zeros(n)  # <- site
+
+
+def direct(n):
+    t = _alloc(n)
+    t.fill_(1.0)
+    return t
+
+
+def both(n):
+    import namespace_reader
+
+    return direct(n), namespace_reader.peek(direct.__globals__, n)
+""",
+        scenario=r"""
+def run():
+    return both(3)
+""",
+        modules=(
+            (
+                "namespace_reader",
+                r"""
+def peek(namespace, n):
+    return namespace["_alloc"](n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
         "public_allocator",
         why="`alloc` is public: code outside the scanned tree may call it and read the zeros "
         "(here the scenario does); its one caller in the module fills it.",
