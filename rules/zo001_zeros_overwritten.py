@@ -178,6 +178,24 @@ metaclass keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (
 turns method resolution off. A cached result that relied on it is reused only while no file of the
 tree changed.
 
+Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself:
+not a view, not inside a tuple) is judged at every call of the function (analysis/returned.py),
+under a closed world over callers: each call is analysed as a fresh allocation nothing has written
+(what the function wrote before returning is forgotten; the call's arguments are not taken for a
+shape). `safe` when every call writes it in full before any read, or never reads it; `unsafe` when
+one reads it before any write and the function wrote none of it (the evidence names that caller and
+line); a caller that returns it again is judged at its own callers (3 functions up at most, never
+through recursion). Only for functions no code outside the tree can reasonably call: a
+module-level def or a method whose name starts with one `_`, or a def nested in a function; a
+public name stays unproven ("callers outside the tree may read it"). Every occurrence of the name
+must be a call in its own module that resolves to the def (a method: `self._m(...)`, resolved as
+above); a use as a value (passed, bound, `functools.partial`), the name in a string (`getattr`,
+`__all__`), another file of the tree whose text has the name as a word, `globals()`/`exec(`/frame
+reads in the module, `locals()`/`vars()`/`eval`/`exec` in a nested def's function, a decorator, a
+generator or `async def`, or a call outside a function leaves it unproven. Assumed: no code reaches
+the function by a name computed at run time. Off with `closed-world = false`; a cached result that
+relied on it is reused only while no file of the tree changed.
+
 Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module,
 or imported from another scanned module where that def is its module's only binding of the
 name, uses that kernel's summary (analysis/triton_summary.py): the kernel reaches memory only through

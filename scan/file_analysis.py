@@ -29,6 +29,7 @@ from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
 from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
+from zeroopt.analysis.returned import SAFE_, UNSAFE_, Judgement, ReturnedJudge
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
 from zeroopt.analysis.summaries import Summaries, make_unit
@@ -218,6 +219,7 @@ def _analyse_tree(
     module = project.index.names.get(real_path) if project and real_path else None
     unit = make_unit(tree, resolver, text, path, module, frames_read)
     summaries = Summaries(unit, project, contracts, tuple(options.kernels), options.closed_world)
+    returned = ReturnedJudge(summaries, real_path)
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
         if not rules or isinstance(site.owner, ast.Lambda):
@@ -247,15 +249,58 @@ def _analyse_tree(
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)
+        judged = returned.judge(
+            site.owner, site.scope, outcome, site.contiguous, ctx.certain_reads_only
+        )
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
                 by_site[id(site.call)] = _finding(site, rule.code, verdict, outcome, lines, path)
+        if judged is not None:
+            _at_callers(site, rules, judged, by_site, decided, lines, path, options)
     reports = _lifecycle_pass(
         tree, resolver, sites, by_site, decided, contracts, lines, path, options, frames_read
     )
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
+
+
+def _at_callers(
+    site: Allocation,
+    rules: list[type[Rule]],
+    judged: Judgement,
+    by_site: dict[int, Finding],
+    decided: dict[int, Verdict],
+    lines: list[str],
+    path: str,
+    options: AnalysisOptions,
+) -> None:
+    """A buffer the function returns, judged at its callers (analysis/returned.py)."""
+    key = id(site.call)
+    old = by_site.get(key)
+    if judged.outcome is None or judged.verdict not in (SAFE_, UNSAFE_):
+        if old is not None:
+            by_site[key] = replace(old, message=f"{old.message}; at its callers: {judged.why}")
+        return
+    for rule in rules:
+        verdict = rule.report(site.name, judged.outcome, options.judge_empties)
+        if verdict is None:
+            by_site.pop(key, None)
+            continue
+        new = _finding(site, rule.code, verdict, judged.outcome, lines, path)
+        note = (
+            Evidence(site.call.lineno, "assumption", judged.assumption)
+            if judged.assumption
+            else None
+        )
+        evidence = (*new.evidence, note) if note else new.evidence
+        by_site[key] = replace(
+            new,
+            message=f"returned to its callers, judged at each ({', '.join(judged.callers)}): "
+            f"{new.message}",
+            evidence=tuple(sorted(evidence, key=lambda e: e.line)),
+        )
+        decided[key] = verdict
 
 
 def _int_names(site: Allocation, resolver: Resolver) -> frozenset[str]:

@@ -21,6 +21,7 @@ from tests.soundness.multimodule import analyser, materialise
 from tests.soundness.oracle import check_program, engine_findings, find_sites
 from tests.soundness.whole_program import (
     MM_VARIANTS,
+    OPT_IN_SHAPES,
     SHAPES,
     build_wp_program,
     random_wp_multimodule_program,
@@ -31,7 +32,7 @@ PER_SHAPE = 14
 SEED = 20261124
 
 
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape", [*SHAPES, *OPT_IN_SHAPES])
 def test_each_shape_runs_and_the_oracle_sees_what_it_claims(shape: str) -> None:
     seen: Counter[bool] = Counter()
     for i in range(PER_SHAPE):
@@ -104,6 +105,24 @@ def test_no_unsound_verdict_on_whole_program_shapes() -> None:
         assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
     for seed in range(SEED, SEED + 10):
         program = random_wp_multimodule_program(seed)
+        main, namespace = materialise(program)
+        analyse = analyser(program, main)
+        report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
+        bad = _unsound(report, program.site_tags)
+        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
+
+
+def test_no_unsound_verdict_on_returned_buffers() -> None:
+    """Buffers returned to callers (judged at the callers), one module and split."""
+    among = ("returned",)
+    for seed in range(SEED, SEED + 20):
+        wp = random_wp_program(seed, among)
+        report = check_program(wp.program.source, engine_findings)
+        assert report.valid and not report.analysis_error, report.reason or report.analysis_error
+        bad = _unsound(report, wp.site_tags)
+        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
+    for seed in range(SEED, SEED + 8):
+        program = random_wp_multimodule_program(seed, among)
         main, namespace = materialise(program)
         analyse = analyser(program, main)
         report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)

@@ -488,7 +488,7 @@ class Effects:
                     "allocated again while the previous buffer from this line, not fully written, "
                     f"may still be reachable through {', '.join(sorted(others)) or 'an escape'}",
                 )  # fmt: skip
-        dims = _alloc_dims(node, self.ctx.int_names)
+        dims = _alloc_dims(node, self.ctx.int_names) if self.ctx.shape_known else ()
         # A literal zero-size dimension: no element exists, so none can be read unwritten.
         empty = self.ctx.zero_size or any(text == "0" for text, _ in dims)
         if empty and self.rec is not None:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 UNSAFE = "unsafe"
 UNPROVEN = "unproven"
 VIEW_READ = "read (a view written in full)"  # phase event of a read covered by a fresh path
+RETURNED = "returned to the caller"  # the escape of `return x`, x the buffer itself
+RETURNED_VIEW = f"{RETURNED} as a view of all of it"  # `return x.t()`, `return x.view(-1)`
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,9 @@ class Context:
     src_memo: dict[int, tuple[ast.AST, str]] = field(default_factory=dict)
     # Summaries of the functions of the scanned tree (summaries.py): None leaves calls unknown.
     summaries: Summaries | None = None
+    # False where the allocation is a call of a function of the tree that returns a buffer
+    # (analysis/returned.py): its arguments are not the buffer's shape.
+    shape_known: bool = True
 
     @property
     def records(self) -> dict[str, tuple[str, ...]]:

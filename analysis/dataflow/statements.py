@@ -8,7 +8,7 @@ from dataclasses import replace
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
-from zeroopt.analysis.dataflow.outcome import UNPROVEN
+from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, UNPROVEN
 from zeroopt.analysis.dataflow.places import _bound, _own_size, _root, _split_call, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
@@ -210,7 +210,14 @@ class Evaluator(Expressions):
         elif isinstance(s, ast.Return):
             ref = self.eval(s.value)
             if ref is not None:
-                self.escape(s, "returned to the caller")
+                # The buffer itself, or a view of every element of it: analysis/returned.py
+                # judges those at the callers.
+                how = f"{RETURNED} (a view of part of it, a copy or a value holding it)"
+                if ref.view is View.SELF and ref.region is None:
+                    how = RETURNED
+                elif ref.view is View.FULL and ref.region is None:
+                    how = RETURNED_VIEW
+                self.escape(s, how)
         elif isinstance(s, ast.Raise):
             for part in (s.exc, s.cause):
                 if self.eval(part) is not None:

@@ -34,6 +34,7 @@ from tests.soundness.generator import Chooser, Program, RandomChooser
 from tests.soundness.multimodule import MultiProgram
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_objects import ObjectShapes
+from tests.soundness.wp_returned import ReturnedShapes
 
 HEADER = [
     "import contextlib",
@@ -53,9 +54,11 @@ SHAPES = (
 # Helpers and `self.put` have the most variants (and carry summaries and method resolution):
 # drawn more often, so that each variant gets enough sites in a run of a thousand programs.
 DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
+# Drawn only when named (`--wp-shapes returned`): the default mix stays as it was.
+OPT_IN_SHAPES = ("returned",)
 
 
-class _WP(ObjectShapes):
+class _WP(ObjectShapes, ReturnedShapes):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
     def piece(self, shape: str | None = None) -> Piece:

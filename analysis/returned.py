@@ -1,0 +1,450 @@
+"""A buffer a function returns to its caller, judged at every call of the function.
+
+`def _alloc(n): return torch.zeros(n)` cannot prove anything alone: what matters is what its
+callers do with the result. Under the closed-world assumption over callers, each call
+`x = _alloc(...)` in the scanned tree is analysed as if the call allocated a fresh buffer that
+nothing has written (what the callee wrote before returning is forgotten, which only makes a
+`safe` harder), and the site is
+
+- `safe` when the callee's own analysis has nothing against the buffer but `return` of the
+  buffer itself, and every call is proven to write it in full before any read (or never to read
+  it);
+- `unsafe` when some caller reads it before any write on some path and the callee wrote no
+  element of it before returning it (the evidence names that caller);
+- `unproven` otherwise, naming the first caller (or reference) that could not be decided.
+
+Conditions, each a reason for `unproven` when it fails (docs/whole-program.md, the rule page):
+the callee is a plain `def` (not async, not a generator, no decorator but harmless ones) that no
+outside code can reasonably call: a module-level def whose name starts with one `_`, a `_method`
+of a class (resolved through `self._m(...)` by analysis/methods.py's closed world), or a def
+nested in a function; every occurrence of its name in the tree (every file, strings included) is
+the callee of a call in its own module that resolves to it; each such call runs inside a
+function; the returned value is the buffer itself on every `return` that returns it (not a view,
+not inside a tuple). A caller that returns it again is judged at its own callers, at most
+`MAX_DEPTH` functions up, never through recursion. `closed-world = false` turns it off.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+from zeroopt.analysis.cfg import CFG, Builder
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
+from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW
+from zeroopt.analysis.methods import TREE_DEP
+from zeroopt.analysis.resolve import Scope, runs_body_when_called
+from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.summaries import plain_decorators
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.summaries import Summaries
+
+MAX_DEPTH = 3  # functions up the chain of callers that return the buffer again, at most
+SAFE_ = "safe"
+UNSAFE_ = "unsafe"
+UNPROVEN_ = "unproven"
+_EXIT_TEXT = f"not fully written before the function returns, and {RETURNED}"
+# Code that may reach a module's names without spelling them: `globals()`, `vars()`,
+# `sys.modules[__name__]`, `__dict__[`, `exec(` / `eval(` (not `get_exec()`, not `.eval()`).
+_DYNAMIC = re.compile(
+    r"\bglobals\(\)|\bvars\(\)|sys\.modules\[__name__\]|__dict__\[|(?<![\w.])(?:exec|eval)\("
+)
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+_METHOD_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
+
+
+@dataclass
+class Judgement:
+    verdict: str  # SAFE_, UNSAFE_ or UNPROVEN_
+    why: str  # what decided it (UNPROVEN_: what could not be decided)
+    outcome: BufferOutcome | None = None  # SAFE_/UNSAFE_: what the finding is built from
+    assumption: str = ""
+    callers: list[str] = field(default_factory=list)  # "function (line N)" of each call judged
+
+
+def returned_only(outcome: BufferOutcome) -> bool:
+    """The function's own analysis has nothing against the buffer but returning it itself, or
+    a view of every element of it."""
+    end = outcome.exit_state
+    if outcome.gave_up or not outcome.reached or end is None or not end.escapes:
+        return False
+    if any(how not in (RETURNED, RETURNED_VIEW) for _, how in end.escapes):
+        return False
+    return (
+        len(outcome.issues) == 1
+        and outcome.issues[0].kind == "escape"
+        and outcome.issues[0].text.startswith(_EXIT_TEXT)
+    )
+
+
+def _own_layout(outcome: BufferOutcome) -> bool:
+    """Every return hands back the buffer itself, not a view in another layout."""
+    end = outcome.exit_state
+    return end is not None and all(how == RETURNED for _, how in end.escapes)
+
+
+def _wrote_nothing(outcome: BufferOutcome) -> bool:
+    end = outcome.exit_state
+    return (
+        end is not None
+        and not outcome.writes
+        and not outcome.partial_writes
+        and not outcome.view_writes
+        and not end.touched
+        and not end.some_write
+    )
+
+
+def _decide(outcome: BufferOutcome) -> str:
+    if outcome.gave_up or not outcome.reached:
+        return UNPROVEN_
+    if any(i.severity == UNSAFE for i in outcome.issues):
+        return UNSAFE_
+    return UNPROVEN_ if outcome.issues else SAFE_
+
+
+class ReturnedJudge:
+    """Judges the returned buffers of one file's functions at their callers in that file."""
+
+    def __init__(self, summaries: Summaries, real_path: str | None) -> None:
+        self.summaries = summaries
+        self.unit = summaries.unit
+        self.real_path = real_path
+        self._cfgs: dict[int, CFG] = {}
+        self._calls: dict[int, tuple[ast.Call, Scope]] | None = None
+
+    # --- the entry point -------------------------------------------------------------------
+    def judge(
+        self,
+        fn: ast.AST,
+        scope: Scope,
+        outcome: BufferOutcome,
+        contiguous: bool,
+        certain: bool,
+        chain: tuple[int, ...] = (),
+    ) -> Judgement | None:
+        """None where the rule does not apply (not returned only, or closed world off)."""
+        if not self.summaries.closed_world or not returned_only(outcome):
+            return None
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        name = fn.name
+        if not runs_body_when_called(fn):
+            return Judgement(UNPROVEN_, f"`{name}` is a generator or an async def")
+        if id(fn) in chain:
+            return Judgement(UNPROVEN_, f"`{name}` calls itself through its callers (recursion)")
+        if len(chain) >= MAX_DEPTH:
+            return Judgement(UNPROVEN_, f"returned through more than {MAX_DEPTH} functions")
+        # A view in another layout (`.t()`, `.view(-1)`): the caller's "buffer" is the view, every
+        # element of the buffer once; its layout proves nothing.
+        contiguous = contiguous and _own_layout(outcome)
+        calls, why, assumption = self._callers(fn, scope)
+        if why:
+            return Judgement(UNPROVEN_, why)
+        if not calls:
+            return Judgement(UNPROVEN_, f"`{name}` is never called in the scanned tree")
+        written: list[tuple[int, str]] = []
+        undecided: Judgement | None = None
+        judged: list[str] = []
+        for call, cscope in calls:
+            owner = cscope.node
+            where = f"`{name}(...)` at line {call.lineno}"
+            if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
+                undecided = undecided or Judgement(
+                    UNPROVEN_, f"{where} runs outside a function (module or class body)"
+                )
+                continue
+            judged.append(f"`{owner.name}` (line {call.lineno})")
+            at = self._analyse(owner, cscope, call, contiguous, certain)
+            verdict = _decide(at)
+            if verdict == UNSAFE_:
+                if not _wrote_nothing(outcome):
+                    undecided = undecided or Judgement(
+                        UNPROVEN_,
+                        f"{where} in `{owner.name}` reads it before writing it, but `{name}` "
+                        "wrote part of it before returning it",
+                    )
+                    continue
+                issues = [
+                    Issue(
+                        UNSAFE,
+                        i.line,
+                        i.kind,
+                        f"{i.text} (in `{owner.name}`, which gets it from {where})",
+                    )
+                    for i in at.issues
+                    if i.severity == UNSAFE
+                ]
+                result = BufferOutcome(issues=issues, reached=True, assumed=at.assumed)
+                return Judgement(
+                    UNSAFE_, f"read by the caller `{owner.name}`", result, assumption, judged[-1:]
+                )
+            if verdict == SAFE_:
+                first = at.writes[0] if at.writes else None
+                written.append(
+                    (
+                        first[0] if first else call.lineno,
+                        f"`{owner.name}` gets it from {where} and "
+                        + (f"writes it in full: {first[1]}" if first else "never reads it"),
+                    )
+                )
+                continue
+            up = self.judge(owner, cscope, at, contiguous, certain, (*chain, id(fn)))
+            if up is not None and up.verdict == UNSAFE_ and up.outcome is not None:
+                if _wrote_nothing(outcome):
+                    return Judgement(UNSAFE_, up.why, up.outcome, assumption, judged[-1:])
+                up = Judgement(UNPROVEN_, f"{up.why}, but `{name}` wrote part of it")
+            if up is not None and up.verdict == SAFE_ and up.outcome is not None:
+                written.append((call.lineno, f"`{owner.name}` gets it from {where} and returns it"))
+                written += up.outcome.writes
+                continue
+            first_issue = at.gave_up or (at.issues[0].text if at.issues else "not reached")
+            detail = up.why if up is not None else first_issue
+            undecided = undecided or Judgement(
+                UNPROVEN_, f"the caller `{owner.name}` ({where}) is not proven: {detail}"
+            )
+        if undecided is not None:
+            undecided.callers = judged
+            return undecided
+        return Judgement(
+            SAFE_,
+            "written in full by every caller before any read",
+            BufferOutcome(writes=written, reached=True),
+            assumption,
+            judged,
+        )
+
+    # --- the callers -----------------------------------------------------------------------
+    def _callers(self, fn: Function, scope: Scope) -> tuple[list[tuple[ast.Call, Scope]], str, str]:
+        """(calls, why not, the assumption): every call of `fn` in the tree, or why they may not
+        be all the uses of it."""
+        unit = self.unit
+        name = fn.name
+        parent = scope.parent
+        if unit.frames_read or any(_DYNAMIC.search(line) for line in unit.lines):
+            return [], "its module may reach its names at run time (globals(), frames, ...)", ""
+        if parent is None:
+            return [], "no enclosing scope", ""
+        nested = isinstance(parent.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        method = parent.is_class
+        if not nested:
+            if not name.startswith("_") or name.startswith("__"):
+                kind = "a public method" if method else "a public function"
+                return [], f"`{name}` is {kind}: callers outside the tree may read it", ""
+            if not method and (parent.parent is not None or unit.function(name) is not fn):
+                return [], f"`{name}` is not the only binding of its name in its module", ""
+        allowed = _METHOD_DECORATORS if method else frozenset()
+        if not plain_decorators(fn, unit, allowed):
+            return [], f"`{name}` is decorated: the decorator may call it or hand it on", ""
+        region: ast.AST = parent.node if nested else unit.tree
+        calls = self._call_index()
+        found: list[tuple[ast.Call, Scope]] = []
+        word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        for n in ast.walk(region):
+            if n is fn:
+                continue
+            if isinstance(n, ast.Name | ast.Attribute):
+                spelled = n.id if isinstance(n, ast.Name) else n.attr
+                if spelled != name:
+                    continue
+                hit = calls.get(id(n))
+                if hit is None:
+                    return [], f"line {n.lineno} uses `{name}` other than as a call of it", ""
+                if not self._resolves(fn, hit, nested):
+                    return [], f"the call at line {n.lineno} is not certain to run this def", ""
+                found.append(hit)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                if word.search(n.value):
+                    return [], f"line {n.lineno} names `{name}` in a string (getattr, __all__)", ""
+            elif _computed_getattr(n):
+                return (
+                    [],
+                    f"line {getattr(n, 'lineno', 0)} looks an attribute up by a computed name",
+                    "",
+                )
+            elif nested and _binds(n, name):
+                return [], f"line {getattr(n, 'lineno', 0)} binds `{name}` again", ""
+            elif nested and _reflective(n):
+                return [], f"line {getattr(n, 'lineno', 0)} may reach `{name}` by its name", ""
+        if nested:
+            return found, "", ""
+        other = self._named_elsewhere(name)
+        if other:
+            return [], f"{other} names `{name}`: callers in other modules are not followed", ""
+        project = self.summaries.project
+        if project is not None:
+            project.deps[TREE_DEP] = self.summaries.world.digest  # a new caller anywhere
+        assumption = (
+            f"closed world over callers: `{name}` is private to its "
+            + ("class" if method else "module")
+            + " (a leading `_`); no code outside the scanned tree calls it, and every file of the "
+            "tree was searched for its name"
+        )
+        return found, "", assumption
+
+    def _resolves(self, fn: Function, hit: tuple[ast.Call, Scope], nested: bool) -> bool:
+        call, cscope = hit
+        if nested:
+            return isinstance(call.func, ast.Name)
+        qual = (
+            self.unit.resolver.qualified(cscope, call.func)
+            if isinstance(call.func, ast.Name | ast.Attribute)
+            else None
+        )
+        callee = self.summaries.callee(cscope, call.func, qual)
+        return callee is not None and callee.fn is fn
+
+    def _call_index(self) -> dict[int, tuple[ast.Call, Scope]]:
+        """The calls of the file, by the id of their `func` node."""
+        if self._calls is None:
+            self._calls = {id(c.func): (c, s) for c, s in self.unit.resolver.calls}
+        return self._calls
+
+    def _named_elsewhere(self, name: str) -> str:
+        """A file of the tree other than this one that may name this module's `name`: its text
+        has `name` as a word and, unless this module is a package's `__init__` (reached by
+        `from . import name`) or binds `__all__` other than by one literal list, the last part
+        of this module's name as a word too (an import of a private name spells its module:
+        `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself)."""
+        world = self.summaries.world
+        own = {self.unit.path}
+        if self.real_path is not None:
+            own.add(os.path.realpath(self.real_path))
+        module = (self.unit.module or "").rpartition(".")[2]
+        package = self.real_path is None or self.real_path.endswith("__init__.py")
+        spelled = None
+        own_text = "\n".join(self.unit.lines).encode("utf-8", "surrogatepass")
+        if module and not package and _literal_all(self.unit.tree) and not _HANDS.search(own_text):
+            spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
+        index = _word_index(world.digest, world.files)
+        for i in index.get(name, ()):
+            path, data = world.files[i]
+            if path in own or os.path.realpath(path) in own:
+                continue
+            if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
+                continue  # never names this module nor reaches module objects otherwise
+            return path
+        return ""
+
+    # --- one caller --------------------------------------------------------------------------
+    def _analyse(
+        self, owner: Function, scope: Scope, call: ast.Call, contiguous: bool, certain: bool
+    ) -> BufferOutcome:
+        unit = self.unit
+        qualify = partial(unit.resolver.qualified, scope)
+        cfg = self._cfgs.get(id(owner))
+        if cfg is None:
+            cfg = self._cfgs[id(owner)] = Builder(qualify).build(owner.body)
+        args = owner.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
+        ctx = Context(
+            alloc=call,
+            resolver=unit.resolver,
+            scope=scope,
+            contracts=self.summaries.contracts,
+            source_lines=unit.lines,
+            escape_on_bind=frozenset(unstable),
+            contiguous=contiguous,
+            capture_nodes=frozenset(cfg.capture_nodes),
+            int_names=int_names(owner.body, params, unstable, qualify),
+            kernels=self.summaries.kernels,
+            frames_read=unit.frames_read,
+            certain_reads_only=certain,
+            src_memo=unit.src_memo,
+            summaries=self.summaries,
+            shape_known=False,
+        )
+        return analyse_buffer(cfg, ctx)
+
+
+def _binds(n: ast.AST, name: str) -> bool:
+    """`n` binds `name` (for a nested def: anything that could make a use mean something else)."""
+    if isinstance(n, ast.Name):
+        return n.id == name and isinstance(n.ctx, ast.Store | ast.Del)
+    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return n.name == name
+    if isinstance(n, ast.arg):
+        return n.arg == name
+    if isinstance(n, ast.alias):
+        return (n.asname or n.name).split(".")[0] == name
+    if isinstance(n, ast.Global | ast.Nonlocal):
+        return name in n.names
+    if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return n.name == name
+    if isinstance(n, ast.MatchMapping):
+        return n.rest == name
+    return False
+
+
+def _literal_all(tree: ast.Module) -> bool:
+    """Every mention of `__all__` is the one target of an assignment of a literal list of
+    strings: a star import of the module exports what they say, or no private name."""
+    assigned: set[int] = set()
+    for n in ast.walk(tree):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, ast.List | ast.Tuple)
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.value.elts)
+        ):
+            assigned.add(id(n.targets[0]))
+    return all(
+        id(n) in assigned
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Name) and n.id == "__all__")
+        or (isinstance(n, ast.Attribute) and n.attr == "__all__")
+    )
+
+
+def _computed_getattr(n: ast.AST) -> bool:
+    """`getattr(obj, name)` with a name that is not a literal: it may be this def's."""
+    return (
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id == "getattr"
+        and not (
+            len(n.args) >= 2
+            and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)
+        )
+    )
+
+
+def _reflective(n: ast.AST) -> bool:
+    """`locals()`, `vars()`, `eval(...)`, `exec(...)`: a local def reached without its name."""
+    return (
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id in ("locals", "vars", "eval", "exec", "globals", "dir")
+    )
+
+
+# Ways to a module object or its namespace without an import that names it: handed out by the
+# module itself (`fn.__globals__`, `sys.modules[__name__]`, `import_module(__name__)`) or found
+# by another file (`sys.modules.values()`, `inspect.getmodule(obj)`, `obj.__module__`).
+_HANDS = re.compile(
+    rb"__globals__|sys\.modules|getmodule|import_module|__import__|__module__|__dict__|vars\("
+)
+_WORDS = re.compile(rb"(?<!\w)_\w+")
+_INDEX: dict[str, dict[str, list[int]]] = {}  # one tree's digest -> its `_name` words -> files
+
+
+def _word_index(digest: str, files: list[tuple[str, bytes]]) -> dict[str, list[int]]:
+    """The files of the tree each word starting with `_` occurs in, built once per worker (a
+    world without a digest, one file analysed alone, every time)."""
+    hit = _INDEX.get(digest) if digest else None
+    if hit is None:
+        hit = {}
+        for i, (_, data) in enumerate(files):
+            for w in set(_WORDS.findall(data)):
+                hit.setdefault(w.decode("utf-8", "replace"), []).append(i)
+        _INDEX.clear()
+        _INDEX[digest] = hit
+    return hit

@@ -1,0 +1,141 @@
+"""The `returned` shape (`--wp-shapes returned`): a function that allocates a zeros buffer,
+perhaps writes part of it, and returns it; one to three callers that each do something else
+with it (write it in full, in part, under a flag, read it first, never read it, return it again
+to f, hand it to a helper of `lib` that writes or reads it); and the traps of a closed world
+over callers: the allocator referenced as a value (passed to a helper of `lib`, bound to another
+name, wrapped by `functools.partial`, named in `__all__` or looked up in `globals()`), a public
+name, a decorator, a view or a tuple returned instead of the buffer, recursion, a def nested in
+its caller, a method called through `self`. Judged at the callers (analysis/returned.py).
+"""
+
+from __future__ import annotations
+
+from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Blocks, Buf, Piece, ind
+
+CALLERS = ("full", "part", "flag", "read-first", "discard", "return-again", "lib-full",
+           "lib-read", "full-then-read")  # fmt: skip
+# Behaviours that read an element no write covers (of a fresh buffer, or one whose first row
+# the allocator wrote): "flag" when `flag` is false, "return-again" when f reads it.
+_READS_UNWRITTEN = {"part", "flag", "read-first", "lib-read"}
+TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all", "string",
+         "public", "decorated", "view", "tuple", "tuple-unpacked", "recursion", "nested",
+         "method", "method", "chained", "globals-handed")  # fmt: skip
+
+
+class ReturnedShapes(Blocks):
+    def shape_returned(self, u: str, b: Buf) -> Piece:
+        x = b.name
+        trap = self.ch.choice(list(TRAPS))
+        tags = {f"wp-returned-{trap}"}
+        mk = f"mk{u}" if trap == "public" else f"_mk{u}"
+        method = trap == "method"
+        me = "self." if method else ""
+        lines = [f"{x} = {self.alloc(b)}"]
+        if self.ch.chance(30):
+            lines.append(f"{x}[0] = {self.const(b)}")  # never the second row: see _caller
+            tags.add("wp-returned-prewritten")
+        ret = {"view": f"{x}[1:]", "tuple": f"{x}, 1", "tuple-unpacked": f"{x}, 1"}.get(trap, x)
+        params = "inp, d" if trap == "recursion" else "inp"
+        head = ["if d > 0:", f"    return {mk}(inp, d - 1)"] if trap == "recursion" else []
+        sig = f"self, {params}" if method else params
+        maker = [f"def {mk}({sig}):", *ind([*head, *lines, f"return {ret}"])]
+        if trap == "decorated":
+            maker = ["@functools.wraps(print)", *maker]
+        call = f"{me}{mk}(inp, 1)" if trap == "recursion" else f"{me}{mk}(inp)"
+        get = {"tuple-unpacked": f"t, _ = {call}", "tuple": f"t = {call}[0]"}.get(trap)
+        get = get or f"t = {call}"
+        count = 1 if trap == "nested" else self.ch.integer(1, 3)
+        kinds = [self.ch.choice(list(CALLERS)) for _ in range(count)]
+        lib: list[str] = []
+        names: list[str] = []
+        callers: list[str] = []
+        fbody: list[str] = []
+        reads = False
+        for i, kind in enumerate(kinds):
+            c = f"_use{u}_{i}"
+            tags.add(f"wp-returned-caller-{kind}")
+            rest = self._caller(kind, b, f"wfull{u}_{i}", f"wread{u}_{i}", lib, names)
+            inner = [*maker, get, *rest] if trap == "nested" else [get, *rest]
+            callers += [f"def {c}({'self, ' if method else ''}inp, flag):", *ind(inner), "", ""]
+            target = f"K{u}().{c}(inp, flag)" if method else f"{c}(inp, flag)"
+            if trap == "chained" and i == 0:
+                # A second private function between f and the caller returns it again.
+                callers += [f"def _pass{u}(inp, flag):", f"    return {target}", "", ""]
+                target = f"_pass{u}(inp, flag)"
+            if kind == "return-again":
+                after = self.ch.choice(["full", "read"])
+                tags.add(f"wp-returned-again-{after}")
+                r = f"r{u}_{i}"
+                fbody.append(f"{r} = {target}")
+                if after == "full":
+                    fbody += self.full(r, b)
+                fbody.append(f"out.append({r}.float().sum())")
+                reads = reads or after == "read"
+            else:
+                fbody.append(f"out.append({target})")
+                reads = reads or kind in _READS_UNWRITTEN
+        extra: list[str] = []
+        c0 = f"K{u}._use{u}_0" if method else f"_use{u}_0"
+        if trap == "value-lib":
+            lib += [f"def apply{u}(fn, a):", "    t = fn(a)", "    return t.float().sum()", "", ""]
+            names.append(f"apply{u}")
+            fbody.append(f"out.append(apply{u}({mk}, inp))")
+            reads = True
+        elif trap == "alias":
+            extra = [f"other{u} = {mk}", "", ""]
+            fbody.append(f"out.append(other{u}(inp).float().sum())")
+            reads = True
+        elif trap == "partial":
+            fbody.append(f"out.append(functools.partial({mk}, inp)().float().sum())")
+            reads = True
+        elif trap == "all":
+            extra = [f"__all__ = ['f', '{mk}']", "", ""]
+        elif trap == "globals-handed":
+            # f hands its module's namespace to lib, which looks the allocator up in it: split
+            # over a package, lib names the allocator but never the main module.
+            lib += [f"def peek{u}(g, a):", f"    return g['{mk}'](a).float().sum()", "", ""]
+            names.append(f"peek{u}")
+            fbody.append(f"out.append(peek{u}({c0}.__globals__, inp))")
+            reads = True
+        elif trap == "string":
+            fbody.append(f"out.append(globals()['{mk}'](inp).float().sum())")
+            reads = True
+        if method:
+            local = [f"class K{u}:", *ind([*maker, "", *callers])]
+        elif trap == "nested":
+            local = callers
+        else:
+            local = [*maker, "", "", *extra, *callers]
+        return Piece(lib, local, [ALLOC_IN_CLASS, *fbody], names, tags, reads)
+
+    def _caller(
+        self, kind: str, b: Buf, wfull: str, wread: str, lib: list[str], names: list[str]
+    ) -> list[str]:
+        """A caller's statements after `t = <the allocator>()`; f appends what it returns to
+        `out`. Its part writes all write the first row and never the second, so that with the
+        allocator's own write of the first row some element is still unwritten."""
+        c = self.const(b)
+        if kind == "full":
+            return [*self.full("t", b), "return t.float().sum()"]
+        if kind == "full-then-read":
+            return [*self.full("t", b), f"return {self.read('t')}"]
+        if kind == "part":
+            part = self.ch.choice(
+                [[f"t[0] = {c}"], [f"t[::2] = {c}"], [f"t.narrow(0, 0, 1).fill_({c})"]]
+            )
+            return [*part, "return t.float().sum()"]
+        if kind == "flag":
+            return ["if flag:", *ind(self.full("t", b)), "return t.float().sum()"]
+        if kind == "read-first":
+            return [f"s = {self.read('t')}", *self.full("t", b), "return s"]
+        if kind == "discard":
+            return ["return 0"]
+        if kind == "return-again":
+            return ["return t"]
+        if kind == "lib-full":
+            lib += [f"def {wfull}(t):", *ind(self.full("t", b)), "", ""]
+            names.append(wfull)
+            return [f"{wfull}(t)", "return t.float().sum()"]
+        lib += [f"def {wread}(t):", f"    return {self.read('t')}", "", ""]
+        names.append(wread)
+        return [f"return {wread}(t)"]
