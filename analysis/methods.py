@@ -19,7 +19,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.resolve import Scope
 
@@ -102,6 +102,7 @@ class ClassWorld:
         self._lineage: dict[str, tuple[list[tuple[str, ClassInfo]], str]] = {}
         self._answers: dict[tuple[str, str], str] = {}
         self._index: _Index | None = None
+        self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
     @classmethod
     def of(cls, project: ProjectView | None, unit: Unit) -> ClassWorld:
