@@ -306,7 +306,9 @@ def dispatch_callees(
         return None
     recv = func.value
     module_level = isinstance(recv, ast.Name) and _module_level(scope, recv.id)
-    why = receiver_obstacle(recv, module_level, _class_param(scope, recv))
+    why = receiver_obstacle(recv, module_level, _class_param(scope, recv)) or _class_local(
+        scope, recv
+    )
     if why:
         return [], why
     world = engine.world
@@ -325,6 +327,54 @@ def dispatch_callees(
             return [], callee
         callees.append(callee)
     return callees, ""
+
+
+def _class_local(scope: Scope, recv: ast.expr) -> str:
+    """A local receiver bound from a name, an attribute, a subscript or a loop may hold a class
+    (`k = A if flag else B`, `k = REGISTRY[key]`, `for k in (A, B)`): its methods would bind the
+    arguments one place earlier. Bound from a call, it is taken as an instance."""
+    if not isinstance(recv, ast.Name) or not isinstance(
+        scope.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    ):
+        return ""
+
+    def may_be_class(v: ast.expr | None) -> bool:
+        if isinstance(v, ast.IfExp):
+            return may_be_class(v.body) or may_be_class(v.orelse)
+        if isinstance(v, ast.BoolOp):
+            return any(may_be_class(x) for x in v.values)
+        if isinstance(v, ast.NamedExpr):
+            return may_be_class(v.value)
+        return not isinstance(v, ast.Call | ast.Constant | ast.List | ast.Tuple | ast.Dict)
+
+    for n in ast.walk(scope.node):
+        value: ast.expr | None = None
+        if (isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == recv.id for t in n.targets
+        )) or (isinstance(n, ast.AnnAssign | ast.NamedExpr | ast.AugAssign) and (
+            isinstance(n.target, ast.Name) and n.target.id == recv.id
+        )):
+            value = n.value
+        elif isinstance(
+            n, ast.Assign | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith | ast.comprehension
+        ):
+            targets = (
+                n.targets
+                if isinstance(n, ast.Assign)
+                else [i.optional_vars for i in n.items if i.optional_vars is not None]
+                if isinstance(n, ast.With | ast.AsyncWith)
+                else [n.target]
+            )
+            if any(
+                isinstance(x, ast.Name) and x.id == recv.id for t in targets for x in ast.walk(t)
+            ):
+                return f"`{recv.id}` is bound by unpacking or a loop: it may hold a class"
+            continue
+        else:
+            continue
+        if may_be_class(value):
+            return f"`{recv.id}` is bound from `{ast.unparse(value)[:40]}`: it may hold a class"
+    return ""
 
 
 def _class_param(scope: Scope, recv: ast.expr) -> bool:
