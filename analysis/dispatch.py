@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 MAX_CANDIDATES = 8
 _MAX_FILES = 24  # files that bind the name, parsed for one name at most
+_KEPT_TREES = 32
 STATIC = "staticmethod"
 CLASS = "classmethod"
 METHOD = "method"
@@ -71,19 +72,25 @@ class NameDispatch:
         self._answers: dict[str, tuple[tuple[Candidate, ...], str]] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._open: str | None = None
-        self._getattr: list[tuple[str, ast.ClassDef]] | None = None
+        self._getattr: list[tuple[str, str, int, frozenset[str]]] | None = None
         self._made: list[tuple[str, int, frozenset[str]]] | None = None
         self._defs: dict[
             tuple[int, int], tuple[ast.Module, ast.FunctionDef | ast.AsyncFunctionDef | None]
         ] = {}
 
     def _tree(self, path: str, data: bytes) -> ast.Module | None:
-        if path not in self._trees:
+        """Parsed, a few kept at a time (the answers per name are what is memoised)."""
+        if path in self._trees:
+            tree = self._trees.pop(path)
+        else:
             try:
-                self._trees[path] = ast.parse(data)
+                tree = ast.parse(data)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._trees[path] = None
-        return self._trees[path]
+                tree = None
+        self._trees[path] = tree  # most recently used last
+        while len(self._trees) > _KEPT_TREES:
+            self._trees.pop(next(iter(self._trees)))
+        return tree
 
     def def_at(
         self, unit: Unit, line: int, name: str
@@ -142,7 +149,9 @@ class NameDispatch:
                     f"an attribute `{name}`"
                 )
             if literal.search(data) or fields.search(data):
-                return f"{_short(path)} spells `{name}` as a string: it may name a field or attribute"
+                return (
+                    f"{_short(path)} spells `{name}` as a string: it may name a field or attribute"
+                )
         return self._attribute_hooks(name) or self._made_classes(name)
 
     def _made_classes(self, name: str) -> str:
@@ -172,11 +181,11 @@ class NameDispatch:
             self._open = ""
             for path, data in self.world.files:
                 if b"__getattribute__" in data and _GETATTRIBUTE.search(data):
-                    self._open = f"{_short(path)} defines `__getattribute__`: it may answer any name"
+                    self._open = (
+                        f"{_short(path)} defines `__getattribute__`: it may answer any name"
+                    )
                     break
-                if (b"Mock" in data or b"torch.ops" in data) and (
-                    m := _OPEN_OBJECTS.search(data)
-                ):
+                if (b"Mock" in data or b"torch.ops" in data) and (m := _OPEN_OBJECTS.search(data)):
                     line = data.count(b"\n", 0, m.start()) + 1
                     self._open = (
                         f"{_short(path)}:{line} holds an object that answers any attribute name "
@@ -198,11 +207,11 @@ class NameDispatch:
                     return f"{_short(path)} mentions `__getattr__` and cannot be parsed"
                 for node in ast.walk(tree):
                     if isinstance(node, ast.ClassDef) and "__getattr__" in _class_binds(node):
-                        self._getattr.append((path, node))
-        for path, node in self._getattr:
-            if name not in _class_binds(node):
+                        self._getattr.append((path, node.name, node.lineno, _class_binds(node)))
+        for path, cls, line, binds in self._getattr:
+            if name not in binds:
                 return (
-                    f"class {node.name} ({_short(path)}:{node.lineno}) defines `__getattr__`: "
+                    f"class {cls} ({_short(path)}:{line}) defines `__getattr__`: "
                     f"it may answer `{name}`"
                 )
         return ""
@@ -249,10 +258,16 @@ def _bindings(tree: ast.Module, path: str, name: str, found: list[Candidate]) ->
             continue
         where = f"class {owner} ({_short(path)}:{line})" if is_class else f"module {module}"
         defs = [
-            s for s in body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+            s
+            for s in body
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
         ]
         rest = ast.ClassDef(
-            name="", bases=[], keywords=[], body=[s for s in body if s not in defs], decorator_list=[]
+            name="",
+            bases=[],
+            keywords=[],
+            body=[s for s in body if s not in defs],
+            decorator_list=[],
         )
         if len(defs) != 1 or name in _class_binds(rest):
             return f"{where} binds `{name}` other than by one def"
@@ -345,36 +360,67 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
             return any(may_be_class(x) for x in v.values)
         if isinstance(v, ast.NamedExpr):
             return may_be_class(v.value)
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type":
+            return True  # `type(x)`
         return not isinstance(v, ast.Call | ast.Constant | ast.List | ast.Tuple | ast.Dict)
 
     for n in ast.walk(scope.node):
         value: ast.expr | None = None
-        if (isinstance(n, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == recv.id for t in n.targets
-        )) or (isinstance(n, ast.AnnAssign | ast.NamedExpr | ast.AugAssign) and (
-            isinstance(n.target, ast.Name) and n.target.id == recv.id
-        )):
-            value = n.value
-        elif isinstance(
-            n, ast.Assign | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith | ast.comprehension
+        if (
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == recv.id for t in n.targets)
+        ) or (
+            isinstance(n, ast.AnnAssign | ast.NamedExpr | ast.AugAssign)
+            and (isinstance(n.target, ast.Name) and n.target.id == recv.id)
         ):
+            value = n.value
+        elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension) and _names(
+            n.target, recv.id
+        ):
+            # Over an attribute or what a call returns, like a receiver that is an attribute,
+            # the items are taken as instances; over a local name or a literal, maybe not.
+            for source in _iter_sources(n.iter):
+                if not isinstance(source, ast.Attribute | ast.Call | ast.Subscript) or (
+                    isinstance(source, ast.Subscript)
+                    and not isinstance(source.value, ast.Attribute)
+                ):
+                    if isinstance(source, ast.List | ast.Tuple | ast.Set) and not any(
+                        may_be_class(x) for x in source.elts
+                    ):
+                        continue
+                    loop = ast.unparse(n.iter)[:40]
+                    return f"`{recv.id}` is bound by a loop over `{loop}`: it may hold a class"
+            continue
+        elif isinstance(n, ast.Assign | ast.With | ast.AsyncWith):
             targets = (
                 n.targets
                 if isinstance(n, ast.Assign)
                 else [i.optional_vars for i in n.items if i.optional_vars is not None]
-                if isinstance(n, ast.With | ast.AsyncWith)
-                else [n.target]
             )
-            if any(
-                isinstance(x, ast.Name) and x.id == recv.id for t in targets for x in ast.walk(t)
-            ):
-                return f"`{recv.id}` is bound by unpacking or a loop: it may hold a class"
+            if any(_names(t, recv.id) for t in targets):
+                return f"`{recv.id}` is bound by unpacking or `with`: it may hold a class"
             continue
         else:
             continue
-        if may_be_class(value):
+        if value is not None and may_be_class(value):
             return f"`{recv.id}` is bound from `{ast.unparse(value)[:40]}`: it may hold a class"
     return ""
+
+
+def _names(target: ast.expr, name: str) -> bool:
+    return any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(target))
+
+
+def _iter_sources(it: ast.expr) -> list[ast.expr]:
+    """What a loop's items come from: `enumerate(xs)`, `zip(xs, ys)`, `reversed(xs)`, ... look
+    through to their arguments."""
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id in ("enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter")
+    ):
+        return [x for a in it.args for x in _iter_sources(a)]
+    return [it]
 
 
 def _class_param(scope: Scope, recv: ast.expr) -> bool:

@@ -109,9 +109,7 @@ class DispatchCalls(SummaryCalls):
                 )
             return None
         if kinds == {READS}:
-            first = "; ".join(
-                f"{c.name} line {s.line}: {s.why[:80]}" for c, _, s in summaries
-            )
+            first = "; ".join(f"{c.name} line {s.line}: {s.why[:80]}" for c, _, s in summaries)
             self.read(
                 ref,
                 a,

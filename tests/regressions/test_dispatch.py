@@ -239,6 +239,34 @@ def f2(flag, n):
         base=_SECOND,
     ),
     _give_up(
+        "class_objects_in_a_loop",
+        "`for k in (TwoA, TwoB): k.pour(k(), buf, scratch)`: each `k` is a class.",
+        r"""
+
+def f4(n):
+    buf = torch.zeros(n)  # <- site
+    for k in (TwoA, TwoB):
+        k.pour(k(), buf, torch.ones(n))
+    return buf
+""",
+        "def run():\n    return f4(4)\n",
+        base=_SECOND,
+    ),
+    _give_up(
+        "class_object_from_type_in_a_local",
+        "`k = type(obj)`: `k` is a class.",
+        r"""
+
+def f5(obj, n):
+    buf = torch.zeros(n)  # <- site
+    k = type(obj)
+    k.pour(obj, buf, torch.ones(n))
+    return buf
+""",
+        "def run():\n    return f5(TwoA(), 4)\n",
+        base=_SECOND,
+    ),
+    _give_up(
         "class_object_in_a_classmethod",
         "`cls.pour(cls(), buf, scratch)`: `cls` is a class, so `buf` binds `t`.",
         r"""

@@ -39,7 +39,7 @@ class DispatchShapes(Blocks):
                 "all-full", "all-full", "static-and-method", "classmethod", "one-part",
                 "one-read", "all-read", "keep", "ignore", "attr-holder", "list-holder",
                 "library-name", "getattr-class", "instance-store", "setattr", "namespace",
-                "class-receiver", "subclass-override",
+                "class-receiver", "class-loop", "subclass-override",
             ]
         )  # fmt: skip
         tags = {f"wp-dispatch-{variant}"}
@@ -63,14 +63,25 @@ class DispatchShapes(Blocks):
             call = f"out.append({call})"
         body = [f"o{u} = {pick}", call]
         if variant == "attr-holder":
-            lib += ["", "", f"class Holder{u}:", "    def __init__(self, impl):", "        self.impl = impl"]
+            lib += [
+                "",
+                "",
+                f"class Holder{u}:",
+                "    def __init__(self, impl):",
+                "        self.impl = impl",
+            ]
             names.append(f"Holder{u}")
             body = [f"h{u} = Holder{u}({pick})", f"h{u}.impl.{m}({x})"]
         elif variant == "list-holder":
             body = [f"objs{u} = [{a}(), {c}()]", f"objs{u}[k % 2].{m}({x})"]
         elif variant == "library-name":
             # classes of the tree define `append`; at run time the receiver is a list
-            lib = [*self._method(a, "append", "full", b), "", "", *self._method(c, "append", "full", b)]
+            lib = [
+                *self._method(a, "append", "full", b),
+                "",
+                "",
+                *self._method(c, "append", "full", b),
+            ]
             body = [f"o{u} = {a}() if flag else []", f"o{u}.append({x})"]
             differs = True
         elif variant == "getattr-class":
@@ -80,7 +91,12 @@ class DispatchShapes(Blocks):
             body = [f"o{u} = {a}() if flag else Lazy{u}()", f"out.append(o{u}.{m}({x}))"]
             differs = True
         elif variant == "instance-store":
-            body = [f"o{u} = {pick}", "if not flag:", f"    o{u}.{m} = lambda t: None", f"o{u}.{m}({x})"]
+            body = [
+                f"o{u} = {pick}",
+                "if not flag:",
+                f"    o{u}.{m} = lambda t: None",
+                f"o{u}.{m}({x})",
+            ]
             differs = True
         elif variant == "setattr":
             body = [f"o{u} = {pick}", "if not flag:", f"    setattr(o{u}, '{m}', lambda t: None)",
@@ -94,6 +110,10 @@ class DispatchShapes(Blocks):
             # through the class, `t` binds the first parameter after `self`, not the second
             lib = [*self._method(a, m, "second", b), "", "", *self._method(c, m, "second", b)]
             body = [f"k{u} = {a} if flag else {c}", f"k{u}.{m}(k{u}(), {x}, torch.ones_like({x}))"]
+            differs = True
+        elif variant == "class-loop":
+            lib = [*self._method(a, m, "second", b), "", "", *self._method(c, m, "second", b)]
+            body = [f"for k{u} in ({a}, {c}):", f"    k{u}.{m}(k{u}(), {x}, torch.ones_like({x}))"]
             differs = True
         elif variant == "subclass-override":
             lib += ["", "", f"class Pc{u}({c}):", *self._method(f"Pc{u}", m, "part", b)[3:]]
