@@ -148,6 +148,8 @@ class NameDispatch:
                     f"{_short(path)} passes a keyword `{name}=`: an object may be built with "
                     f"an attribute `{name}`"
                 )
+            if re.search(rb"\b(?:exec|compile)[ \t]*\(", data):
+                return f"{_short(path)} runs code from text (`exec`/`compile`) that mentions `{name}`"
             if literal.search(data) or fields.search(data):
                 return (
                     f"{_short(path)} spells `{name}` as a string: it may name a field or attribute"
@@ -179,6 +181,10 @@ class NameDispatch:
         tree, mocks, `torch.ops` namespaces held as values."""
         if self._open is None:
             self._open = ""
+            for hook in ("__getattr__", "__getattribute__"):
+                if hook in self.world.stored:
+                    self._open = f"{_short(self.world.stored[hook])} assigns `{hook}`"
+                    return self._open
             for path, data in self.world.files:
                 if b"__getattribute__" in data and _GETATTRIBUTE.search(data):
                     self._open = (
@@ -195,8 +201,9 @@ class NameDispatch:
         return self._open
 
     def _attribute_hooks(self, name: str) -> str:
-        """A class of the tree with `__getattr__` answers names its lookup does not find: it
-        must bind `name` itself (then its instances and subclasses find a def first)."""
+        """A class (or, PEP 562, a module) of the tree with `__getattr__` answers names its
+        lookup does not find: it must bind `name` itself (then its instances and subclasses find
+        a def first)."""
         if self._getattr is None:
             self._getattr = []
             for path, data in self.world.files:
@@ -205,15 +212,18 @@ class NameDispatch:
                 tree = self._tree(path, data)
                 if tree is None:
                     return f"{_short(path)} mentions `__getattr__` and cannot be parsed"
+                module = ast.ClassDef(
+                    name="", bases=[], keywords=[], body=tree.body, decorator_list=[]
+                )
+                if "__getattr__" in _class_binds(module):  # PEP 562: a module answers names
+                    self._getattr.append((path, "", 1, _class_binds(module)))
                 for node in ast.walk(tree):
                     if isinstance(node, ast.ClassDef) and "__getattr__" in _class_binds(node):
                         self._getattr.append((path, node.name, node.lineno, _class_binds(node)))
         for path, cls, line, binds in self._getattr:
             if name not in binds:
-                return (
-                    f"class {cls} ({_short(path)}:{line}) defines `__getattr__`: "
-                    f"it may answer `{name}`"
-                )
+                owner = f"class {cls} ({_short(path)}:{line})" if cls else f"module {_short(path)}"
+                return f"{owner} defines `__getattr__`: it may answer `{name}`"
         return ""
 
     def _find(self, name: str) -> tuple[tuple[Candidate, ...], str]:

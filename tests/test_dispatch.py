@@ -37,6 +37,9 @@ OBSTACLES = {
     "def_under_an_unknown_decorator": "Full2.pour (",
     "property_of_the_name": "Prop.pour (",
     "class_body_binds_the_name_otherwise": "class Bound (",
+    "module_with_getattr_as_the_receiver": "lazypkg/ops.py defines `__getattr__`: it may answer",
+    "getattr_assigned_on_a_class": "assigns `__getattr__`",
+    "class_defined_by_exec": "runs code from text",
     "def_in_a_file_not_importable_by_name": "is in a file not importable by one name",
 }
 

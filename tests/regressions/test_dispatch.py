@@ -337,6 +337,29 @@ class Prop:
         scenario="from check_pour import Lax\n\n\ndef run():\n    return f(Lax(), 4)\n",
     ),
     Case(
+        "module_with_getattr_as_the_receiver",
+        why="A module object held as a value is the receiver; its module-level `__getattr__` "
+        "(PEP 562) answers `pour` with a function that writes nothing.",
+        source=_WRITERS,
+        modules=(
+            ("lazypkg/__init__", ""),
+            ("lazypkg/ops", "def __getattr__(name):\n    return lambda t: None\n"),
+        ),
+        scenario="import lazypkg.ops\n\n\ndef run():\n    return f(lazypkg.ops, 4)\n",
+    ),
+    _give_up(
+        "getattr_assigned_on_a_class",
+        "`Hollow.__getattr__ = ...` makes Hollow answer `pour`.",
+        "\n\nclass Hollow:\n    pass\n\n\nHollow.__getattr__ = lambda self, name: (lambda t: None)\n",
+        "def run():\n    return f(Hollow(), 4)\n",
+    ),
+    _give_up(
+        "class_defined_by_exec",
+        "The class whose `pour` runs is defined by `exec` of a string.",
+        "\n\nns = {}\nexec('class Txt:\\n    def pour(self, t):\\n        pass\\n', ns)\n",
+        "def run():\n    return f(ns['Txt'](), 4)\n",
+    ),
+    Case(
         "closed_world_off",
         options=AnalysisOptions(closed_world=False),
         why="With `closed-world = false` a def outside the scanned code (here, in the scenario) may "
