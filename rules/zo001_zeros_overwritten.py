@@ -194,11 +194,13 @@ under a decorator other than staticmethod, classmethod, abstractmethod, override
 ones (a property included); an attribute `f` stored anywhere (the spellings above), a keyword
 `f=` anywhere (`SimpleNamespace(f=...)`), `"f"` as a string literal or a namedtuple / Enum /
 make_dataclass field; a class made by `type(...)` whose namespace may bind `f`; an object of the
-tree that may answer any name (a class with `__getattribute__`, one with `__getattr__` that does
-not bind `f` itself, a mock, a `torch.ops` namespace held as a value); a receiver that may be a
-class or a module (a module-level name, `cls` of a classmethod, `type(x)`, `x.__class__`, a local
-bound from a name, an attribute, a subscript, a loop or unpacking); a def in a file not
-importable by one name. Off with `closed-world = false`; a result that used it depends on every
+tree that may answer any name (a class with `__getattribute__`, a class or module with
+`__getattr__` that does not bind `f` itself, either hook assigned, a mock, a `torch.ops` namespace
+held as a value); `exec`/`compile` in a file that mentions `f`; a receiver that may be a class or
+a module (a module-level name, `cls` of a classmethod, `type(x)`, `x.__class__`, a local bound
+from a name, an attribute, a subscript, unpacking, or a loop over a local name or a literal of
+names; a loop over an attribute or a call's result binds instances, as assumed); a def in a
+file not importable by one name. Off with `closed-world = false`; a result that used it depends on every
 file of the tree.
 
 Kernels. A launch `kernel[grid](...)` of a `@triton.jit` function defined in the same module,
