@@ -372,7 +372,10 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
             return may_be_class(v.value)
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type":
             return True  # `type(x)`
-        return not isinstance(v, ast.Call | ast.Constant | ast.List | ast.Tuple | ast.Dict)
+        # A name, an attribute or a subscript may denote a class; a call (but `type(x)`) is
+        # taken to make an instance; any other expression (a literal, a comprehension, an
+        # operator) makes no class.
+        return isinstance(v, ast.Name | ast.Attribute | ast.Subscript | ast.Starred | ast.Await)
 
     for n in ast.walk(scope.node):
         value: ast.expr | None = None
