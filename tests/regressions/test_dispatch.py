@@ -254,7 +254,7 @@ def f4(n):
     ),
     _give_up(
         "class_object_from_type_in_a_local",
-        "`k = type(obj)`: `k` is a class.",
+        "`k = type(obj)`: `k` is a class, so `buf` binds `t`, which pour never writes.",
         r"""
 
 def f5(obj, n):
@@ -324,7 +324,7 @@ class Prop:
     ),
     _give_up(
         "class_body_binds_the_name_otherwise",
-        "`pour = ...` in a class body is no def.",
+        "`pour = staticmethod(lambda ...)` in a class body is no def: it writes nothing.",
         "\n\nclass Bound:\n    pour = staticmethod(lambda t: None)\n",
         "def run():\n    return f(Bound(), 4)\n",
     ),
