@@ -149,7 +149,9 @@ class NameDispatch:
                     f"an attribute `{name}`"
                 )
             if re.search(rb"\b(?:exec|compile)[ \t]*\(", data):
-                return f"{_short(path)} runs code from text (`exec`/`compile`) that mentions `{name}`"
+                return (
+                    f"{_short(path)} runs code from text (`exec`/`compile`) that mentions `{name}`"
+                )
             if literal.search(data) or fields.search(data):
                 return (
                     f"{_short(path)} spells `{name}` as a string: it may name a field or attribute"
@@ -355,27 +357,41 @@ def dispatch_callees(
 
 
 def _class_local(scope: Scope, recv: ast.expr) -> str:
-    """A local receiver bound from a name, an attribute, a subscript or a loop may hold a class
+    """A local receiver bound from a name other than a parameter, `type(x)`, `x.__class__`, a
+    subscript of a local, unpacking, or a loop over a local or a literal of names may hold a class
     (`k = A if flag else B`, `k = REGISTRY[key]`, `for k in (A, B)`): its methods would bind the
-    arguments one place earlier. Bound from a call, it is taken as an instance."""
+    arguments one place earlier. A copy of a parameter, an attribute or a call's result is taken
+    as an instance, as those receivers are."""
+    fn = scope.node
     if not isinstance(recv, ast.Name) or not isinstance(
-        scope.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     ):
         return ""
+    stored = {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    args = fn.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - stored
 
     def may_be_class(v: ast.expr | None) -> bool:
+        """A local copy of what the closed world takes as an instance (a parameter, an attribute,
+        an item of an attribute, a call's result) is one too; another name, `type(x)` or
+        `x.__class__` may be a class; a literal, a comprehension or an operator is none."""
         if isinstance(v, ast.IfExp):
             return may_be_class(v.body) or may_be_class(v.orelse)
         if isinstance(v, ast.BoolOp):
             return any(may_be_class(x) for x in v.values)
         if isinstance(v, ast.NamedExpr):
             return may_be_class(v.value)
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type":
-            return True  # `type(x)`
-        # A name, an attribute or a subscript may denote a class; a call (but `type(x)`) is
-        # taken to make an instance; any other expression (a literal, a comprehension, an
-        # operator) makes no class.
-        return isinstance(v, ast.Name | ast.Attribute | ast.Subscript | ast.Starred | ast.Await)
+        if isinstance(v, ast.Call):
+            return isinstance(v.func, ast.Name) and v.func.id == "type"
+        if isinstance(v, ast.Attribute):
+            return v.attr == "__class__"
+        if isinstance(v, ast.Subscript):
+            return not isinstance(v.value, ast.Attribute)
+        if isinstance(v, ast.Name):
+            return v.id not in params
+        return isinstance(v, ast.Starred | ast.Await)
 
     for n in ast.walk(scope.node):
         value: ast.expr | None = None
