@@ -357,11 +357,11 @@ def dispatch_callees(
 
 
 def _class_local(scope: Scope, recv: ast.expr) -> str:
-    """A local receiver bound from a name other than a parameter, `type(x)`, `x.__class__`, a
-    subscript of a local, unpacking, or a loop over a local or a literal of names may hold a class
-    (`k = A if flag else B`, `k = REGISTRY[key]`, `for k in (A, B)`): its methods would bind the
-    arguments one place earlier. A copy of a parameter, an attribute or a call's result is taken
-    as an instance, as those receivers are."""
+    """A local receiver bound from a name, attribute or subscript not rooted at a parameter
+    (`k = A if flag else B`, `k = lib.A`, `k = REGISTRY[key]`), `type(x)`, `x.__class__`,
+    unpacking, or a loop over anything but a parameter's attribute or a call may hold a class: its
+    methods would bind the arguments one place earlier. A copy of a parameter, of an attribute of
+    one (`self.impl`) or of a call's result is taken as an instance, as those receivers are."""
     fn = scope.node
     if not isinstance(recv, ast.Name) or not isinstance(
         fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -385,13 +385,17 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
             return may_be_class(v.value)
         if isinstance(v, ast.Call):
             return isinstance(v.func, ast.Name) and v.func.id == "type"
-        if isinstance(v, ast.Attribute):
-            return v.attr == "__class__"
-        if isinstance(v, ast.Subscript):
-            return not isinstance(v.value, ast.Attribute)
-        if isinstance(v, ast.Name):
-            return v.id not in params
+        if isinstance(v, ast.Attribute) and v.attr == "__class__":
+            return True
+        if isinstance(v, ast.Attribute | ast.Subscript | ast.Name):
+            return not from_param(v)  # `lib.Cls`, `CLASSES[i]`: a module's class
         return isinstance(v, ast.Starred | ast.Await)
+
+    def from_param(v: ast.expr) -> bool:
+        """`p`, `p.a.b`, `p.a[i]` for a parameter `p` never rebound."""
+        while isinstance(v, ast.Attribute | ast.Subscript):
+            v = v.value
+        return isinstance(v, ast.Name) and v.id in params
 
     for n in ast.walk(scope.node):
         value: ast.expr | None = None
@@ -406,13 +410,10 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
         elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension) and _names(
             n.target, recv.id
         ):
-            # Over an attribute or what a call returns, like a receiver that is an attribute,
-            # the items are taken as instances; over a local name or a literal, maybe not.
+            # Over a parameter's attribute or what a call returns, like a receiver that is such
+            # an attribute, the items are taken as instances; over anything else, maybe not.
             for source in _iter_sources(n.iter):
-                if not isinstance(source, ast.Attribute | ast.Call | ast.Subscript) or (
-                    isinstance(source, ast.Subscript)
-                    and not isinstance(source.value, ast.Attribute)
-                ):
+                if not (isinstance(source, ast.Call) or from_param(source)):
                     if isinstance(source, ast.List | ast.Tuple | ast.Set) and not any(
                         may_be_class(x) for x in source.elts
                     ):

@@ -30,6 +30,7 @@ OBSTACLES = {
     "namedtuple_field_of_the_name": "spells `pour` as a string",
     "class_made_by_type_with_a_computed_namespace": "makes a class that may bind `pour`",
     "class_object_held_in_a_local": "`k` is bound from `TwoA if flag else TwoB`: it may hold a class",
+    "class_object_from_another_module_in_a_local": "`k` is bound from `two.TwoA if flag else",
     "class_objects_in_a_loop": "`k` is bound by a loop over `(TwoA, TwoB)`",
     "class_object_from_type_in_a_local": "`k` is bound from `type(obj)`",
     "class_object_in_a_classmethod": "`cls` is the class a classmethod runs with",

@@ -238,6 +238,25 @@ def f2(flag, n):
         "def run():\n    return f2(True, 4)\n",
         base=_SECOND,
     ),
+    Case(
+        "class_object_from_another_module_in_a_local",
+        why="`k = two.TwoA if flag else two.TwoB` holds a class of another module: `buf` binds "
+        "`t`, which pour never writes.",
+        source=r"""
+import torch
+
+import tpkg.two as two
+
+
+def f6(flag, n):
+    buf = torch.zeros(n)  # <- site
+    k = two.TwoA if flag else two.TwoB
+    k.pour(k(), buf, torch.ones(n))
+    return buf
+""",
+        modules=(("tpkg/__init__", ""), ("tpkg/two", _SECOND)),
+        scenario="def run():\n    return f6(True, 4)\n",
+    ),
     _give_up(
         "class_objects_in_a_loop",
         "`for k in (TwoA, TwoB): k.pour(k(), buf, scratch)`: each `k` is a class.",
