@@ -19,7 +19,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.resolve import Scope
 
@@ -103,6 +103,7 @@ class ClassWorld:
         self._aliases: dict[str, set[str]] = {}
         self._stored: dict[str, str | None] = {}
         self._facts: dict[int, tuple[dict[str, set[str]], set[str]]] = {}
+        self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
     @classmethod
     def of(cls, project: ProjectView | None, unit: Unit) -> ClassWorld:

@@ -180,6 +180,8 @@ class Summaries:
         self._stack: list[tuple[int, str]] = []
         self._callees: dict[int, tuple[ast.expr, Callee | None, dict[str, str]]] = {}
         self._world: ClassWorld | None = None
+        # id of a call -> (the call, why its method was not resolved by name): dispatch.py.
+        self.obstacles: dict[int, tuple[ast.expr, str]] = {}
 
     # --- resolution ------------------------------------------------------------------------
     def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:

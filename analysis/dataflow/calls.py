@@ -7,15 +7,15 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
+from zeroopt.analysis.dataflow.dispatch_calls import DispatchCalls
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import place_key
-from zeroopt.analysis.dataflow.summary_calls import SummaryCalls
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View
 
 
-class Calls(SummaryCalls):
+class Calls(DispatchCalls):
     def _e_Call(self, e: ast.Call) -> Ref | None:
         if e is self.ctx.alloc:
             for a in [*e.args, *(k.value for k in e.keywords)]:
@@ -140,7 +140,7 @@ class Calls(SummaryCalls):
             or qual in api.PURE_BUILTINS
             or qual in api.CALLBACK_BUILTINS
         ):
-            handled, result = self._summary_call(e, qual)  # a def of the scanned tree
+            handled, result = self._tree_call(e, qual)  # a def of the scanned tree
             if handled:
                 return result
 
@@ -201,7 +201,7 @@ class Calls(SummaryCalls):
             else:
                 ref = self._eval_value(a)
                 if ref is not None:
-                    self.handed_to(ref, a, name)
+                    self.handed_to(ref, a, name, self.obstacle(e))
         if qual in api.CALLBACK_BUILTINS:
             self.held_code_runs(e, f"`{name}`, which calls key functions and steps iterators,")
         elif not (

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from tests.soundness.generator import Chooser, Program, RandomChooser
 from tests.soundness.multimodule import MultiProgram
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
+from tests.soundness.wp_dispatch import DispatchShapes
 from tests.soundness.wp_objects import ObjectShapes
 from tests.soundness.wp_returned import ReturnedShapes
 
@@ -49,7 +50,7 @@ HEADER = [
 
 SHAPES = (
     "helper", "alias", "args", "decorated", "generator", "method", "selfcall", "dataclass",
-    "holder",
+    "holder", "dispatch",
 )  # fmt: skip
 # Helpers and `self.put` have the most variants (and carry summaries and method resolution):
 # drawn more often, so that each variant gets enough sites in a run of a thousand programs.
@@ -58,7 +59,7 @@ DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 OPT_IN_SHAPES = ("returned",)
 
 
-class _WP(ObjectShapes, ReturnedShapes):
+class _WP(ObjectShapes, ReturnedShapes, DispatchShapes):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
     def piece(self, shape: str | None = None) -> Piece:
