@@ -60,9 +60,13 @@ def vars_instance_class(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionD
                 return ""
             made.add(value.func.id)
             continue
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            if not _plain_target(node, fn):
-                return ""
+        if (
+            isinstance(node, ast.Name)
+            and node.id == name
+            and not isinstance(node.ctx, ast.Load)
+            and not _plain_target(node, fn)
+        ):
+            return ""
     if any(fn_param == name for fn_param in _params(fn)) or len(made) != 1:
         return ""
     (cls,) = made
@@ -125,16 +129,20 @@ def plain_class(
     for node in walk([tree]):
         if isinstance(node, ast.Global) and name in node.names:
             return False
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
-                first, key = node.args[0], node.args[1]
-                if (
-                    not isinstance(first, ast.Name)
-                    or first.id == name
-                    or not isinstance(key, ast.Constant)
-                    or key.value in _SPECIAL
-                ):
-                    return False  # `setattr(C, "__new__", f)`, `setattr(obj, "__class__", D)`
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+            and len(node.args) >= 2
+        ):
+            first, key = node.args[0], node.args[1]
+            if (
+                not isinstance(first, ast.Name)
+                or first.id == name
+                or not isinstance(key, ast.Constant)
+                or key.value in _SPECIAL
+            ):
+                return False  # `setattr(C, "__new__", f)`, `setattr(obj, "__class__", D)`
     for stmt in walk(cls.body):
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in _SPECIAL:
             return False

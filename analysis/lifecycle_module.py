@@ -12,10 +12,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from zeroopt.analysis.lifecycle_instances import plain_class, vars_instance_class
 from zeroopt.analysis.lifecycle_program import (
     decorator_name,
 )
-from zeroopt.analysis.lifecycle_instances import plain_class, vars_instance_class
 from zeroopt.analysis.lifecycles import Lifecycle
 from zeroopt.analysis.resolve import Resolver, walk
 

@@ -22,7 +22,9 @@ def test_without_vars_the_backend_is_safe() -> None:
 
 
 def test_vars_of_a_fresh_plain_instance_keeps_it_safe() -> None:
-    assert judged("def g():\n    box = Box()\n    box.n = 1\n    return vars(box)\n") is Verdict.SAFE
+    assert (
+        judged("def g():\n    box = Box()\n    box.n = 1\n    return vars(box)\n") is Verdict.SAFE
+    )
 
 
 @pytest.mark.parametrize(
@@ -31,23 +33,38 @@ def test_vars_of_a_fresh_plain_instance_keeps_it_safe() -> None:
         # the object may be a Backend: a parameter, another binding, a nested rebinding
         ("def g(box):\n    return vars(box)\n", BOX),
         ("def g(o):\n    box = Box()\n    box = o\n    return vars(box)\n", BOX),
-        ("def g(o):\n    box = Box()\n    def h():\n        nonlocal box\n        box = o\n"
-         "    h()\n    return vars(box)\n", BOX),
+        (
+            "def g(o):\n    box = Box()\n    def h():\n        nonlocal box\n        box = o\n"
+            "    h()\n    return vars(box)\n",
+            BOX,
+        ),
         ("def g(o):\n    box = Box()\n    (box := o)\n    return vars(box)\n", BOX),
-        ("def g(o):\n    box = Box()\n    for box in [o]:\n        pass\n    return vars(box)\n",
-         BOX),
+        (
+            "def g(o):\n    box = Box()\n    for box in [o]:\n        pass\n    return vars(box)\n",
+            BOX,
+        ),
         # `Box` may make something else: a base, a metaclass, __new__, a rebinding, a store
-        ("def g():\n    box = Box()\n    return vars(box)\n",
-         "\n\nclass Box(Backend):\n    pass\n"),
-        ("def g():\n    box = Box()\n    return vars(box)\n",
-         "\n\nclass Box:\n    def __new__(cls):\n        return Backend()\n"),
-        ("def g():\n    box = Box()\n    return vars(box)\n",
-         "\n\nclass Box(metaclass=type):\n    pass\n"),
+        (
+            "def g():\n    box = Box()\n    return vars(box)\n",
+            "\n\nclass Box(Backend):\n    pass\n",
+        ),
+        (
+            "def g():\n    box = Box()\n    return vars(box)\n",
+            "\n\nclass Box:\n    def __new__(cls):\n        return Backend()\n",
+        ),
+        (
+            "def g():\n    box = Box()\n    return vars(box)\n",
+            "\n\nclass Box(metaclass=type):\n    pass\n",
+        ),
         ("def g():\n    box = Box()\n    return vars(box)\n", BOX + "\n\nBox = Backend\n"),
-        ("def g():\n    box = Box()\n    return vars(box)\n",
-         BOX + "\n\nBox.__new__ = lambda cls: Backend()\n"),
-        ("def g():\n    box = Box()\n    setattr(box, '__class__', Backend)\n    return vars(box)\n",
-         BOX),
+        (
+            "def g():\n    box = Box()\n    return vars(box)\n",
+            BOX + "\n\nBox.__new__ = lambda cls: Backend()\n",
+        ),
+        (
+            "def g():\n    box = Box()\n    setattr(box, '__class__', Backend)\n    return vars(box)\n",
+            BOX,
+        ),
         ("def g():\n    Box = Backend\n    box = Box()\n    return vars(box)\n", BOX),
         # no argument: the frame's locals
         ("def g():\n    return vars()\n", BOX),

@@ -29,8 +29,21 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.
 def local_containers(fn: ast.AST, body: Sequence[ast.stmt]) -> frozenset[str]:
     """Names of `fn` bound only to displays and used only as the object of a subscript."""
     nodes = list(walk(body))
+    # `vars(obj)` is `obj.__dict__`: only a bare `vars` or `vars()` reaches the frame.
+    of_object = {
+        id(n.func)
+        for n in nodes
+        if isinstance(n, ast.Call)
+        and len(n.args) == 1
+        and not n.keywords
+        and not isinstance(n.args[0], ast.Starred)
+    }
     if any(
-        (isinstance(n, ast.Name) and n.id in api.FRAME_NAMES)
+        (
+            isinstance(n, ast.Name)
+            and n.id in api.FRAME_NAMES
+            and not (n.id == "vars" and id(n) in of_object)
+        )
         or (isinstance(n, ast.Attribute) and n.attr in api.FRAME_NAMES)
         for n in nodes
     ):
