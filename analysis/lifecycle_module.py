@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from zeroopt.analysis.lifecycle_instances import plain_class, vars_instance_class
 from zeroopt.analysis.lifecycle_program import (
     decorator_name,
 )
@@ -64,9 +65,10 @@ class ModuleFacts:
 
     def __init__(self, tree: ast.Module) -> None:
         self.uses: list[_Use] = []
-        # (line, text, class, own): may read or set any attribute; `own` when the object is the
-        # enclosing method's own `self` (then only instances of that class are reached)
-        self.any_setattr: list[tuple[int, str, ast.ClassDef | None, bool]] = []
+        # (line, text, class, own, of): may read or set any attribute; `own` when the object is
+        # the enclosing method's own `self` (then only instances of that class are reached); `of`
+        # the plain class whose fresh instance the object provably is (lifecycle_instances.py)
+        self.any_setattr: list[tuple[int, str, ast.ClassDef | None, bool, str]] = []
         self.class_stores: list[tuple[str, int, str]] = []  # (class name or "", line, text)
         self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         # Per function (by id: the tree lives as long as these facts), what its body binds.
@@ -124,7 +126,7 @@ class ModuleFacts:
         if node.attr in ("__dict__", "__setattr__", "__delattr__", "__getattribute__") or (
             store and node.attr in ("__class__", "__bases__", "__mro__")
         ):  # `self.__class__ = Other` swaps every method at once
-            self.any_setattr.append((node.lineno, ast.unparse(node), cls, False))
+            self.any_setattr.append((node.lineno, ast.unparse(node), cls, False, ""))
 
     def _call(self, node: ast.Call, cls: ast.ClassDef | None, me: str | None, where: str) -> None:
         func = node.func
@@ -135,7 +137,7 @@ class ModuleFacts:
                     for part in arg.value.split("."):
                         self.uses.append(_Use(part, node, cls, where, False, False, self._fn, me))
                 else:
-                    self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False))
+                    self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False, ""))
             return
         if isinstance(func, ast.Name):
             fname = func.id
@@ -144,7 +146,7 @@ class ModuleFacts:
         else:
             return
         if fname in ("exec", "eval", "__import__"):
-            self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False))
+            self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False, ""))
             return
         if fname in ("setattr", "delattr", "getattr", "hasattr") and len(node.args) >= 2:
             key, obj = node.args[1], node.args[0]
@@ -157,9 +159,10 @@ class ModuleFacts:
                     self._class_store(obj, node.lineno, node, me)
             elif fname in ("setattr", "delattr", "getattr"):
                 own = isinstance(obj, ast.Name) and me is not None and obj.id == me
-                self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, own))
+                self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, own, ""))
         elif fname in ("vars", "globals"):
-            self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False))
+            of = vars_instance_class(node, self._fn) if fname == "vars" else ""
+            self.any_setattr.append((node.lineno, ast.unparse(node)[:80], cls, False, of))
 
     def _class_store(self, obj: ast.expr, line: int, node: ast.AST, me: str | None) -> None:
         """`Cls.m = f`, `setattr(Cls, ...)`, `type(x).m = f`, `x.__class__.m = f`."""
@@ -226,9 +229,11 @@ def module_class_reason(
         if name in ("", cls.name):
             return f"`{text}` (line {line}) may replace a method of the class"
     related = _related_classes(cls, classes)
-    for line, text, where, own in facts.any_setattr:
+    for line, text, where, own, of in facts.any_setattr:
         if own and where is not None and where.name not in related:
             continue  # another class's own `self`: never an instance of this one
+        if of and of not in related and plain_class(of, tree, bindings, facts.class_stores):
+            continue  # a fresh instance of a plain unrelated class: never an instance of this one
         return f"`{text}` (line {line}) may read or set any attribute, a method included"
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in model.excludes:

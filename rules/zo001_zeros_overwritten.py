@@ -86,6 +86,17 @@ parameter annotated `int` holds a Python int (unless the function uses it as an 
 setter of that name, a decorated def of that name, `__setattr__`, `__set__` or `__setitem__`
 (then the store may keep a copy, and the finding is `unproven`); classes of other modules are
 assumed not to copy on store.
+Local containers: a name bound in its function only by dict, list or tuple displays and only
+ever subscripted there (never used whole, passed, returned, captured by a nested function,
+lambda or comprehension, nor declared `global`/`nonlocal`; no `locals()`, bare `vars()` or frame
+read in the function) is a container no other code reaches: a buffer stored in it has not
+escaped, and `d[key]` with `key` a str/int constant, a provably immutable int, or a name bound
+only to such constants (`'a' if flag else 'b'`) is one of its values, maybe the buffer (assumed:
+those keys hash and compare without running code of the program). `vars(obj)` with an argument is
+`obj.__dict__`: unknown code handed `obj`, not every local of the frame; beside a lifecycle class
+it is no reflective use of that class when `obj` is bound in its function only by `obj = C()` with
+`C` a module class bound once, with no base, metaclass, decorator, `__new__` or `__class__`, never
+stored into nor `setattr`'d with a computed or special name (analysis/lifecycle_instances.py).
 Lifecycle models (cross-method buffers): the engine calls the modelled methods in the order its
 model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
 a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);

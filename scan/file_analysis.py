@@ -24,6 +24,7 @@ from zeroopt.analysis.allocations import Allocation, Owner, find_allocations
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
 from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow.containers import local_containers, plain_key_names
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
@@ -210,6 +211,7 @@ def _analyse_tree(
     contracts = {c.function: c for c in (*BUILTIN_CONTRACTS, *options.contracts)}
     cfgs: dict[int, CFG] = {}
     ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
+    containers: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # containers.py
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
     # What the function alone decided for every allocation, reported or not: the lifecycle pass
     # re-judges the undecided ones of both rules alike (a zeros and the empty it became).
@@ -229,6 +231,7 @@ def _analyse_tree(
             cfg = Builder(partial(resolver.qualified, site.scope)).build(site.owner.body)
             cfgs[id(site.owner)] = cfg
             ints[id(site.owner)] = _int_names(site, resolver)
+            containers[id(site.owner)] = _containers(site, ints[id(site.owner)], frames_read)
         ctx = Context(
             alloc=site.call,
             resolver=resolver,
@@ -239,6 +242,8 @@ def _analyse_tree(
             contiguous=site.contiguous,
             capture_nodes=frozenset(cfg.capture_nodes),
             int_names=ints[id(site.owner)],
+            local_containers=containers[id(site.owner)][0],
+            plain_keys=containers[id(site.owner)][1],
             kernels=tuple(options.kernels),
             src_memo=src_memo,
             frames_read=frames_read,
@@ -312,6 +317,16 @@ def _int_names(site: Allocation, resolver: Resolver) -> frozenset[str]:
     scope = site.scope
     unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
     return int_names(owner.body, params, unstable, lambda e: resolver.qualified(scope, e))
+
+
+def _containers(
+    site: Allocation, ints: frozenset[str], frames_read: bool
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The function's local containers and plain dict keys (dataflow/containers.py)."""
+    owner = site.owner
+    if frames_read or not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
+        return frozenset(), frozenset()
+    return local_containers(owner, owner.body), plain_key_names(owner.body, ints)
 
 
 def _lifecycle_pass(

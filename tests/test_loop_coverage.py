@@ -80,11 +80,24 @@ ASSUMED_UNSAFE = {
         "import os\nx = torch.zeros(4)\nheld = (1, x)\ny = inp.abs()\nz = os.cpu_count()\nreturn x + 1",
         "`os.cpu_count`",
     ),
+    # `held` is returned too: a container that leaves the function (a private one, below, needs
+    # no assumption at all).
     "computed-key": (
-        "import os\nx = torch.zeros(4)\nheld = {}\nheld[k] = x\nos.getpid()\nreturn x * 2",
+        "import os\nx = torch.zeros(4)\nheld = {}\nheld[k] = x\nos.getpid()\nreturn x * 2, held",
         "`os.getpid`",
     ),
 }
+
+
+def test_a_private_container_needs_no_assumption_about_other_calls() -> None:
+    """A dict display only subscripted in its function (dataflow/containers.py) hands the buffer
+    to no one: the read after an unrelated call is `unsafe` without assuming anything of it."""
+    site = first_site(
+        "import os\nx = torch.zeros(4)\nheld = {}\nheld[k] = x\nos.getpid()\nreturn x * 2"
+    )
+    assert site.reached and site.unsafe
+    assert site.verdict is Verdict.UNSAFE, site.finding
+    assert site.finding is not None and "assuming" not in site.finding.message
 
 
 @pytest.mark.parametrize("name", sorted(ASSUMED_UNSAFE))

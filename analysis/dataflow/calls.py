@@ -78,6 +78,14 @@ class Calls(DispatchCalls):
 
     def _call(self, e: ast.Call, qual: str | None) -> Ref | None:
         name = qual or self._src(e.func)
+        if qual == "builtins.vars" and _one_positional(e):
+            # `vars(obj)` is `obj.__dict__`, not the frame: code handed `obj` (a `__dict__`
+            # property may run), reaching what obj holds and nothing else of this function.
+            ref = self._eval_value(e.args[0])
+            if ref is not None:
+                self.handed_to(ref, e.args[0], name)
+            self.unknown_call(e, f"call to `{name}`")
+            return None
         if qual in api.FRAME_INTROSPECTION:
             if self.st.live:
                 self.lost(e, f"`{name}` can reach every local variable")
@@ -398,3 +406,8 @@ def _torch_op_out(qual: str | None, reader: bool) -> bool:
     """`out=` of a known torch operator outside OUT_FUNCTIONS (`torch.nonzero(x, out=idx)`):
     a write of some of it, never a read."""
     return reader and qual is not None and qual.rpartition(".")[0] in _TORCH_OP_NAMESPACES
+
+
+def _one_positional(e: ast.Call) -> bool:
+    """One plain positional argument: `vars(x)`, never `vars()` or `vars(*a)` (a frame)."""
+    return len(e.args) == 1 and not e.keywords and not isinstance(e.args[0], ast.Starred)

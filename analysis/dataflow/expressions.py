@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Calls
+from zeroopt.analysis.dataflow.containers import plain_key
 from zeroopt.analysis.dataflow.places import _comp_targets, place_key
 from zeroopt.analysis.state import MAYBE, Ref, View
 
@@ -101,6 +102,12 @@ class Expressions(Calls):
         if base is None:
             base_key = place_key(e.value)
             if base_key is not None and self.owns(base_key):
+                if (
+                    key is None
+                    and base_key in self.ctx.local_containers
+                    and plain_key(e.slice, self.ctx.plain_keys)
+                ):
+                    return MAYBE  # one of the container's values: maybe the buffer (containers.py)
                 if key is None or any(p.startswith(base_key + ".") for p in self.owns(base_key)):
                     self._owner_used(e.value, base_key)
                 elif not as_base and self.owns(key):

@@ -76,6 +76,10 @@ class Context:
     # Lifecycle mode: the object rooted here is private to the modelled methods, and the end of
     # the modelled program is not an exit to unknown readers.
     private_roots: frozenset[str] = frozenset()
+    # Dicts, lists and tuples made by a display that never leave the function (containers.py):
+    # a store into one is no escape, and a lookup with a plain key is one of its values.
+    local_containers: frozenset[str] = frozenset()
+    plain_keys: frozenset[str] = frozenset()  # names whose dict lookup runs no code
     check_exit: bool = True
     # Attributes the class assigns on `self` (not methods): calling one does not pass `self`.
     self_callables: frozenset[str] = frozenset()

@@ -282,7 +282,7 @@ class Evaluator(Expressions):
                 if ref is not None:
                     place = f"{key}[{k!r}]"
                     self.bind(place, ref, s)
-                    if _root(place) not in self.ctx.private_roots:
+                    if not self._private(place):
                         self.escape(s, f"stored in `{place}`")
             return
         if len(s.targets) == 1 and self.transfer(s.targets[0], value, s):

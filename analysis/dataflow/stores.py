@@ -114,7 +114,7 @@ class Stores(Effects):
             self.kill(key)
             if ref is not None:
                 self.bind(key, ref, stmt)
-                if _root(key) not in self.ctx.private_roots:
+                if not self._private(key):
                     self.escape(target, f"stored in `{self._src(target)}`")
             del owner
             return
@@ -128,6 +128,14 @@ class Stores(Effects):
         self._store_through(target, None)
         if ref is not None:
             self.park(target, f"stored in `{self._src(target)}`", target)
+
+    def _private(self, place: str) -> bool:
+        """A store into `place` hands the buffer to no one: its root is private to the modelled
+        methods (lifecycle `self`) or a local container (containers.py)."""
+        root = _root(place)
+        return root in self.ctx.private_roots or (
+            root != place and root in self.ctx.local_containers
+        )
 
     def _shared_cell(self, name: str) -> None:
         """A closure of this function (or the enclosing one's, through `nonlocal`) shares the
@@ -230,7 +238,7 @@ class Stores(Effects):
                 self.st = replace(self.st, may=self.st.may | {place})
             if fresh and not weak and not self.conditional:
                 self.st = replace(self.st, fresh=self.st.fresh | {place})
-        if _root(tkey) != tkey and _root(tkey) not in self.ctx.private_roots:
+        if _root(tkey) != tkey and not self._private(tkey):
             self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
         if tkey in self.ctx.escape_on_bind:
             self.escape(target, f"bound to `{tkey}`, visible outside this function")
