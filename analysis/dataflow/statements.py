@@ -9,7 +9,7 @@ from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, UNPROVEN
-from zeroopt.analysis.dataflow.places import _bound, _own_size, _root, _split_call, place_key
+from zeroopt.analysis.dataflow.places import _bound, _own_size, _split_call, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
