@@ -9,7 +9,7 @@ from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
-from zeroopt.analysis.dataflow.places import _bound, _own_size, _root, _split_call, place_key
+from zeroopt.analysis.dataflow.places import _bound, _own_size, _split_call, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
@@ -228,7 +228,13 @@ class Evaluator(Expressions):
                 key = place_key(t)
                 if key is not None:
                     self.kill(key)
+                    if isinstance(t, ast.Subscript) and not (
+                        isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
+                    ):
+                        self.shift_items(key)  # `del x[0]` shifts every later item
                 elif isinstance(t, ast.Subscript | ast.Attribute):
+                    if isinstance(t, ast.Subscript):
+                        self.shift_items("")  # `del x[1:]`, through any name for x
                     owner = place_key(t.value)
                     if owner is not None:
                         for place in self.owns(owner):
@@ -256,27 +262,7 @@ class Evaluator(Expressions):
             for t, ref in zip(s.targets[0].elts, refs, strict=True):
                 self.assign(t, ref, s)
             return
-        if (
-            len(s.targets) == 1
-            and isinstance(value, ast.Dict)
-            and place_key(s.targets[0]) is not None
-            and all(isinstance(k, ast.Constant) and type(k.value) in (str, int) for k in value.keys)
-        ):
-            key = place_key(s.targets[0])
-            assert key is not None
-            values = [
-                (k.value, self._eval_value(v))
-                for k, v in zip(value.keys, value.values, strict=True)
-                if isinstance(k, ast.Constant)
-            ]
-            entries = dict(values).items()  # `{"a": x, "a": y}`: the last value wins
-            self.assign(s.targets[0], None, s)
-            for k, ref in entries:
-                if ref is not None:
-                    place = f"{key}[{k!r}]"
-                    self.bind(place, ref, s)
-                    if _root(place) not in self.ctx.private_roots:
-                        self.escape(s, f"stored in `{place}`")
+        if self.unpack_holder(s):
             return
         if len(s.targets) == 1 and self.transfer(s.targets[0], value, s):
             return

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
-from zeroopt.analysis.dataflow.effects import Effects
+from zeroopt.analysis.dataflow.holders import Holders
 from zeroopt.analysis.dataflow.places import (
     ANY_ATTRIBUTE,
     ANY_ITEM,
@@ -25,7 +25,7 @@ from zeroopt.analysis.resolve import Scope
 from zeroopt.analysis.state import CELL, MAYBE, Ref, View
 
 
-class Stores(Effects):
+class Stores(Holders):
     # --- assignment targets -----------------------------------------------------------------
     def assign(self, target: ast.expr, ref: Ref | None, stmt: ast.AST) -> None:
         if ref is not None and self._store_runs_code(target):
@@ -78,8 +78,12 @@ class Stores(Effects):
                     self.read(ref, target, definite=True, how="copied into itself")
                 self._store_into_buffer(base, target, stmt)
                 return
-            if ref is not None and not (
-                isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+            if (
+                ref is not None
+                and not (
+                    isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+                )
+                and not self.private_item(target)
             ):
                 # `y[0] = x` copies x's data when y is a tensor, and stores x when y is a list.
                 self.read(
@@ -114,8 +118,9 @@ class Stores(Effects):
             self.kill(key)
             if ref is not None:
                 self.bind(key, ref, stmt)
-                if _root(key) not in self.ctx.private_roots:
+                if not self.private_root(_root(key)):
                     self.escape(target, f"stored in `{self._src(target)}`")
+                    self.expose(key)
             del owner
             return
         # A computed key or an object we cannot name: the store may replace a tracked place.
@@ -164,7 +169,7 @@ class Stores(Effects):
                 self.rebind_elsewhere(f".{name}" if isinstance(name, str) else ".", "")
             self.rebind_elsewhere("[*]", key or "", owner)
             if key is None:
-                self.rebind_elsewhere("[", "", owner)
+                self.shift_items("", owner)  # `x[-1] = v` may replace the item `x[1]`
 
     # --- objects that hold views: metadata records, dicts keyed by batch size ---------------
     def transfer(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
@@ -175,6 +180,12 @@ class Stores(Effects):
         tkey = place_key(target)
         if tkey is None:
             return self._summary_store(target, value, stmt)
+        contents = self.holder_contents(value, tkey)
+        if contents is not None:
+            carried = self.take_apart(contents)
+            self._store_target(target, tkey)
+            self._put(tkey, carried, stmt, target)
+            return True
         if isinstance(value, ast.Call):
             return self._record(target, tkey, value, stmt)
         if isinstance(value, ast.Subscript) and not _constant_index(value.slice):
@@ -230,8 +241,10 @@ class Stores(Effects):
                 self.st = replace(self.st, may=self.st.may | {place})
             if fresh and not weak and not self.conditional:
                 self.st = replace(self.st, fresh=self.st.fresh | {place})
-        if _root(tkey) != tkey and _root(tkey) not in self.ctx.private_roots:
+        if _root(tkey) != tkey and not self.private_root(_root(tkey)):
             self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
+            for suffix, _, _ in carried:
+                self.expose(tkey + suffix)
         if tkey in self.ctx.escape_on_bind:
             self.escape(target, f"bound to `{tkey}`, visible outside this function")
             self._shared_cell(tkey)
