@@ -86,6 +86,16 @@ parameter annotated `int` holds a Python int (unless the function uses it as an 
 setter of that name, a decorated def of that name, `__setattr__`, `__set__` or `__setitem__`
 (then the store may keep a copy, and the finding is `unproven`); classes of other modules are
 assumed not to copy on store.
+Holders made in the function (analysis/dataflow/holders.py): a dict, list or tuple display,
+`dict(k=...)` or `types.SimpleNamespace(k=...)` (the builtins, unshadowed) bound to a name is a
+new object that only stores its elements, so `d['a']`, `bufs[0]`, `ns.a` and `d.get('a')` name
+them; any other use of the name (passed, returned, iterated, a method, `**d`, a computed or
+negative index) hands the holder on. Lists get paths only where the name is bound to displays
+alone and indexed by non-negative literals alone (no method, `del`, `+=`). A name bound only to
+new holders and used only through such paths is private: storing the buffer into it later is no
+escape. A store into an object other names may reach (`o['a'] = buf`, `o.a = buf`) makes every
+later load of that slot (`X['a']`, `X.a`, any computed subscript, a `__dunder__` attribute)
+through a path not tracked a possible read of the buffer, and a write through it possible.
 Lifecycle models (cross-method buffers): the engine calls the modelled methods in the order its
 model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
 a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);

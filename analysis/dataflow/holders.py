@@ -22,6 +22,7 @@ track (`self.h['a']`) may be the buffer.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -29,9 +30,10 @@ from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import _KEY_PART, _root, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import MAYBE, Ref, State
+from zeroopt.analysis.state import MAYBE, MAYBE_COPY, Ref, State
 
 EXPOSED = "<exposed>"  # never a Python name: a may-path that names a slot, not an object
+_INT_ITEM = re.compile(r"\[-?\d+\]")
 _CTORS = {"types.SimpleNamespace": "ns", "builtins.dict": "map"}
 
 
@@ -233,13 +235,22 @@ class Holders(Effects):
             self.st = replace(self.st, fresh=self.st.fresh | fresh).with_must(must)
 
     def shift_items(self, keep: str, owner: str = "") -> None:
-        """`x[-1] = v`, `del x[0]`: an item of any list may have moved or been replaced, under
-        an index no path spells. Writes through what was an item prove nothing now, and which
-        element a later read sees is not known either: no longer provably unwritten."""
+        """`x[-1] = v`, `del x[0]`, `x[i:j] = v`: an item of any list may have been replaced or
+        moved to another index, under every name for the list. Writes through what was an item
+        prove nothing now, a read through any index of it may be the buffer (`x[*]`), and which
+        element a later read sees is not known: no longer provably unwritten."""
         must = len(self.st.must)
         self.rebind_elsewhere("[", keep, owner)
         if len(self.st.must) != must and not self.conditional:
             self.st = replace(self.st, touched=True)
+        private = self._holders()[1]
+        moved = {
+            _INT_ITEM.sub("[*]", p)
+            for p in self.st.may
+            if not p.startswith(EXPOSED) and _root(p) not in private and _INT_ITEM.search(p)
+        }
+        if moved:  # `del x[0]`: what was `x[1]` is `x[0]` now, under every name for x
+            self.st = replace(self.st, may=self.st.may | moved)
 
     def sequence_name(self, name: str) -> bool:
         return self._holders()[0].get(name) == "seq"
@@ -260,7 +271,7 @@ class Holders(Effects):
             )
         else:
             hit = _item_hit(e.slice, [s for s in exposed if s.startswith("[")])
-        return MAYBE if hit else None
+        return MAYBE_COPY if hit else None  # a write through it may be of the buffer
 
     # --- building and taking apart ------------------------------------------------------------
     def holder_contents(self, value: ast.expr, tkey: str) -> list[tuple[str, ast.expr]] | None:
