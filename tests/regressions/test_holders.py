@@ -306,6 +306,50 @@ def run():
 """,
     ),
     Case(
+        "alias_stores_a_new_key_read_through_the_first_name",
+        why="`e = d` carries `d`'s paths to `e`; `e['b'] = buf` adds a key `d` never had: `d['b']` is the buffer. The load of an untracked key of a holder that owns other paths checks the exposed slots too. (Was `safe`.)",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    d = {"a": torch.ones(n)}
+    e = d
+    e["b"] = buf
+    s = d["b"].sum()
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "namespace_alias_stores_a_new_field",
+        why="`e = ns; e.b = buf`: `ns.b` is the buffer, read before it is written. (Was `safe`.)",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    ns = types.SimpleNamespace(a=torch.ones(n))
+    e = ns
+    e.b = buf
+    s = ns.b.sum()
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
         "negative_index_through_an_alias",
         why="`e[-1]` is `bufs[1]`, the buffer: not a path the analysis spells, so the list is used as a whole.",
         source=r"""import types

@@ -14,7 +14,7 @@ VARIANTS = (
     "dict-alias-store", "dict-alias-rebind", "dict-other-store", "list-neg-store", "list-del",
     "list-neg-load", "tuple-unpack", "nested", "get", "private-list-store", "holder-in-list",
     "namespace-alias", "computed-key", "pop", "loop-rebind", "del-key", "closure",
-    "comprehension", "setdefault", "update",
+    "comprehension", "setdefault", "update", "alias-other-key",
 )  # fmt: skip
 
 
@@ -94,6 +94,9 @@ class HolderShapes(ObjectShapes):
                 if pick
                 else (f"{d}.setdefault('b', {s})", False)
             )
+        elif variant == "alias-other-key":  # the alias stores a key the holder never had
+            body = [f"{d} = {{'a': {s}}}", f"{e} = {d}", f"{e}['b'] = {x}"]
+            get, aliased = (f"{d}['b']", True) if pick else (f"{d}['a']", False)
         else:  # update
             body = [f"{d} = {{'a': {x}}}", f"{d}.update(a={s})" if pick else f"{d}.update(b={s})"]
             get, aliased = f"{d}['a']", not pick
