@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.effects import Effects
-from zeroopt.analysis.dataflow.places import _KEY_PART, _root, place_key
+from zeroopt.analysis.dataflow.places import _KEY_PART, _root, _under, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import MAYBE, MAYBE_COPY, Ref, State
 
@@ -284,11 +284,11 @@ class Holders(Effects):
             assert isinstance(value, ast.List | ast.Tuple)
             return [(f"[{i}]", x) for i, x in enumerate(value.elts)]
         if kind == "map" and isinstance(value, ast.Dict):
-            pairs = {}
+            pairs = []
             for k, v in zip(value.keys, value.values, strict=True):
                 assert isinstance(k, ast.Constant)
-                pairs[f"[{k.value!r}]"] = v  # `{"a": x, "a": y}`: the last wins
-            return list(pairs.items())
+                pairs.append((f"[{k.value!r}]", v))
+            return pairs
         if kind is not None and isinstance(value, ast.Call):
             fmt = "[{!r}]" if kind == "map" else ".{}"
             return [(fmt.format(k.arg), k.value) for k in value.keywords]
@@ -300,6 +300,8 @@ class Holders(Effects):
         """What each element carries into the holder: the buffer, or paths of a holder of it."""
         carried: list[tuple[str, Ref | None, bool]] = []
         for suffix, arg in contents:
+            # Every element is evaluated, in order; `{"a": x, "a": y}` keeps the last.
+            carried = [c for c in carried if c[0] != suffix and not _under(c[0], suffix)]
             akey = place_key(arg)
             holder = akey is not None and self.lookup(akey) is None and self._holds(akey)
             ref = None if holder else self._eval_value(arg)

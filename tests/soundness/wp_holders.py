@@ -100,6 +100,14 @@ class HolderShapes(ObjectShapes):
         else:  # update
             body = [f"{d} = {{'a': {x}}}", f"{d}.update(a={s})" if pick else f"{d}.update(b={s})"]
             get, aliased = f"{d}['a']", not pick
-        body += self.use_field(get, b)
+        body += self.use_holder(get, b)
         differs = self.field_differs(aliased)
         return Piece([], [], body, [], {f"wp-holders-{variant}"}, differs)
+
+    def use_holder(self, get: str, b: Buf) -> list[str]:
+        """As `use_field`, with the read also spelled as a plain tensor method (`.sum()`), which
+        the analysis follows as a read of whatever the path names, not as an unknown call."""
+        lines = self.use_field(get, b)
+        if self.use == "read-then-write" and self.ch.chance(50):
+            lines[0] = f"out.append({get}.sum())"
+        return lines
