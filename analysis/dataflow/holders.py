@@ -81,7 +81,10 @@ def holder_names(
     for node in nodes:
         for child in ast.iter_child_nodes(node):
             parent[id(child)] = node
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+        if isinstance(
+            node,
+            ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda | ast.GeneratorExp,
+        ):
             # A name a nested scope mentions may be reached from code that runs at any time.
             bad.update(n.id for n in walk([node]) if isinstance(n, ast.Name))
         if (isinstance(node, ast.Name) and node.id in api.FRAME_NAMES) or (
@@ -150,6 +153,33 @@ def holder_names(
     return result
 
 
+_EAGER = frozenset({"sum", "list", "tuple", "set", "frozenset", "dict", "any", "all", "min",
+                    "max", "sorted"})  # fmt: skip
+
+
+def late_names(fn: ast.AST) -> frozenset[str]:
+    """Names a generator expression of `fn` reads, unless a builtin consumes it where it is
+    made (`sum(x for ...)`): it runs when stepped, and looks each name up then, so a buffer bound
+    or stored under one of them later is reachable from it."""
+    cached: frozenset[str] | None = getattr(fn, "_zeroopt_late", None)
+    if cached is not None:
+        return cached
+    eager: set[int] = set()
+    found: set[str] = set()
+    for node in walk([fn]):
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id in _EAGER) or (
+                isinstance(f, ast.Attribute) and f.attr == "join"
+            ):
+                eager.add(id(node.args[0]))
+        elif isinstance(node, ast.GeneratorExp) and id(node) not in eager:
+            found.update(n.id for n in walk([node]) if isinstance(n, ast.Name))
+    result = frozenset(found)
+    setattr(fn, "_zeroopt_late", result)  # noqa: B010 - a memo on the tree
+    return result
+
+
 def _item_hit(sub: ast.expr, items: list[str]) -> bool:
     """Whether a load `X[sub]` may reach an item slot stored under another name for X."""
     if not items:
@@ -210,6 +240,12 @@ class Holders(Effects):
     def private_root(self, root: str) -> bool:
         """Only this name reaches the object: a store into it is no escape."""
         return root in self.ctx.private_roots or root in self._holders()[1]
+
+    def late_reader(self, node: ast.AST, name: str) -> None:
+        """The buffer is now reachable through `name`, which a generator expression made in
+        this function reads when it is stepped (late_names): whoever steps it may read it."""
+        if self.st.live and not self.st.full and name in late_names(self.ctx.scope.node):
+            self.lost(node, f"reachable through `{name}`, which a generator expression reads later")
 
     def private_item(self, target: ast.Subscript) -> bool:
         """`d['a'] = x` / `bufs[0] = x` into a private holder: a store of x, never a copy."""

@@ -51,6 +51,7 @@ class Stores(Holders):
                 self.kill(target.id)
             if ref is not None:
                 self.bind(target.id, ref, stmt)
+                self.late_reader(target, target.id)
                 if target.id in self.ctx.escape_on_bind:
                     self.escape(target, f"bound to `{target.id}`, visible outside this function")
                     self._shared_cell(target.id)
@@ -118,6 +119,7 @@ class Stores(Holders):
             self.kill(key)
             if ref is not None:
                 self.bind(key, ref, stmt)
+                self.late_reader(target, _root(key))
                 if not self.private_root(_root(key)):
                     self.escape(target, f"stored in `{self._src(target)}`")
                     self.expose(key)
@@ -241,6 +243,7 @@ class Stores(Holders):
                 self.st = replace(self.st, may=self.st.may | {place})
             if fresh and not weak and not self.conditional:
                 self.st = replace(self.st, fresh=self.st.fresh | {place})
+        self.late_reader(target, _root(tkey))
         if _root(tkey) != tkey and not self.private_root(_root(tkey)):
             self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
             for suffix, _, _ in carried:

@@ -350,6 +350,50 @@ def run():
 """,
     ),
     Case(
+        "generator_expression_reads_a_name_bound_later",
+        why="A generator expression looks its names up when it is stepped: `g` made while `x` is None reads the buffer bound to `x` afterwards, at `list(g)`. (Was `safe`, also on main.)",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    x = None
+    g = (x.sum() for _ in range(1))
+    buf = torch.zeros(n)  # <- site
+    x = buf
+    s = list(g)
+    buf.fill_(1)
+    return s[0], buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "generator_expression_reads_a_holder_filled_later",
+        why="`g` reads `d['a']` when stepped; the buffer is stored there after `g` is made. (Was `safe`, also on main.)",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    d = {}
+    g = (d["a"].sum() for _ in range(1))
+    buf = torch.zeros(n)  # <- site
+    d["a"] = buf
+    s = next(g)
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
         "negative_index_through_an_alias",
         why="`e[-1]` is `bufs[1]`, the buffer: not a path the analysis spells, so the list is used as a whole.",
         source=r"""import types

@@ -100,14 +100,14 @@ class HolderShapes(ObjectShapes):
         else:  # update
             body = [f"{d} = {{'a': {x}}}", f"{d}.update(a={s})" if pick else f"{d}.update(b={s})"]
             get, aliased = f"{d}['a']", not pick
-        body += self.use_holder(get, b)
+        body += self.use_holder(get, b, u)
         differs = self.field_differs(aliased)
         return Piece([], [], body, [], {f"wp-holders-{variant}"}, differs)
 
-    def use_holder(self, get: str, b: Buf) -> list[str]:
-        """As `use_field`, with the read also spelled as a plain tensor method (`.sum()`), which
-        the analysis follows as a read of whatever the path names, not as an unknown call."""
+    def use_holder(self, get: str, b: Buf, u: str) -> list[str]:
+        """As `use_field`, with the read also spelled as a plain tensor method (`.sum()`) bound
+        to a name and handed on only after the write: no unknown call runs in between."""
         lines = self.use_field(get, b)
         if self.use == "read-then-write" and self.ch.chance(50):
-            lines[0] = f"out.append({get}.sum())"
+            lines = [f"s{u} = {get}.sum()", lines[1], f"out.append(s{u})"]
         return lines
