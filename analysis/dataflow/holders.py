@@ -48,7 +48,9 @@ def _const_key(e: ast.expr) -> bool:
 def _kind_of(value: ast.expr, qualify: Callable[[ast.expr], str | None]) -> str | None:
     """`seq`, `map` or `ns` for a new holder whose contents the source spells out."""
     if isinstance(value, ast.List | ast.Tuple):
-        return None if any(isinstance(x, ast.Starred) for x in value.elts) else "seq"
+        if any(isinstance(x, ast.Starred) for x in value.elts):
+            return None
+        return "seq" if isinstance(value, ast.List) else "tup"
     if isinstance(value, ast.Dict):
         return "map" if all(k is not None and _const_key(k) for k in value.keys) else None
     if isinstance(value, ast.Call) and not value.args:
@@ -138,11 +140,11 @@ def holder_names(
         whole.add(name)
     found: dict[str, str] = {}
     for name, ks in kinds.items():
-        made = {k for k in ks if k in ("seq", "map", "ns")}
+        made = {k for k in ks if k in ("seq", "tup", "map", "ns")}
         if name in bad or None in ks or len(made) != 1:
             continue
         kind = made.pop()
-        if kind == "seq" and "!seq" in ks:
+        if kind in ("seq", "tup") and "!seq" in ks:
             continue
         if ("attr" in ks and kind != "ns") or ("get" in ks and kind != "map"):
             whole.add(name)  # `d.keys()`, `ns.get(...)`: a method of the holder
@@ -250,7 +252,9 @@ class Holders(Effects):
     def private_item(self, target: ast.Subscript) -> bool:
         """`d['a'] = x` / `bufs[0] = x` into a private holder: a store of x, never a copy."""
         v = target.value
-        return isinstance(v, ast.Name) and v.id in self._holders()[1] and _const_key(target.slice)
+        if not (isinstance(v, ast.Name) and v.id in self._holders()[1]):
+            return False  # a tuple or a namespace raises instead (TypeError)
+        return self._holders()[0].get(v.id) in ("seq", "map") and _const_key(target.slice)
 
     def rebind_elsewhere(self, component: str, keep: str, owner: str = "") -> None:
         """As Effects.rebind_elsewhere, but a private holder is reached by its one name only:
@@ -289,7 +293,7 @@ class Holders(Effects):
             self.st = replace(self.st, may=self.st.may | moved)
 
     def sequence_name(self, name: str) -> bool:
-        return self._holders()[0].get(name) == "seq"
+        return self._holders()[0].get(name) in ("seq", "tup")
 
     def expose(self, place: str) -> None:
         """The buffer is now in `place`, whose object other names may reach."""
@@ -314,7 +318,7 @@ class Holders(Effects):
         """(path suffix, element) of a new holder bound to `tkey`, or None: not one we follow."""
         qualify = lambda f: self.ctx.resolver.qualified(self.ctx.scope, f)  # noqa: E731
         kind = _kind_of(value, qualify)
-        if kind == "seq":
+        if kind in ("seq", "tup"):
             if not self.sequence_name(tkey):
                 return None
             assert isinstance(value, ast.List | ast.Tuple)
