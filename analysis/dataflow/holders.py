@@ -159,16 +159,24 @@ _EAGER = frozenset({"sum", "list", "tuple", "set", "frozenset", "dict", "any", "
                     "max", "sorted"})  # fmt: skip
 
 
-def late_names(fn: ast.AST) -> frozenset[str]:
-    """Names a generator expression of `fn` reads, unless a builtin consumes it where it is
-    made (`sum(x for ...)`): it runs when stepped, and looks each name up then, so a buffer bound
-    or stored under one of them later is reachable from it."""
-    cached: frozenset[str] | None = getattr(fn, "_zeroopt_late", None)
+def late_names(fn: ast.AST) -> tuple[tuple[int, tuple[range, ...], frozenset[str]], ...]:
+    """(line, lines of the loops around it, names read) of each generator expression of `fn` that no builtin
+    consumes where it is made (`sum(x for ...)`): it runs when stepped and looks each name up
+    then, so a buffer bound or stored under one of them after it was made is reachable from it."""
+    cached: tuple[tuple[int, tuple[range, ...], frozenset[str]], ...] | None = getattr(
+        fn, "_zeroopt_late", None
+    )
     if cached is not None:
         return cached
     eager: set[int] = set()
-    found: set[str] = set()
+    loops: dict[int, list[range]] = {}
+    found: list[tuple[int, tuple[range, ...], frozenset[str]]] = []
     for node in walk([fn]):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+            for n in walk([node]):
+                if isinstance(n, ast.GeneratorExp):
+                    loops.setdefault(id(n), []).append(lines)
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
             f = node.func
             if (isinstance(f, ast.Name) and f.id in _EAGER) or (
@@ -176,8 +184,9 @@ def late_names(fn: ast.AST) -> frozenset[str]:
             ):
                 eager.add(id(node.args[0]))
         elif isinstance(node, ast.GeneratorExp) and id(node) not in eager:
-            found.update(n.id for n in walk([node]) if isinstance(n, ast.Name))
-    result = frozenset(found)
+            names = frozenset(n.id for n in walk([node]) if isinstance(n, ast.Name))
+            found.append((node.lineno, tuple(loops.get(id(node), ())), names))
+    result = tuple(found)
     setattr(fn, "_zeroopt_late", result)  # noqa: B010 - a memo on the tree
     return result
 
@@ -246,8 +255,17 @@ class Holders(Effects):
     def late_reader(self, node: ast.AST, name: str) -> None:
         """The buffer is now reachable through `name`, which a generator expression made in
         this function reads when it is stepped (late_names): whoever steps it may read it."""
-        if self.st.live and not self.st.full and name in late_names(self.ctx.scope.node):
-            self.lost(node, f"reachable through `{name}`, which a generator expression reads later")
+        if not self.st.live or self.st.full:
+            return
+        line = getattr(node, "lineno", self.line)
+        for made, loops, names in late_names(self.ctx.scope.node):
+            # made before, or in a loop around the binding: an earlier turn may have made it
+            if name in names and (made <= line or any(line in lines for lines in loops)):
+                self.lost(
+                    node,
+                    f"reachable through `{name}`, which a generator expression made at line {made} reads when it runs",
+                )
+                return
 
     def private_item(self, target: ast.Subscript) -> bool:
         """`d['a'] = x` / `bufs[0] = x` into a private holder: a store of x, never a copy."""

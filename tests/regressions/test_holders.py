@@ -394,6 +394,32 @@ def run():
 """,
     ),
     Case(
+        "generator_expression_made_in_an_earlier_turn",
+        why="`g` is made in the first turn of the loop, after the line that binds `x` in the second: stepped there, it reads the buffer. (Was `safe`, also on main.)",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    x = torch.ones(n)
+    s = None
+    for i in range(2):
+        if i == 1:
+            x = buf
+            s = next(g)
+            break
+        g = (x.sum() for _ in range(1))
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
         "negative_index_through_an_alias",
         why="`e[-1]` is `bufs[1]`, the buffer: not a path the analysis spells, so the list is used as a whole.",
         source=r"""import types
