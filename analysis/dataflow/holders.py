@@ -341,7 +341,7 @@ class Holders(Effects):
                 return None
             assert isinstance(value, ast.List | ast.Tuple)
             return [(f"[{i}]", x) for i, x in enumerate(value.elts)]
-        if kind == "map" and isinstance(value, ast.Dict):
+        if kind == "map" and isinstance(value, ast.Dict) and "." not in tkey and "[" not in tkey:
             pairs = []
             for k, v in zip(value.keys, value.values, strict=True):
                 assert isinstance(k, ast.Constant)

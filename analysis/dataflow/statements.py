@@ -9,7 +9,7 @@ from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
-from zeroopt.analysis.dataflow.places import _bound, _own_size, _split_call, place_key
+from zeroopt.analysis.dataflow.places import _bound, _own_size, _root, _split_call, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
@@ -263,6 +263,32 @@ class Evaluator(Expressions):
                 self.assign(t, ref, s)
             return
         if self.unpack_holder(s):
+            return
+        if (
+            len(s.targets) == 1
+            and isinstance(value, ast.Dict)
+            and isinstance(s.targets[0], ast.Attribute | ast.Subscript)
+            and place_key(s.targets[0]) is not None
+            and all(isinstance(k, ast.Constant) and type(k.value) in (str, int) for k in value.keys)
+        ):
+            # `self.meta = {...}`: each entry a path of that slot (a display bound to a name is
+            # a holder: transfer, holders.py).
+            key = place_key(s.targets[0])
+            assert key is not None
+            values = [
+                (k.value, self._eval_value(v))
+                for k, v in zip(value.keys, value.values, strict=True)
+                if isinstance(k, ast.Constant)
+            ]
+            entries = dict(values).items()  # `{"a": x, "a": y}`: the last value wins
+            self.assign(s.targets[0], None, s)
+            for k, ref in entries:
+                if ref is not None:
+                    place = f"{key}[{k!r}]"
+                    self.bind(place, ref, s)
+                    if not self.private_root(_root(place)):
+                        self.escape(s, f"stored in `{place}`")
+                        self.expose(place)
             return
         if len(s.targets) == 1 and self.transfer(s.targets[0], value, s):
             return

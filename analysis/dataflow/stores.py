@@ -170,8 +170,10 @@ class Stores(Holders):
                 name = sub.value if isinstance(sub, ast.Constant) else None
                 self.rebind_elsewhere(f".{name}" if isinstance(name, str) else ".", "")
             self.rebind_elsewhere("[*]", key or "", owner)
-            if key is None:
-                self.shift_items("", owner)  # `x[-1] = v` may replace the item `x[1]`
+            if key is None and isinstance(sub, ast.Slice):
+                self.shift_items("", owner)  # `x[0:1] = [a, b]` moves every later item
+            elif key is None:
+                self.rebind_elsewhere("[", "", owner)  # `x[-1] = v` may replace `x[1]`
 
     # --- objects that hold views: metadata records, dicts keyed by batch size ---------------
     def transfer(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
