@@ -97,6 +97,16 @@ those keys hash and compare without running code of the program). `vars(obj)` wi
 it is no reflective use of that class when `obj` is bound in its function only by `obj = C()` with
 `C` a module class bound once, with no base, metaclass, decorator, `__new__` or `__class__`, never
 stored into nor `setattr`'d with a computed or special name (analysis/lifecycle_instances.py).
+Holders made in the function (analysis/dataflow/holders.py): a dict, list or tuple display,
+`dict(k=...)` or `types.SimpleNamespace(k=...)` (the builtins, unshadowed) bound to a name is a
+new object that only stores its elements, so `d['a']`, `bufs[0]`, `ns.a` and `d.get('a')` name
+them; any other use of the name (passed, returned, iterated, a method, `**d`, a computed or
+negative index) hands the holder on. Lists get paths only where the name is bound to displays
+alone and indexed by non-negative literals alone (no method, `del`, `+=`). A name bound only to
+new holders and used only through such paths is private: storing the buffer into it later is no
+escape. A store into an object other names may reach (`o['a'] = buf`, `o.a = buf`) makes every
+later load of that slot (`X['a']`, `X.a`, any computed subscript, a `__dunder__` attribute)
+through a path not tracked a possible read of the buffer, and a write through it possible.
 Lifecycle models (cross-method buffers): the engine calls the modelled methods in the order its
 model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
 a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);

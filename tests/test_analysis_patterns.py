@@ -141,10 +141,16 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "unknown-call": (P, "x = torch.zeros(8)\nhelper(x)\nreturn x"),
     "return-unwritten": (P, "x = torch.zeros(8)\nreturn x"),
     "early-return": (P, "x = torch.zeros(8)\nif flag:\n    return x\nx.fill_(1)\nreturn x"),
-    "container": (P, "x = torch.zeros(8)\nlst = [x]\nx.fill_(1)\nreturn lst[0]"),
+    # A list made here is followed by its items (analysis/dataflow/holders.py) ...
+    "container": (S, "x = torch.zeros(8)\nlst = [x]\nx.fill_(1)\nreturn lst[0]"),
     "container-read-later": (
-        P,
+        U,
         "x = torch.zeros(8)\nlst = [x]\ny = lst[0].sum()\nx.fill_(1)\nreturn y",
+    ),
+    # ... until it is handed on.
+    "container-handed-on": (
+        P,
+        "x = torch.zeros(8)\nlst = [x]\nhelper(lst)\nx.fill_(1)\nreturn lst[0]",
     ),
     "append": (P, "x = torch.zeros(8)\nout.append(x)\nx.fill_(1)"),
     "closure": (

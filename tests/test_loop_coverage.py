@@ -73,11 +73,11 @@ def test_a_near_miss_is_never_safe_and_poison_shows_why(name: str) -> None:
 # after it is `unsafe`, and the evidence names the call assumed not to write it.
 ASSUMED_UNSAFE = {
     "list-then-other-call": (
-        "import os\nx = torch.zeros(4)\nheld = [x]\nos.getpid()\nreturn x.sum()",
+        "import os\nx = torch.zeros(4)\nheld = [x] + []\nos.getpid()\nreturn x.sum()",
         "`os.getpid`",
     ),
     "set-then-call": (
-        "import os\nx = torch.zeros(4)\nheld = (1, x)\ny = inp.abs()\nz = os.cpu_count()\nreturn x + 1",
+        "import os\nx = torch.zeros(4)\nheld = (1, x) + ()\ny = inp.abs()\nz = os.cpu_count()\nreturn x + 1",
         "`os.cpu_count`",
     ),
     # `held` is returned too: a container that leaves the function (a private one, below, needs

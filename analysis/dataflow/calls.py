@@ -22,6 +22,9 @@ class Calls(DispatchCalls):
                 self.eval(a)  # shapes and `zeros_like(prev)`: metadata
             return self.allocate(e)
         func = e.func
+        handled, got = self.get_call(e)
+        if handled:
+            return got
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, as_base=True)
             if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:

@@ -481,7 +481,7 @@ class Effects:
         st = self.st
         if st.live and not st.full:
             # A loop runs the allocation again while the previous buffer may still be in use.
-            others = [k for k in st.may]
+            others = [k for k in st.may if not k.startswith("<")]  # not holders.EXPOSED
             if others or st.escaped:
                 self._issue(
                     UNPROVEN, node, "reallocated",

@@ -72,7 +72,7 @@ class Expressions(Calls):
                 self._owner_used(e, key)
         elif key is not None and not as_base and self.owns(key):
             self._owner_used(e, key)
-        return None
+        return self.exposed_load(e)
 
     def _buffer_attribute(self, base: Ref, e: ast.Attribute) -> Ref | None:
         attr = e.attr
@@ -112,7 +112,7 @@ class Expressions(Calls):
                     self._owner_used(e.value, base_key)
                 elif not as_base and self.owns(key):
                     self._owner_used(e, key)
-            return None
+            return self.exposed_load(e)
         index = self._index(e, base, store=False)
         if index.kind == "all":
             return base

@@ -11,6 +11,7 @@ from functools import cached_property
 from zeroopt.analysis.capture import direct_capture, referenced
 from zeroopt.analysis.cfg import CFG, Kind
 from zeroopt.analysis.dataflow.calls import _ANY, _FRAME_NAMES, _REFLECTIVE_ATTRS
+from zeroopt.analysis.dataflow.holders import node_slots, touches_exposed
 from zeroopt.analysis.dataflow.outcome import BufferOutcome, Context, _Recorder
 from zeroopt.analysis.dataflow.statements import Evaluator
 from zeroopt.analysis.resolve import walk
@@ -34,6 +35,7 @@ class _Mentions:
     # another name for an object the state tracks, the store re-points its `.a` / `[k]` paths.
     stored_attrs: frozenset[str] = frozenset()
     stores_item: bool = False
+    slots: frozenset[str] = frozenset()  # holders.node_slots: `.a` and `[` loaded or stored
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -172,6 +174,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                 runs_code,
                 frozenset(stored_attrs),
                 stores_item,
+                node_slots(a) if a is not None else frozenset(),
             )
         )
     cfg._index = out, call_nodes, unmodelled
@@ -187,6 +190,8 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
     if m.runs_code and state.hidden and not state.touched and not state.full:
         return False  # code not handed the buffer is assumed not to write it: say where
     if (m.stored_attrs or m.stores_item) and _may_repoint(m, state):
+        return False
+    if m.slots and touches_exposed(m.slots, state):
         return False
     plain, dotted, roots = state.footprint
     return (

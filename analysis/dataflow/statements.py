@@ -235,7 +235,13 @@ class Evaluator(Expressions):
                 key = place_key(t)
                 if key is not None:
                     self.kill(key)
+                    if isinstance(t, ast.Subscript) and not (
+                        isinstance(t.slice, ast.Constant) and type(t.slice.value) is str
+                    ):
+                        self.shift_items(key)  # `del x[0]` shifts every later item
                 elif isinstance(t, ast.Subscript | ast.Attribute):
+                    if isinstance(t, ast.Subscript):
+                        self.shift_items("")  # `del x[1:]`, through any name for x
                     owner = place_key(t.value)
                     if owner is not None:
                         for place in self.owns(owner):
@@ -263,12 +269,17 @@ class Evaluator(Expressions):
             for t, ref in zip(s.targets[0].elts, refs, strict=True):
                 self.assign(t, ref, s)
             return
+        if self.unpack_holder(s):
+            return
         if (
             len(s.targets) == 1
             and isinstance(value, ast.Dict)
+            and isinstance(s.targets[0], ast.Attribute | ast.Subscript)
             and place_key(s.targets[0]) is not None
             and all(isinstance(k, ast.Constant) and type(k.value) in (str, int) for k in value.keys)
         ):
+            # `self.meta = {...}`: each entry a path of that slot (a display bound to a name is
+            # a holder: transfer, holders.py).
             key = place_key(s.targets[0])
             assert key is not None
             values = [
@@ -284,6 +295,7 @@ class Evaluator(Expressions):
                     self.bind(place, ref, s)
                     if not self._private(place):
                         self.escape(s, f"stored in `{place}`")
+                        self.expose(place)
             return
         if len(s.targets) == 1 and self.transfer(s.targets[0], value, s):
             return

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
-from zeroopt.analysis.dataflow.effects import Effects
+from zeroopt.analysis.dataflow.holders import Holders
 from zeroopt.analysis.dataflow.places import (
     ANY_ATTRIBUTE,
     ANY_ITEM,
@@ -25,7 +25,7 @@ from zeroopt.analysis.resolve import Scope
 from zeroopt.analysis.state import CELL, MAYBE, Ref, View
 
 
-class Stores(Effects):
+class Stores(Holders):
     # --- assignment targets -----------------------------------------------------------------
     def assign(self, target: ast.expr, ref: Ref | None, stmt: ast.AST) -> None:
         if ref is not None and self._store_runs_code(target):
@@ -51,6 +51,7 @@ class Stores(Effects):
                 self.kill(target.id)
             if ref is not None:
                 self.bind(target.id, ref, stmt)
+                self.late_reader(target, target.id)
                 if target.id in self.ctx.escape_on_bind:
                     self.escape(target, f"bound to `{target.id}`, visible outside this function")
                     self._shared_cell(target.id)
@@ -78,8 +79,12 @@ class Stores(Effects):
                     self.read(ref, target, definite=True, how="copied into itself")
                 self._store_into_buffer(base, target, stmt)
                 return
-            if ref is not None and not (
-                isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+            if (
+                ref is not None
+                and not (
+                    isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+                )
+                and not self.private_item(target)
             ):
                 # `y[0] = x` copies x's data when y is a tensor, and stores x when y is a list.
                 self.read(
@@ -114,8 +119,10 @@ class Stores(Effects):
             self.kill(key)
             if ref is not None:
                 self.bind(key, ref, stmt)
+                self.late_reader(target, _root(key))
                 if not self._private(key):
                     self.escape(target, f"stored in `{self._src(target)}`")
+                    self.expose(key)
             del owner
             return
         # A computed key or an object we cannot name: the store may replace a tracked place.
@@ -131,11 +138,10 @@ class Stores(Effects):
 
     def _private(self, place: str) -> bool:
         """A store into `place` hands the buffer to no one: its root is private to the modelled
-        methods (lifecycle `self`) or a local container (containers.py)."""
+        methods (lifecycle `self`), a holder only this name reaches (holders.py) or a local
+        container (containers.py)."""
         root = _root(place)
-        return root in self.ctx.private_roots or (
-            root != place and root in self.ctx.local_containers
-        )
+        return self.private_root(root) or (root != place and root in self.ctx.local_containers)
 
     def _shared_cell(self, name: str) -> None:
         """A closure of this function (or the enclosing one's, through `nonlocal`) shares the
@@ -171,8 +177,10 @@ class Stores(Effects):
                 name = sub.value if isinstance(sub, ast.Constant) else None
                 self.rebind_elsewhere(f".{name}" if isinstance(name, str) else ".", "")
             self.rebind_elsewhere("[*]", key or "", owner)
-            if key is None:
-                self.rebind_elsewhere("[", "", owner)
+            if key is None and isinstance(sub, ast.Slice):
+                self.shift_items("", owner)  # `x[0:1] = [a, b]` moves every later item
+            elif key is None:
+                self.rebind_elsewhere("[", "", owner)  # `x[-1] = v` may replace `x[1]`
 
     # --- objects that hold views: metadata records, dicts keyed by batch size ---------------
     def transfer(self, target: ast.expr, value: ast.expr, stmt: ast.AST) -> bool:
@@ -183,6 +191,12 @@ class Stores(Effects):
         tkey = place_key(target)
         if tkey is None:
             return self._summary_store(target, value, stmt)
+        contents = self.holder_contents(value, tkey)
+        if contents is not None:
+            carried = self.take_apart(contents)
+            self._store_target(target, tkey)
+            self._put(tkey, carried, stmt, target)
+            return True
         if isinstance(value, ast.Call):
             return self._record(target, tkey, value, stmt)
         if isinstance(value, ast.Subscript) and not _constant_index(value.slice):
@@ -238,8 +252,11 @@ class Stores(Effects):
                 self.st = replace(self.st, may=self.st.may | {place})
             if fresh and not weak and not self.conditional:
                 self.st = replace(self.st, fresh=self.st.fresh | {place})
+        self.late_reader(target, _root(tkey))
         if _root(tkey) != tkey and not self._private(tkey):
             self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
+            for suffix, _, _ in carried:
+                self.expose(tkey + suffix)
         if tkey in self.ctx.escape_on_bind:
             self.escape(target, f"bound to `{tkey}`, visible outside this function")
             self._shared_cell(tkey)

@@ -34,7 +34,7 @@ from tests.soundness.generator import Chooser, Program, RandomChooser
 from tests.soundness.multimodule import MultiProgram
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_dispatch import DispatchShapes
-from tests.soundness.wp_objects import ObjectShapes
+from tests.soundness.wp_holders import HolderShapes
 from tests.soundness.wp_returned import ReturnedShapes
 
 HEADER = [
@@ -55,11 +55,12 @@ SHAPES = (
 # Helpers and `self.put` have the most variants (and carry summaries and method resolution):
 # drawn more often, so that each variant gets enough sites in a run of a thousand programs.
 DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
-# Drawn only when named (`--wp-shapes returned`): the default mix stays as it was.
-OPT_IN_SHAPES = ("returned",)
+# Drawn only when named (`--wp-shapes returned`, `--wp-shapes holders`): the default mix, and so
+# every documented seed, stays as it was.
+OPT_IN_SHAPES = ("returned", "holders")
 
 
-class _WP(ObjectShapes, ReturnedShapes, DispatchShapes):
+class _WP(HolderShapes, ReturnedShapes, DispatchShapes):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
     def piece(self, shape: str | None = None) -> Piece:
