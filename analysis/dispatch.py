@@ -1,7 +1,7 @@
 """`<receiver>.f(buf)` on a receiver of unknown type, resolved by the method's name over the tree.
 
 Closed world: every method that can run is defined in the scanned tree or is a method of a
-library type or module listed in semantics/library_methods.py. Under it, an attribute `f` of
+library type or module listed in semantics/library_attributes.json. Under it, an attribute `f` of
 an object the tree made is a `def f` in some class body of the tree, or a module-level
 `def f` (a module object may be the receiver), unless something else binds that name: a class
 body binding `f` other than by one def, a module binding `f` otherwise, a store of the
