@@ -90,6 +90,10 @@ def tree_digest(items: list[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
+# After this many names asked, `aliases` reads every file once instead of searching per name.
+_NAMES_BEFORE_FULL_PASS = 32
+
+
 class ClassWorld:
     """The source of every file of the scanned tree, read once per worker."""
 
@@ -103,6 +107,7 @@ class ClassWorld:
         self._aliases: dict[str, set[str]] = {}
         self._stored: dict[str, str | None] = {}
         self._facts: dict[int, tuple[dict[str, set[str]], set[str]]] = {}
+        self._all_aliases: dict[str, set[str]] | None = None  # every file's, once many are asked
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
     @classmethod
@@ -156,11 +161,23 @@ class ClassWorld:
         read once."""
         hit = self._aliases.get(name)
         if hit is None:
-            key = name.encode()
-            hit = set()
-            for i, (_, data) in enumerate(self.files):
-                if key in data:
-                    hit |= self._file_facts(i)[0].get(name, set())
+            if self._all_aliases is None and len(self._aliases) >= _NAMES_BEFORE_FULL_PASS:
+                # Many names asked (judging buffers returned to callers asks one per class of
+                # every lineage): one pass of the patterns over every file costs less than a
+                # substring search of the whole tree per name.
+                merged: dict[str, set[str]] = {}
+                for i in range(len(self.files)):
+                    for old, new in self._file_facts(i)[0].items():
+                        merged.setdefault(old, set()).update(new)
+                self._all_aliases = merged
+            if self._all_aliases is not None:
+                hit = set(self._all_aliases.get(name, ()))
+            else:
+                key = name.encode()
+                hit = set()
+                for i, (_, data) in enumerate(self.files):
+                    if key in data:
+                        hit |= self._file_facts(i)[0].get(name, set())
             self._aliases[name] = hit
         return hit
 
