@@ -50,16 +50,7 @@ class DispatchCalls(SummaryCalls):
         if why:
             engine.obstacles[id(e)] = (e, why)
             return False, None
-        found: list[tuple[int | str, ast.expr, Ref]] = []
-        for i, a in enumerate(e.args):
-            ref = self.eval(a)
-            if ref is not None:
-                found.append((i, a, ref))
-        for k in e.keywords:
-            assert k.arg is not None
-            ref = self.eval(k.value)
-            if ref is not None:
-                found.append((k.arg, k.value, ref))
+        found = self._arguments_reaching(e)
         if len(found) != 1 or _reachable(self):
             why = "more than one argument reaches it" if len(found) > 1 else ""
             self._unknown_dispatch(e, name, found, why)

@@ -19,16 +19,9 @@ from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
 
 
 class SummaryCalls(Stores):
-    def _summary_call(self, e: ast.Call, qual: str | None) -> tuple[bool, Ref | None]:
-        """(handled, result): False when the call is left to the generic handling untouched."""
-        engine = self.ctx.summaries
-        if engine is None or any(isinstance(a, ast.Starred) for a in e.args):
-            return False, None
-        if any(k.arg is None for k in e.keywords) or _reachable(self):
-            return False, None
-        callee = engine.callee(self.ctx.scope, e.func, qual)
-        if callee is None:
-            return False, None
+    def _arguments_reaching(self, e: ast.Call) -> list[tuple[int | str, ast.expr, Ref]]:
+        """(position or keyword, argument, reference) of each argument of `e` that reaches the
+        buffer, every argument evaluated in order (no starred ones: the callers check)."""
         found: list[tuple[int | str, ast.expr, Ref]] = []
         for i, a in enumerate(e.args):
             ref = self.eval(a)
@@ -39,6 +32,19 @@ class SummaryCalls(Stores):
             ref = self.eval(k.value)
             if ref is not None:
                 found.append((k.arg, k.value, ref))
+        return found
+
+    def _summary_call(self, e: ast.Call, qual: str | None) -> tuple[bool, Ref | None]:
+        """(handled, result): False when the call is left to the generic handling untouched."""
+        engine = self.ctx.summaries
+        if engine is None or any(isinstance(a, ast.Starred) for a in e.args):
+            return False, None
+        if any(k.arg is None for k in e.keywords) or _reachable(self):
+            return False, None
+        callee = engine.callee(self.ctx.scope, e.func, qual)
+        if callee is None:
+            return False, None
+        found = self._arguments_reaching(e)
         param = callee.parameter(found[0][0]) if len(found) == 1 else None
         if param is None or _reachable(self):
             why = (
