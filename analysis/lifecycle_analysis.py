@@ -25,7 +25,7 @@ from zeroopt.analysis.lifecycle_module import (
     record_classes,
     shadowed_methods,
 )
-from zeroopt.analysis.lifecycle_objects import distinct_objects
+from zeroopt.analysis.lifecycle_objects import distinct_objects, object_origins, plain_classes
 from zeroopt.analysis.lifecycle_program import (
     Program,
     build_program,
@@ -126,6 +126,8 @@ def analyse_lifecycles(
         stored = _stored_attributes(cls, set(methods))
         makers = _object_makers(tree, cls, classes, bindings, resolver)
         distinct_memo: dict[int, frozenset[str]] = {}
+        origins_memo: dict[int, dict[str, frozenset[str]]] = {}
+        plain = plain_classes(tree, makers)
 
         def judge(
             prog: Program,
@@ -136,11 +138,14 @@ def analyse_lifecycles(
             tensors: frozenset[str] = frozenset(),
             makers: frozenset[str] = makers,
             distinct_memo: dict[int, frozenset[str]] = distinct_memo,
+            origins_memo: dict[int, dict[str, frozenset[str]]] = origins_memo,
+            plain: frozenset[str] = plain,
             full: Program = program,
         ) -> BufferOutcome:
             cfg, ints, src_memo = compiled
             if id(prog) not in distinct_memo:
                 distinct_memo[id(prog)] = distinct_objects(prog, makers, prog is not full)
+                origins_memo[id(prog)] = object_origins(prog, plain, prog is not full)
             ctx = Context(
                 alloc=alloc,
                 resolver=resolver,
@@ -159,6 +164,7 @@ def analyse_lifecycles(
                 frames_read=frames_read,
                 tensor_names=tensors,
                 distinct_objects=distinct_memo[id(prog)],
+                object_origins=origins_memo[id(prog)],
             )
             return analyse_buffer(cfg, ctx)
 

@@ -71,6 +71,172 @@ def distinct_objects(
     return frozenset(made - other) | places
 
 
+def _bound_elsewise(program: Program, allowed: set[int]) -> set[str]:
+    """Names bound other than by the assignments in `allowed`, or that code which may run at
+    another time can rebind: parameters, names a nested scope mentions, globals, imports."""
+    other: set[str] = set(program.params)
+    for node in _walk(program.body):
+        if isinstance(node, _SCOPES):
+            other |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            other |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in allowed:
+                other.add(node.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other |= set(node.names)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    return other
+
+
+def object_origins(
+    program: Program, classes: Iterable[str], attributes: bool = False
+) -> dict[str, frozenset[str]]:
+    """Per name (and, with `attributes`, per `self.x` place) of the program, the sites whose
+    new objects it may hold, by label: `n` for `n = C(...)` or `n = {...}`, `self.x` for
+    `self.x = C(...)`. Every object a label names was made by a call or display bound there,
+    so two places with no label in common never hold one object. A place is left out (not
+    known) where any binding of it is not a plain assignment of a new object, `None`, or a
+    place known here: parameters, names bound another way, `self.x` where `.x` is stored any
+    other way through any object (or `setattr`, `vars`, `__dict__` appear). `classes` must be
+    classes whose instances keep attributes plainly (`plain_classes`): loading `o.a` of one
+    then runs no code that could hand back another object's `.a`."""
+    makers = frozenset(classes)
+    values: dict[str, list[ast.expr]] = {}
+    allowed: set[int] = set()
+    spoiled = not attributes
+    stores: dict[str, list[bool]] = {}
+    for node in _walk(program.body):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in (
+            "setattr", "delattr", "vars",
+        ):  # fmt: skip
+            spoiled = True
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            spoiled = True
+        target, value = _sole_target(node)
+        if isinstance(target, ast.Name) and value is not None:
+            values.setdefault(target.id, []).append(value)
+            allowed.add(id(target))
+        elif (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and value is not None
+        ):
+            values.setdefault(f"self.{target.attr}", []).append(value)
+            allowed.add(id(target))
+    for node in _walk(program.body):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            stores.setdefault(node.attr, []).append(id(node) in allowed)
+    unknown = _bound_elsewise(program, allowed)
+    unknown |= {
+        key
+        for key in values
+        if key.startswith("self.") and (spoiled or not all(stores[key[len("self.") :]]))
+    }
+
+    def made(v: ast.expr) -> bool:
+        if isinstance(v, _DISPLAYS):
+            return True
+        return (
+            isinstance(v, ast.Call)
+            and isinstance(v.func, ast.Name)
+            and v.func.id in makers
+            and RENAME_MARK not in v.func.id
+        )
+
+    found: dict[str, frozenset[str]] = {k: frozenset() for k in values if k not in unknown}
+    changed = True
+    while changed:
+        changed = False
+        for key in list(found):
+            labels: set[str] = set()
+            for v in values[key]:
+                source = _place(v)
+                if made(v):
+                    labels.add(key)
+                elif isinstance(v, ast.Constant) and v.value is None:
+                    continue
+                elif isinstance(v, ast.Name) and v.id == _UNKNOWN:
+                    continue  # a local at method entry: unbound
+                elif source is not None and source in found:
+                    labels |= found[source]
+                else:
+                    del found[key]  # something else: may hold any object
+                    changed = True
+                    break
+            else:
+                if labels != found[key]:
+                    found[key] = frozenset(labels)
+                    changed = True
+    return found
+
+
+def _sole_target(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
+    """(target, value) of `t = v` or `t: T = v` with one target; (None, None) otherwise."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return node.targets[0], node.value
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        return node.target, node.value
+    return None, None
+
+
+def _place(v: ast.expr) -> str | None:
+    if isinstance(v, ast.Name):
+        return v.id
+    if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "self":
+        return f"self.{v.attr}"
+    return None
+
+
+def plain_classes(tree: ast.Module, names: Iterable[str]) -> frozenset[str]:
+    """Those of the module's classes `names` whose instances keep attributes plainly: no special
+    method (`__getattr__`, `__getattribute__`, `__setattr__`, ...), no decorated method (a
+    property), and class attributes only constants, `field(...)`, annotations or nested classes
+    (no descriptor object)."""
+    wanted = set(names)
+    out: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in wanted:
+            continue
+        if all(_plain_member(s) for s in node.body):
+            out.add(node.name)
+    return frozenset(out)
+
+
+def _plain_member(s: ast.stmt) -> bool:
+    if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef):
+        return not s.name.startswith("__") and not s.decorator_list
+    if isinstance(s, ast.ClassDef | ast.Pass):
+        return True
+    if isinstance(s, ast.Expr):
+        return isinstance(s.value, ast.Constant)
+    if isinstance(s, ast.AnnAssign | ast.Assign):
+        v = s.value
+        return (
+            v is None
+            or _literal(v)
+            or (
+                isinstance(v, ast.Call)
+                and getattr(v.func, "id", getattr(v.func, "attr", "")) == "field"
+            )
+        )
+    return False
+
+
+def _literal(v: ast.expr) -> bool:
+    """A constant, or a tuple of them (`(-1, -1)`): no object with methods of its own."""
+    try:
+        ast.literal_eval(v)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return not isinstance(v, ast.Dict | ast.List | ast.Set)
+
+
 # Values that are a new object each time they are evaluated.
 _DISPLAYS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 

@@ -214,14 +214,35 @@ def slot(place: str) -> str:
     return place[place.rfind(".") :]
 
 
+def exposed(key: str, labels: frozenset[str] | None = None) -> str:
+    """The may-path of an exposed slot (`.a`, `['k']`): of an object made at one of `labels`'
+    sites (object_origins), or of any object (None)."""
+    if labels is None:
+        return EXPOSED + key
+    return EXPOSED + "{" + ",".join(sorted(labels)) + "}" + key
+
+
+def exposures(state: State) -> list[tuple[frozenset[str] | None, str]]:
+    """(labels or None, slot) of each exposed slot of the state."""
+    out: list[tuple[frozenset[str] | None, str]] = []
+    for key in state.may:
+        if key.startswith(EXPOSED):
+            rest = key[len(EXPOSED) :]
+            if rest.startswith("{"):
+                end = rest.index("}")
+                labels = frozenset(x for x in rest[1:end].split(",") if x)
+                out.append((labels, rest[end + 1 :]))
+            else:
+                out.append((None, rest))
+    return out
+
+
 def touches_exposed(slots: frozenset[str], state: State) -> bool:
     """Whether a node that loads or stores these slots (`.a`, `[` for any item) may reach an
     exposed slot of the state: then it is not inert."""
-    for key in state.may:
-        if key.startswith(EXPOSED):
-            s = key[len(EXPOSED) :]
-            if (s.startswith("[") and "[" in slots) or s in slots or "." in slots:
-                return True
+    for _, s in exposures(state):
+        if (s.startswith("[") and "[" in slots) or s in slots or "." in slots:
+            return True
     return False
 
 
@@ -313,22 +334,38 @@ class Holders(Effects):
     def sequence_name(self, name: str) -> bool:
         return self._holders()[0].get(name) in ("seq", "tup")
 
+    def origins(self, key: str) -> frozenset[str] | None:
+        """Labels of the sites whose new objects the place `key` may hold; None: any object.
+        A holder name (bound only to new holders) holds only what its own displays made."""
+        known = self.ctx.object_origins.get(key)
+        if known is not None:
+            return known
+        return frozenset({key}) if key in self._holders()[0] else None
+
     def expose(self, place: str) -> None:
-        """The buffer is now in `place`, whose object other names may reach."""
+        """The buffer is now in `place`, whose object other names may reach: tied to the sites
+        that may have made that object, where they are known."""
         if _root(place) != place and not self.private_root(_root(place)):
-            self.st = replace(self.st, may=self.st.may | {EXPOSED + slot(place)})
+            s = slot(place)
+            labels = self.origins(place[: len(place) - len(s)])
+            self.st = replace(self.st, may=self.st.may | {exposed(s, labels)})
 
     def exposed_load(self, e: ast.Attribute | ast.Subscript) -> Ref | None:
-        """An untracked load that may reach an exposed slot: maybe the buffer."""
-        exposed = [k[len(EXPOSED) :] for k in self.st.may if k.startswith(EXPOSED)]
-        if not exposed:
+        """An untracked load that may reach an exposed slot: maybe the buffer. Not where the
+        object loaded from and the object the slot was exposed on were made at disjoint sites
+        (two holder names, two names bound only to constructor calls, ...)."""
+        found = exposures(self.st)
+        if not found:
             return None
+        base = place_key(e.value)
+        mine = self.origins(base) if base is not None else None
+        slots = [s for labels, s in found if labels is None or mine is None or labels & mine]
         if isinstance(e, ast.Attribute):
-            hit = f".{e.attr}" in exposed or (
-                e.attr.startswith("__") and any(s.startswith(".") for s in exposed)
+            hit = f".{e.attr}" in slots or (
+                e.attr.startswith("__") and any(s.startswith(".") for s in slots)
             )
         else:
-            hit = _item_hit(e.slice, [s for s in exposed if s.startswith("[")])
+            hit = _item_hit(e.slice, [s for s in slots if s.startswith("[")])
         return MAYBE_COPY if hit else None  # a write through it may be of the buffer
 
     # --- building and taking apart ------------------------------------------------------------

@@ -103,6 +103,11 @@ class Context:
     # nothing): two of them never name one object, so a store into `a.x` leaves `b.x` as it
     # was (lifecycle_objects.py).
     distinct_objects: frozenset[str] = frozenset()
+    # Per name or `self` place, labels of the sites whose new objects it may hold
+    # (lifecycle_objects.object_origins); a place not listed may hold any object. A slot the
+    # buffer was stored into on an object of some labels is not reached through a place with
+    # none of them (holders.py).
+    object_origins: dict[str, frozenset[str]] = field(default_factory=dict)
     # Source text of expressions, by node id: the same calls are unparsed for every buffer and
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.

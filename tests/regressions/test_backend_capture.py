@@ -130,13 +130,24 @@ return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=meta.lens)
 """
 
 
-def backend(site: str, capture: str = BRANCHES, forward: str = FORWARD, init: str = INIT) -> str:
-    """The backend with the allocation tagged `# <- site` marked as the case's site."""
+def backend(
+    site: str,
+    capture: str = BRANCHES,
+    forward: str = FORWARD,
+    init: str = INIT,
+    classes: str = "",
+    methods: str = "",
+) -> str:
+    """The backend with the allocation tagged `# <- site` marked as the case's site; `classes`
+    are module-level classes defined before it, `methods` more methods of it."""
 
     def body(code: str) -> str:
         return textwrap.indent(textwrap.dedent(code).strip(), "        ")
 
-    text = HEADER + body(init) + "\n" + CAPTURE + body(capture) + "\n" + REST + body(forward)
+    header = HEADER.replace("class Backend:", textwrap.dedent(classes).strip() + "\n\n\nclass Backend:")
+    text = header + body(init) + "\n" + CAPTURE + body(capture) + "\n" + REST + body(forward)
+    if methods:
+        text += "\n\n" + textwrap.indent(textwrap.dedent(methods).strip(), "    ")
     lines = []
     for line in text.splitlines():
         tag = line.rsplit("# <- ", 1)[-1] if "# <- " in line else None
@@ -246,6 +257,38 @@ CASES = [
     ),
 ]
 
+# The kernel reads rows of `self.expand.table` up to `self.expand.lens`, which hold written
+# lengths; another graph buffer (zeros, never written) is stored in the same-named slot of
+# another record first. Near misses below make the two records one object.
+EXPAND_FORWARD = (
+    "return flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=self.expand.lens, "
+    "page_table=self.expand.table)"
+)
+EXPAND_TAIL = (
+    "expand.lens = self.expand_lens[:bs]\nexpand.table = self.tables['table'][:bs]\n"
+    "meta.lens = self.draft['lens'][:bs]\nself.meta = meta\nself.expand = expand"
+)
+CASES.append(
+    Case(
+        "bound_of_the_rows_is_another_records_slot",
+        why=(
+            "`meta` and `expand` are bound only to calls of a plain dataclass: two objects. The "
+            "zeros lengths stored into `meta.lens` are not the `self.expand.lens` that bounds "
+            "the rows of the table the forward reads, so the unwritten table rows are read "
+            "(sglang 0.4.6.post5 flashattention_backend.py:1234, `metadata_expand.page_table`, "
+            "crashed on an H200). Were `meta.lens` taken to be any object's `.lens`, the zeros "
+            "there could bound the rows to none, and the read was only possible."
+        ),
+        source=backend(
+            "table",
+            capture="meta = Meta()\nexpand = Meta()\n" + EXPAND_TAIL,
+            forward=EXPAND_FORWARD,
+        ),
+        scenario=WARMUP,
+        expect=frozenset({Verdict.UNSAFE}),
+    )
+)
+
 # Equivalent programs (every poisoned run gives the zeros result) close to the cases above.
 NEAR_MISSES = [
     Case(
@@ -334,6 +377,86 @@ NEAR_MISSES = [
             "meta.lens = self.draft['lens'][:bs]\nself.meta = meta",
             forward="return flash_attn_with_kvcache(q, k_cache, v_cache, "
             "cache_seqlens=self.meta.lens, page_table=self.meta.table)",
+        ),
+        scenario=WARMUP,
+    ),
+    # Near misses of bound_of_the_rows_is_another_records_slot: `expand` is `meta`, so the
+    # zeros lengths bound the rows and none is read.
+    Case(
+        "rows_bound_through_a_rebound_name",
+        why="`expand = meta`: one record, whose `.lens` is last the zeros draft lengths.",
+        source=backend(
+            "table", capture="meta = Meta()\nexpand = meta\n" + EXPAND_TAIL, forward=EXPAND_FORWARD
+        ),
+        scenario=WARMUP,
+    ),
+    Case(
+        "rows_bound_through_a_container_of_both",
+        why="`self.expand = both[0]` is `meta`, taken out of a list that holds both records.",
+        source=backend(
+            "table",
+            capture="meta = Meta()\nexpand = Meta()\n"
+            + EXPAND_TAIL.replace("self.expand = expand", "both = [meta, expand]\nself.expand = both[0]")
+            + "\nmeta.table = expand.table",
+            forward=EXPAND_FORWARD,
+        ),
+        scenario=WARMUP,
+    ),
+    Case(
+        "rows_bound_through_a_shared_instance",
+        why="`Shared()` hands back one instance every time (`__new__`): `meta` is `expand`.",
+        source=backend(
+            "table",
+            classes="""
+            class Shared:
+                one = None
+
+                def __new__(cls):
+                    if Shared.one is None:
+                        Shared.one = super().__new__(cls)
+                    return Shared.one
+            """,
+            capture="meta = Shared()\nexpand = Shared()\n" + EXPAND_TAIL,
+            forward=EXPAND_FORWARD,
+        ),
+        scenario=WARMUP,
+    ),
+    Case(
+        "rows_bound_through_a_forwarding_record",
+        why=(
+            "`Fwd` is a dataclass whose property `lens` hands back `other.lens`: "
+            "`self.expand.lens` is `meta.lens`, though `expand` was made by its own call."
+        ),
+        source=backend(
+            "table",
+            classes="""
+            @dataclass
+            class Fwd:
+                table: torch.Tensor = None
+                other: object = None
+
+                @property
+                def lens(self):
+                    return self.other.lens
+            """,
+            capture="meta = Meta()\nexpand = Fwd()\nexpand.other = meta\n"
+            "expand.table = self.tables['table'][:bs]\nmeta.lens = self.draft['lens'][:bs]\n"
+            "self.meta = meta\nself.expand = expand",
+            forward=EXPAND_FORWARD,
+        ),
+        scenario=WARMUP,
+    ),
+    Case(
+        "rows_bound_through_a_parameter",
+        why="`expand = self.same(meta)` hands back its parameter: one record.",
+        source=backend(
+            "table",
+            capture="meta = Meta()\nexpand = self.same(meta)\n" + EXPAND_TAIL,
+            forward=EXPAND_FORWARD,
+            methods="""
+            def same(self, m):
+                return m
+            """,
         ),
         scenario=WARMUP,
     ),
