@@ -630,6 +630,102 @@ def run():
 """,
     ),
     Case(
+        "store_into_one_dict_read_through_another",
+        why="`d` and `e` are bound only to dict displays: two dicts, though both are handed on (`both = [d, e]`). The store `d['a'] = buf` exposes `['a']` of `d`'s dict only, so `e['a'].sum()` reads the other tensor and the fill writes the buffer in full first. (Was `unproven`: any untracked `['a']` load was a possible read.)",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    d = {}
+    e = {"a": torch.ones(n)}
+    both = [d, e]
+    d["a"] = buf
+    s = e["a"].sum()
+    buf.fill_(1)
+    return s, buf, len(both)
+""",
+        scenario="""
+def run():
+    s, buf, _ = f(4)
+    return s, buf
+""",
+        kind="fix",
+    ),
+    Case(
+        "store_into_one_dict_read_through_a_list_of_both",
+        why="`both[0]` is `d`'s dict: `both[0]['a'].sum()` reads the buffer before the fill.",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    d = {}
+    e = {"a": torch.ones(n)}
+    both = [d, e]
+    d["a"] = buf
+    s = both[0]["a"].sum()
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "store_into_one_dict_read_through_a_parameter",
+        why="The parameter `e` is bound to `d`'s dict when not passed: `e['a'].sum()` reads the buffer.",
+        source=r"""import types
+
+import torch
+
+
+def f(n, e=None):
+    buf = torch.zeros(n)  # <- site
+    d = {}
+    if e is None:
+        e = d
+    d["a"] = buf
+    s = e["a"].sum()
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "store_into_one_dict_read_through_a_rebound_name",
+        why="`e` is first a dict of its own, then rebound to `d`'s dict: `e['a'].sum()` reads the buffer.",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    d = {}
+    e = {"a": torch.ones(n)}
+    both = [d, e]
+    e = d
+    d["a"] = buf
+    s = e["a"].sum()
+    buf.fill_(1)
+    return s, buf, len(both)
+""",
+        scenario="""
+def run():
+    s, buf, _ = f(4)
+    return s, buf
+""",
+    ),
+    Case(
         "comprehension_collects_the_other_first",
         why="`[t for t in (other, buf)]`: item 0 is the other tensor.",
         source=r"""import types

@@ -1,9 +1,11 @@
 """Holders made in the function and the ways their contents move: a dict, list, tuple or
 SimpleNamespace bound to two names, stored into another holder, changed through an alias
 (`e = d; e['a'] = other`), a negative index, `del`, a computed key, `pop`, `get`, unpacking, a
-closure that stores into it, a loop that rebinds it (analysis/dataflow/holders.py). Each variant
-says whether the path finally used names the buffer; `use_field` then writes it in full, in
-part, or reads it first, so each variant comes with its near-miss."""
+closure that stores into it, a loop that rebinds it, a store into one of two dicts both handed
+on, read through the other, through a list of both or through a name rebound to the first
+(analysis/dataflow/holders.py). Each variant says whether the path finally used names the
+buffer; `use_field` then writes it in full, in part, or reads it first, so each variant comes
+with its near-miss."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ VARIANTS = (
     "dict-alias-store", "dict-alias-rebind", "dict-other-store", "list-neg-store", "list-del",
     "list-neg-load", "tuple-unpack", "nested", "get", "private-list-store", "holder-in-list",
     "namespace-alias", "computed-key", "pop", "loop-rebind", "del-key", "closure",
-    "comprehension", "setdefault", "update", "alias-other-key",
+    "comprehension", "setdefault", "update", "alias-other-key", "other-holder-store",
 )  # fmt: skip
 
 
@@ -97,6 +99,13 @@ class HolderShapes(ObjectShapes):
         elif variant == "alias-other-key":  # the alias stores a key the holder never had
             body = [f"{d} = {{'a': {s}}}", f"{e} = {d}", f"{e}['b'] = {x}"]
             get, aliased = (f"{d}['b']", True) if pick else (f"{d}['a']", False)
+        elif variant == "other-holder-store":  # two dicts, both handed on, one gets the buffer
+            body = [f"{d} = {{}}", f"{e} = {{'a': {s}}}", f"w{u} = [{d}, {e}]", f"{d}['a'] = {x}"]
+            how = self.ch.choice(["other", "container", "rebound"])
+            if how == "rebound":  # `e` is then `d`: one dict
+                body.insert(3, f"{e} = {d}")
+            get = f"w{u}[0]['a']" if how == "container" else f"{e}['a']"
+            aliased = how != "other"
         else:  # update
             body = [f"{d} = {{'a': {x}}}", f"{d}.update(a={s})" if pick else f"{d}.update(b={s})"]
             get, aliased = f"{d}['a']", not pick
