@@ -106,7 +106,13 @@ alone and indexed by non-negative literals alone (no method, `del`, `+=`). A nam
 new holders and used only through such paths is private: storing the buffer into it later is no
 escape. A store into an object other names may reach (`o['a'] = buf`, `o.a = buf`) makes every
 later load of that slot (`X['a']`, `X.a`, any computed subscript, a `__dunder__` attribute)
-through a path not tracked a possible read of the buffer, and a write through it possible.
+through a path not tracked a possible read of the buffer, and a write through it possible;
+not where the object stored into and the object loaded from were made at disjoint sites: two
+names each bound only to new holders (never a parameter, a global or a closure cell), or in a
+lifecycle program names bound only to new instances of a plain module class (the distinct
+objects below, whose class has no special method, decorated method or descriptor), displays,
+`None` or another such name, and on a witness `self` attributes stored only such values
+(analysis/lifecycle_objects.py object_origins).
 Lifecycle models (cross-method buffers): the engine calls the modelled methods in the order its
 model declares (`init_cuda_graph_state` only with CUDA graphs enabled, once, with nothing forcing
 a capture after it; SGLang's legacy capture/replay hooks only under an engine that calls them);

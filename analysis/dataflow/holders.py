@@ -16,7 +16,9 @@ facts decide what more is sound (`holder_names`):
 
 A store into a holder that may have other names (`o = self.h; o['a'] = buf`) leaves an exposed
 slot (`EXPOSED` + `['a']`): a later load of the same slot through any path the analysis does not
-track (`self.h['a']`) may be the buffer.
+track (`self.h['a']`) may be the buffer. Where the sites that made the object stored into are
+known (`origins`: a holder name's own displays, Context.object_origins in lifecycle programs),
+the exposed slot carries them, and a load through a place made only at other sites is not it.
 """
 
 from __future__ import annotations
