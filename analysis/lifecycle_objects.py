@@ -133,6 +133,10 @@ def object_origins(
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             stores.setdefault(node.attr, []).append(id(node) in allowed)
     unknown = _bound_elsewise(program, allowed)
+    spoiled = spoiled or any(  # `self` rebound: its stores need not be the object's
+        isinstance(n, ast.Name) and n.id == "self" and not isinstance(n.ctx, ast.Load)
+        for n in _walk(program.body)
+    )
     unknown |= {
         key
         for key in values
@@ -211,21 +215,27 @@ def plain_classes(tree: ast.Module, names: Iterable[str]) -> frozenset[str]:
 def _plain_member(s: ast.stmt) -> bool:
     if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef):
         return not s.name.startswith("__") and not s.decorator_list
-    if isinstance(s, ast.ClassDef | ast.Pass):
+    if isinstance(s, ast.ClassDef):
+        return not s.bases and not s.keywords  # a metaclass could make it a descriptor
+    if isinstance(s, ast.Pass):
         return True
     if isinstance(s, ast.Expr):
         return isinstance(s.value, ast.Constant)
     if isinstance(s, ast.AnnAssign | ast.Assign):
         v = s.value
-        return (
-            v is None
-            or _literal(v)
-            or (
-                isinstance(v, ast.Call)
-                and getattr(v.func, "id", getattr(v.func, "attr", "")) == "field"
-            )
-        )
+        return v is None or _literal(v) or _plain_field(v)
     return False
+
+
+def _plain_field(v: ast.expr) -> bool:
+    """`field(...)` whose default, if any, is a literal (a default object is the class
+    attribute, which could be a descriptor)."""
+    return (
+        isinstance(v, ast.Call)
+        and getattr(v.func, "id", getattr(v.func, "attr", "")) == "field"
+        and not v.args
+        and all(k.arg is not None and (k.arg != "default" or _literal(k.value)) for k in v.keywords)
+    )
 
 
 def _literal(v: ast.expr) -> bool:
