@@ -138,7 +138,7 @@ def analyse_lifecycles(
             distinct_memo: dict[int, frozenset[str]] = distinct_memo,
             full: Program = program,
         ) -> BufferOutcome:
-            cfg, ints, src_memo = compiled
+            cfg, ints, volatile, src_memo = compiled
             if id(prog) not in distinct_memo:
                 distinct_memo[id(prog)] = distinct_objects(prog, makers, prog is not full)
             ctx = Context(
@@ -154,6 +154,7 @@ def analyse_lifecycles(
                 check_exit=False,
                 self_callables=stored,
                 int_names=ints,
+                volatile_bounds=volatile,
                 kernels=kernels,
                 src_memo=src_memo,  # one per program: its nodes are its own
                 frames_read=frames_read,

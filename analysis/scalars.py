@@ -185,17 +185,27 @@ def volatile_bounds(
     slices (dataflow/effects.py); this function rules out the other ways it may change without
     being rebound, so that only code that runs between the writes can still change it, and the
     dataflow forgets those slices wherever code runs (dataflow/fixpoint.py):
-    - a closure, `global` or `nonlocal` (`unstable`) may rebind it or keep it;
+    - a closure, `global` or `nonlocal` (`unstable`), or any nested function, lambda, class or
+      comprehension mentioning it may rebind it or keep it;
     - every load of the name, in this scope and any nested one, either makes a new value of it
       (an operand of an arithmetic operator or a comparison, an argument of `range`/`int`/...,
       of `torch.tensor`), only looks at it (a test, a slice bound, a subscript it indexes and
       does not store into): no alias of it is made (`j = k`, `d[k] = v`, `f(k)`), and no method
       of it is called (`k.add_(1)`), so nothing writes it in place without running code."""
     local = {p.arg for p in params}
+    nested: set[str] = set()  # names a nested scope mentions: it may rebind or keep them
     for node in walk_scope(body):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             local.add(node.id)
-    candidates = local - ints - unstable
+        elif isinstance(node, _NESTED):
+            for sub in walk(ast.iter_child_nodes(node)):
+                if isinstance(sub, ast.Name):
+                    nested.add(sub.id)
+                elif isinstance(sub, ast.Global | ast.Nonlocal):
+                    nested.update(sub.names)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            nested.update(node.names)
+    candidates = local - ints - unstable - nested
     if not candidates:
         return frozenset()
     parents: dict[int, ast.AST] = {}
