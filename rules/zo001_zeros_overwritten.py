@@ -113,6 +113,12 @@ it forgets the slices it bounds, and so does every node that runs code (a call, 
 yield): code may change in place a tensor the caller also holds. Assumed: operators,
 comparisons, `__index__` and subscripting run no code of the program that changes the bound, and
 a container indexed with a slice does not keep the slice (true of tensors, lists and tuples).
+An allocation that runs again (in a loop) while the previous buffer from that line is not fully
+written leaves the finding `unproven`, unless the statement binds the new value to every name
+through which the previous buffer may be reached (`b = torch.zeros(n)`, `d = {'a': torch.zeros(n)}`
+with only `b` / `d[...]` holding it), its value mentions none of them, and the previous buffer never
+escaped, was handed on or hidden: then nothing can reach it again, and it is never read. An
+exception raised before the binding keeps the previous buffer on that path.
 Holders made in the function (analysis/dataflow/holders.py): a dict, list or tuple display,
 `dict(k=...)` or `types.SimpleNamespace(k=...)` (the builtins, unshadowed) bound to a name is a
 new object that only stores its elements, so `d['a']`, `bufs[0]`, `ns.a` and `d.get('a')` name
