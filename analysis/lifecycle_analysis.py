@@ -169,7 +169,7 @@ def analyse_lifecycles(
             []
             if class_reason
             else [
-                (w, compile_program(w.program, resolver, module_scope))
+                (w, compile_program(w.program, resolver, module_scope, volatile=False))
                 for w in build_witnesses(cls, model, resolver, shadowed_methods(cls, facts))
             ]
         )

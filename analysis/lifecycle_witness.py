@@ -180,13 +180,20 @@ def _tensor_names(
 Compiled = tuple[CFG, frozenset[str], frozenset[str], dict[int, tuple[ast.AST, str]]]
 
 
-def compile_program(program: Program, resolver: Resolver, scope: Scope) -> Compiled:
+def compile_program(
+    program: Program, resolver: Resolver, scope: Scope, volatile: bool = True
+) -> Compiled:
+    """`volatile`: also bound slices by names that are not proven ints (scalars.py); not on
+    witness schedules, which only ever show a read (slices that prove more writes only hide
+    one)."""
     cfg = Builder(lambda e: resolver.qualified(scope, e)).build(program.body)
     qualify = partial(resolver.qualified, scope)
     unstable = set(program.escape_on_bind)
     ints = int_names(program.body, [], unstable, qualify)
-    volatile = volatile_bounds(program.body, [], unstable, ints, qualify)
-    return cfg, ints | volatile, volatile, {}
+    if not volatile:
+        return cfg, ints, frozenset(), {}
+    volatile_names = volatile_bounds(program.body, [], unstable, ints, qualify)
+    return cfg, ints | volatile_names, volatile_names, {}
 
 
 def shown_unsafe(outcome: BufferOutcome) -> bool:
