@@ -142,7 +142,7 @@ def analyse_lifecycles(
             plain: frozenset[str] = plain,
             full: Program = program,
         ) -> BufferOutcome:
-            cfg, ints, src_memo = compiled
+            cfg, ints, volatile, src_memo = compiled
             if id(prog) not in distinct_memo:
                 distinct_memo[id(prog)] = distinct_objects(prog, makers, prog is not full)
                 origins_memo[id(prog)] = object_origins(prog, plain, prog is not full)
@@ -159,6 +159,7 @@ def analyse_lifecycles(
                 check_exit=False,
                 self_callables=stored,
                 int_names=ints,
+                volatile_bounds=volatile,
                 kernels=kernels,
                 src_memo=src_memo,  # one per program: its nodes are its own
                 frames_read=frames_read,
@@ -174,7 +175,7 @@ def analyse_lifecycles(
             []
             if class_reason
             else [
-                (w, compile_program(w.program, resolver, module_scope))
+                (w, compile_program(w.program, resolver, module_scope, volatile=False))
                 for w in build_witnesses(cls, model, resolver, shadowed_methods(cls, facts))
             ]
         )

@@ -28,6 +28,7 @@ import ast
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from zeroopt.analysis.cfg import CFG, Builder, InlineBlock
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
@@ -40,7 +41,7 @@ from zeroopt.analysis.lifecycle_program import (
 )
 from zeroopt.analysis.lifecycles import Lifecycle
 from zeroopt.analysis.resolve import Resolver, Scope, walk
-from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.scalars import int_names, volatile_bounds
 
 # Paths through the setup of one witness cycle: beyond this many, only the joined setup is used.
 MAX_PATHS = 24
@@ -175,18 +176,24 @@ def _tensor_names(
     return frozenset(out)
 
 
-Compiled = tuple[CFG, frozenset[str], dict[int, tuple[ast.AST, str]]]
+# The CFG, the names slices may be bounded by (of which the volatile ones: scalars.py), a memo.
+Compiled = tuple[CFG, frozenset[str], frozenset[str], dict[int, tuple[ast.AST, str]]]
 
 
-def compile_program(program: Program, resolver: Resolver, scope: Scope) -> Compiled:
+def compile_program(
+    program: Program, resolver: Resolver, scope: Scope, volatile: bool = True
+) -> Compiled:
+    """`volatile`: also bound slices by names that are not proven ints (scalars.py); not on
+    witness schedules, which only ever show a read (slices that prove more writes only hide
+    one)."""
     cfg = Builder(lambda e: resolver.qualified(scope, e)).build(program.body)
-    ints = int_names(
-        program.body,
-        [],
-        set(program.escape_on_bind),
-        lambda e: resolver.qualified(scope, e),
-    )
-    return cfg, ints, {}
+    qualify = partial(resolver.qualified, scope)
+    unstable = set(program.escape_on_bind)
+    ints = int_names(program.body, [], unstable, qualify)
+    if not volatile:
+        return cfg, ints, frozenset(), {}
+    volatile_names = volatile_bounds(program.body, [], unstable, ints, qualify)
+    return cfg, ints | volatile_names, volatile_names, {}
 
 
 def shown_unsafe(outcome: BufferOutcome) -> bool:

@@ -164,3 +164,82 @@ def _names(target: ast.expr) -> Iterator[str]:
     for n in ast.walk(target):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             yield n.id  # `x[:m] = ...` binds nothing: only stored names are bindings
+
+
+# Where a name may appear when its value is not known to be an int (a 0-dim tensor, None, a
+# NumPy integer) and it still serves as a slice bound: each use makes a new value from it, or
+# only looks at it, and none keeps it (an alias written later would change it in place).
+_VALUE_BUILTINS = frozenset({"range", "int", "float", "bool", "len", "str", "abs"})
+
+
+def volatile_bounds(
+    body: list[ast.stmt],
+    params: list[ast.arg],
+    unstable: set[str],
+    ints: frozenset[str],
+    qualify: Callable[[ast.expr], str | None],
+) -> frozenset[str]:
+    """Names of this scope, not provably ints, that may still bound slices compared as text
+    (`x[:k]` then `x[k:]`): any value slicing accepts makes two such slices cover the dimension
+    together, PROVIDED the value is the same at both writes. Rebinding the name forgets the
+    slices (dataflow/effects.py); this function rules out the other ways it may change without
+    being rebound, so that only code that runs between the writes can still change it, and the
+    dataflow forgets those slices wherever code runs (dataflow/fixpoint.py):
+    - a closure, `global` or `nonlocal` (`unstable`), or any nested function, lambda, class or
+      comprehension mentioning it may rebind it or keep it;
+    - every load of the name, in this scope and any nested one, either makes a new value of it
+      (an operand of an arithmetic operator or a comparison, an argument of `range`/`int`/...,
+      of `torch.tensor`), only looks at it (a test, a slice bound, a subscript it indexes and
+      does not store into): no alias of it is made (`j = k`, `d[k] = v`, `f(k)`), and no method
+      of it is called (`k.add_(1)`), so nothing writes it in place without running code."""
+    local = {p.arg for p in params}
+    nested: set[str] = set()  # names a nested scope mentions: it may rebind or keep them
+    for node in walk_scope(body):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            local.add(node.id)
+        elif isinstance(node, _NESTED):
+            for sub in walk(ast.iter_child_nodes(node)):
+                if isinstance(sub, ast.Name):
+                    nested.add(sub.id)
+                elif isinstance(sub, ast.Global | ast.Nonlocal):
+                    nested.update(sub.names)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            nested.update(node.names)
+    candidates = local - ints - unstable - nested
+    if not candidates:
+        return frozenset()
+    parents: dict[int, ast.AST] = {}
+    for node in walk(body):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in walk(body):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in candidates
+            and isinstance(node.ctx, ast.Load)
+            and not _value_use(node, parents, qualify)
+        ):
+            candidates.discard(node.id)
+    return frozenset(candidates)
+
+
+def _value_use(
+    name: ast.Name, parents: dict[int, ast.AST], qualify: Callable[[ast.expr], str | None]
+) -> bool:
+    parent = parents.get(id(name))
+    if isinstance(parent, ast.Slice | ast.BinOp | ast.UnaryOp | ast.Compare):
+        return True
+    if isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert):
+        return parent.test is name
+    if isinstance(parent, ast.Tuple):  # `x[k, :]`: the tuple is made for the subscript only
+        name, parent = parent, parents.get(id(parent))  # type: ignore[assignment]
+    if isinstance(parent, ast.Subscript):
+        return parent.slice is name and isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Call) and name in parent.args:
+        callee = qualify(parent.func)
+        return callee == "torch.tensor" or (
+            callee is not None
+            and callee.startswith("builtins.")
+            and callee.removeprefix("builtins.") in _VALUE_BUILTINS
+        )
+    return False

@@ -97,6 +97,28 @@ those keys hash and compare without running code of the program). `vars(obj)` wi
 it is no reflective use of that class when `obj` is bound in its function only by `obj = C()` with
 `C` a module class bound once, with no base, metaclass, decorator, `__new__` or `__class__`, never
 stored into nor `setattr`'d with a computed or special name (analysis/lifecycle_instances.py).
+Slice bounds (analysis/scalars.py, dataflow/places.py): slices are chained as text, `x[:k]` then
+`x[k:]` covering the dimension. A bound is a provably immutable int, a negative int literal
+(`x[:-1]`, and `x[-1]` as `x[-1:]`: the same literal is the same position at every write while
+the size does not change; `x[-c]` of a dimension shorter than c raises before writing), or a
+local name only known to hold some value slicing accepts (an int of any sign, None, a bool, a
+0-dim integer tensor or NumPy integer through `__index__`): such two slices cover the dimension
+for ANY one value, so the bound must hold the same value at both writes. Such a name is never
+`global`/`nonlocal` nor used by a nested function, lambda or comprehension; every load of it
+makes a new value (an operand of an arithmetic operator or a comparison, an argument of
+`range`/`int`/`float`/`bool`/`len`/`str`/`abs`/`torch.tensor`), only looks at it (a test, a
+slice bound) or indexes a subscript that is read: it is never aliased (`j = k`), stored
+(`d[key] = k`), handed to a call, stored into (`k[()] = 3`) or called on (`k.add_(1)`). Rebinding
+it forgets the slices it bounds, and so does every node that runs code (a call, an iteration, a
+yield): code may change in place a tensor the caller also holds. Assumed: operators,
+comparisons, `__index__` and subscripting run no code of the program that changes the bound, and
+a container indexed with a slice does not keep the slice (true of tensors, lists and tuples).
+An allocation that runs again (in a loop) while the previous buffer from that line is not fully
+written leaves the finding `unproven`, unless the statement binds the new value to every name
+through which the previous buffer may be reached (`b = torch.zeros(n)`, `d = {'a': torch.zeros(n)}`
+with only `b` / `d[...]` holding it), its value mentions none of them, and the previous buffer never
+escaped, was handed on or hidden: then nothing can reach it again, and it is never read. An
+exception raised before the binding keeps the previous buffer on that path.
 Holders made in the function (analysis/dataflow/holders.py): a dict, list or tuple display,
 `dict(k=...)` or `types.SimpleNamespace(k=...)` (the builtins, unshadowed) bound to a name is a
 new object that only stores its elements, so `d['a']`, `bufs[0]`, `ns.a` and `d.get('a')` name

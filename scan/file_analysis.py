@@ -31,7 +31,7 @@ from zeroopt.analysis.options import AnalysisOptions, Contract
 from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.returned import SAFE_, UNSAFE_, Judgement, ReturnedJudge
-from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.scalars import int_names, volatile_bounds
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
 from zeroopt.analysis.summaries import Summaries, make_unit
 from zeroopt.rules import ALL_RULES, Rule
@@ -210,7 +210,7 @@ def _analyse_tree(
     lines = _NEWLINE.split(text)
     contracts = {c.function: c for c in (*BUILTIN_CONTRACTS, *options.contracts)}
     cfgs: dict[int, CFG] = {}
-    ints: dict[int, frozenset[str]] = {}  # per function, like the CFG
+    ints: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # per function, like the CFG
     containers: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # containers.py
     by_site: dict[int, Finding] = {}  # each allocation gets at most one finding
     # What the function alone decided for every allocation, reported or not: the lifecycle pass
@@ -231,7 +231,7 @@ def _analyse_tree(
             cfg = Builder(partial(resolver.qualified, site.scope)).build(site.owner.body)
             cfgs[id(site.owner)] = cfg
             ints[id(site.owner)] = _int_names(site, resolver)
-            containers[id(site.owner)] = _containers(site, ints[id(site.owner)], frames_read)
+            containers[id(site.owner)] = _containers(site, ints[id(site.owner)][0], frames_read)
         ctx = Context(
             alloc=site.call,
             resolver=resolver,
@@ -241,7 +241,8 @@ def _analyse_tree(
             escape_on_bind=_escape_on_bind(site),
             contiguous=site.contiguous,
             capture_nodes=frozenset(cfg.capture_nodes),
-            int_names=ints[id(site.owner)],
+            int_names=ints[id(site.owner)][0] | ints[id(site.owner)][1],
+            volatile_bounds=ints[id(site.owner)][1],
             local_containers=containers[id(site.owner)][0],
             plain_keys=containers[id(site.owner)][1],
             kernels=tuple(options.kernels),
@@ -308,15 +309,19 @@ def _at_callers(
         decided[key] = verdict
 
 
-def _int_names(site: Allocation, resolver: Resolver) -> frozenset[str]:
+def _int_names(site: Allocation, resolver: Resolver) -> tuple[frozenset[str], frozenset[str]]:
+    """Names that provably hold immutable ints, and the other names slices may be bounded by
+    (scalars.volatile_bounds)."""
     owner = site.owner
     if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
-        return frozenset()  # module and class names are globals: anything may rebind them
+        return frozenset(), frozenset()  # module and class names: anything may rebind them
     args = owner.args
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
     scope = site.scope
     unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
-    return int_names(owner.body, params, unstable, lambda e: resolver.qualified(scope, e))
+    qualify = partial(resolver.qualified, scope)
+    ints = int_names(owner.body, params, unstable, qualify)
+    return ints, volatile_bounds(owner.body, params, unstable, ints, qualify)
 
 
 def _containers(

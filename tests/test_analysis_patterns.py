@@ -35,7 +35,18 @@ CASES: dict[str, tuple[Verdict, str]] = {
     "view-write": (S, "x = torch.zeros(2, 2)\nx.view(-1).copy_(a)\nreturn x"),
     "t-write": (S, "x = torch.zeros(2, 3)\nx.t().copy_(a)\nreturn x"),
     "complement": (S, "m = int(k)\nx = torch.zeros(8)\nx[:m] = 1\nx[m:] = 2\nreturn x"),
-    "complement-param-bound": (P, "x = torch.zeros(8)\nx[:k] = 1\nx[k:] = 2\nreturn x"),
+    # `k` may be any value slicing accepts: the same value at both writes covers the dimension.
+    "complement-param-bound": (S, "x = torch.zeros(8)\nx[:k] = 1\nx[k:] = 2\nreturn x"),
+    # A call between the writes may change a tensor `k` in place (the caller may hold it).
+    "complement-param-bound-call": (
+        P,
+        "x = torch.zeros(8)\nx[:k] = 1\nprint(a)\nx[k:] = 2\nreturn x",
+    ),
+    "complement-param-bound-alias": (
+        P,
+        "j = k\nx = torch.zeros(8)\nx[:k] = 1\nj += 1\nx[k:] = 2\nreturn x",
+    ),
+    "complement-last-row": (S, "x = torch.zeros(8)\nx[:-1] = 1\nx[-1] = 2\nreturn x"),
     "complement-augassign": (
         P,
         "m = int(k)\nx = torch.zeros(8)\nx[:m] = 1\nm += 1\nx[m:] = 2\nreturn x",

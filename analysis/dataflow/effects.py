@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -31,6 +32,8 @@ from zeroopt.analysis.state import (
     View,
     may_write_order,
 )
+
+_ROOT = re.compile(r"[^.\[]*")  # `d` of `d['a']`, `box` of `box.t`
 
 
 class Effects:
@@ -482,7 +485,7 @@ class Effects:
         if st.live and not st.full:
             # A loop runs the allocation again while the previous buffer may still be in use.
             others = [k for k in st.may if not k.startswith("<")]  # not holders.EXPOSED
-            if others or st.escaped:
+            if (others or st.escaped) and not self._rebinds_holders(node, others):
                 self._issue(
                     UNPROVEN, node, "reallocated",
                     "allocated again while the previous buffer from this line, not fully written, "
@@ -499,6 +502,28 @@ class Effects:
         if self.ctx.frames_read:
             self.escape(node, "this module reads call frames: a callee may read any local")
         return SELF
+
+    def _rebinds_holders(self, alloc: ast.Call, holders: list[str]) -> bool:
+        """`b = torch.zeros(n)` (or `d = {'a': torch.zeros(n)}`) run again: the statement binds
+        the new value to every name through which the previous buffer may be reached, and its
+        value never mentions them, so after it the previous buffer is unreachable and can never
+        be read. Not when it escaped, was handed on or hidden (then other code may hold it). An
+        exception before the binding keeps the previous buffer: that path carries the state as
+        it was before the statement (the fixpoint's exceptional edges)."""
+        st = self.st
+        stmt = self.node.ast_node
+        if st.escaped or st.lost or st.hidden or not isinstance(stmt, ast.Assign):
+            return False
+        if not all(isinstance(t, ast.Name) for t in stmt.targets):
+            return False
+        names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        mentioned = {n.id for n in walk([stmt.value]) if isinstance(n, ast.Name)}
+        inside = any(n is alloc for n in walk([stmt.value]))
+        return (
+            inside
+            and names.isdisjoint(mentioned)
+            and all(_ROOT.match(k).group() in names for k in holders)  # type: ignore[union-attr]
+        )
 
     # --- values and views ------------------------------------------------------------------
     def eval(self, e: ast.expr | None, as_base: bool = False) -> Ref | None:

@@ -202,6 +202,29 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
     )
 
 
+def _code_ran(state: State, m: _Mentions, ctx: Context) -> State:
+    """Before and after a node that runs code: a volatile bound (scalars.volatile_bounds) may
+    hold another value there, so the slices, views and shape sizes it bounds are forgotten."""
+    if not m.runs_code or not ctx.volatile_bounds or not state.live:
+        return state
+    gone = ctx.volatile_bounds & state.footprint[0]
+    if not gone:
+        return state
+
+    def kept(names: frozenset[str]) -> bool:
+        return names.isdisjoint(gone)
+
+    must = {
+        k: replace(v, region=None) if v.region and not kept(v.region.names) else v
+        for k, v in state.must
+    }
+    return replace(
+        state,
+        regions=frozenset(r for r in state.regions if kept(r.names)),
+        dims=tuple(d if kept(d[1]) else (None, frozenset()) for d in state.dims),
+    ).with_must(must)
+
+
 def _may_repoint(m: _Mentions, state: State) -> bool:
     """The node stores `.a` (or an item) through some object, and a tracked path ends in or
     passes through `.a` (or an item): that object may be the one the path goes through."""
@@ -260,28 +283,30 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
         in_states[idx] = state
         if not in_changed and out_states[idx] is not None:
             continue  # evaluated before from this very state: the result cannot differ
+        mentions = names[idx]
+        ran = _code_ran(state, mentions, ctx)
         if not state.live and idx not in alloc_nodes:
             new_out = state
-        elif idx not in alloc_nodes and _inert(names[idx], state, recording=False):
-            new_out = state  # the node cannot touch anything this state depends on
+        elif idx not in alloc_nodes and _inert(mentions, ran, recording=False):
+            new_out = ran  # the node cannot touch anything this state depends on
         else:
-            new_out = Evaluator(ctx, state, None, node).run()
+            new_out = Evaluator(ctx, ran, None, node).run()
             if new_out is not state and new_out == state:
                 new_out = state  # pass the same object on: later comparisons are by identity
+        new_out = _code_ran(new_out, mentions, ctx)
         targets: list[int] = []
         if node.exc_succ and in_changed:
-            exc = state
-            if idx in alloc_nodes or (
-                state.live and not _inert(names[idx], state, recording=False)
-            ):
-                partial = Evaluator(ctx, state, None, node)
+            exc = ran
+            if idx in alloc_nodes or (ran.live and not _inert(mentions, ran, recording=False)):
+                partial = Evaluator(ctx, ran, None, node)
                 partial.conditional = 1
                 partial.raised = True
-                exc = join(state, partial.run()) or state
+                exc = join(ran, partial.run()) or ran
                 if partial.wrote_raising and exc.live and not exc.touched:
                     # The raise may come before or after the write: a read on this path is
                     # possible but not proven (a failing `fill_` is no evidence).
                     exc = replace(exc, touched=True)
+            exc = _code_ran(exc, mentions, ctx)
             if exc is not exc_states[idx] and exc != exc_states[idx]:
                 exc_states[idx] = exc
                 targets += node.exc_succ
@@ -302,6 +327,7 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
             continue
         if state.live:
             outcome.reached = True
+        state = _code_ran(state, names[idx], ctx)
         if idx in alloc_nodes or (state.live and not _inert(names[idx], state)):
             Evaluator(ctx, state, rec, cfg.nodes[idx]).run()
     return outcome

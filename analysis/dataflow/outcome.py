@@ -85,6 +85,9 @@ class Context:
     self_callables: frozenset[str] = frozenset()
     # Names that provably hold immutable ints: the only ones slice bounds may mention.
     int_names: frozenset[str] = frozenset()
+    # Of those, the names only known to hold some value slicing accepts (scalars.volatile_bounds):
+    # code that runs may change them in place, so the dataflow forgets slices they bound there.
+    volatile_bounds: frozenset[str] = frozenset()
     # Kernel contracts declared in the configuration, checked before the built-in ones.
     kernels: tuple[KernelContract, ...] = ()
     # Code of this module reads call frames (`sys._getframe(1).f_locals`): any callee may read

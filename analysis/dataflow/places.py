@@ -47,6 +47,35 @@ def _bound(
     return ast.unparse(expr), frozenset(names)
 
 
+def _negative(expr: ast.expr | None) -> int | None:
+    """`-1`, `-2`, ...: an int literal counted from the end, else None."""
+    if (
+        isinstance(expr, ast.UnaryOp)
+        and isinstance(expr.op, ast.USub)
+        and isinstance(expr.operand, ast.Constant)
+        and type(expr.operand.value) is int
+        and expr.operand.value > 0
+    ):
+        return -expr.operand.value
+    if isinstance(expr, ast.Constant) and type(expr.value) is int and expr.value < 0:
+        return expr.value
+    return None
+
+
+def _slice_bound(
+    expr: ast.expr | None, int_names: frozenset[str]
+) -> tuple[str | None, frozenset[str]] | None:
+    """A bound of a slice whose pieces are chained as text (`_covered`): besides `_bound`'s, a
+    negative literal. Chaining needs only that equal text means an equal position: `-1` is the
+    same position `n - 1` at every write of a buffer whose size `n` does not change, and a chain
+    from the start to the end covers the dimension whatever the positions' order (a piece
+    `[a:b]` with b before a is empty, yet the pieces on both sides of it overlap)."""
+    value = _negative(expr)
+    if value is not None:
+        return str(value), frozenset()
+    return _bound(expr, int_names)
+
+
 def _fold(expr: ast.expr) -> int | None:
     """The value of an expression of int literals and + - * // (small, exact), or None."""
     if isinstance(expr, ast.Constant) and type(expr.value) is int:
@@ -84,8 +113,8 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
                 kinds.append("step")
             elif (
                 (item.step is None or _is_int(item.step, 1))
-                and _bound(item.lower, int_names) is not None
-                and _bound(item.upper, int_names) is not None
+                and _slice_bound(item.lower, int_names) is not None
+                and _slice_bound(item.upper, int_names) is not None
             ):
                 kinds.append("slice")
             else:
@@ -96,6 +125,8 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
             kinds.append("newaxis")
         elif isinstance(item, ast.Constant) and type(item.value) is int:
             kinds.append("int" if item.value >= 0 else "basic")
+        elif _negative(item) is not None:
+            kinds.append("int")  # `x[-1]`: the last index, or an IndexError that writes nothing
         elif (isinstance(item, ast.Constant) and type(item.value) is bool) or isinstance(
             item, ast.List | ast.ListComp | ast.Compare | ast.Starred | ast.Tuple
         ):
@@ -133,10 +164,16 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
             hi_text = None if residue == step - 1 else str(residue + 1)
             return _Index("region", Region(dim, lo_text, hi_text, frozenset(), f"step{step}"))
         if isinstance(item, ast.Slice):
-            lo, lo_names = _bound(item.lower, int_names) or (None, frozenset())
-            hi, hi_names = _bound(item.upper, int_names) or (None, frozenset())
+            lo, lo_names = _slice_bound(item.lower, int_names) or (None, frozenset())
+            hi, hi_names = _slice_bound(item.upper, int_names) or (None, frozenset())
             lo = None if lo == "0" else lo
             return _Index("region", Region(dim, lo, hi, lo_names | hi_names))
+        negative = _negative(item)
+        if negative is not None:
+            # `x[-c]` is `x[-c:-c + 1]` (`x[-1:]` for the last) once it does not raise: a
+            # dimension shorter than c raises IndexError, and nothing is written.
+            hi_text = None if negative == -1 else str(negative + 1)
+            return _Index("region", Region(dim, str(negative), hi_text, frozenset()))
         assert isinstance(item, ast.Constant) and isinstance(item.value, int)
         value = item.value
         return _Index(
