@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from zeroopt.analysis.dynamic_attributes import ANY as ANY_NAME
+from zeroopt.analysis.dynamic_attributes import MENTIONS, bound_names
 from zeroopt.analysis.resolve import Scope
 
 if TYPE_CHECKING:
@@ -108,6 +110,7 @@ class ClassWorld:
         self._stored: dict[str, str | None] = {}
         self._facts: dict[int, tuple[dict[str, set[str]], set[str]]] = {}
         self._all_aliases: dict[str, set[str]] | None = None  # every file's, once many are asked
+        self._dynamic: list[tuple[str, dict[str, int]]] | None = None
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
     @classmethod
@@ -195,6 +198,36 @@ class ClassWorld:
                 None,
             )
         return self._stored[attr]
+
+    def bound_dynamically(self, attr: str) -> str:
+        """Why an object of the tree may have an attribute `attr` bound under a name the text
+        need not spell (analysis/dynamic_attributes.py): a computed `setattr`, `vars(o).update(d)`,
+        `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does."""
+        if self._dynamic is None:
+            self._dynamic = []
+            for path, data in self.files:
+                if not MENTIONS.search(data):
+                    continue
+                try:
+                    tree = ast.parse(data)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    self._dynamic.append((path, {ANY_NAME: 1}))
+                    continue
+                found = bound_names(tree)
+                if found:
+                    self._dynamic.append((path, found))
+        for path, found in self._dynamic:
+            if ANY_NAME in found:
+                return (
+                    f"{_short(path)}:{found[ANY_NAME]} binds attributes under computed names: "
+                    f"an object may have an attribute `{attr}` no def gives"
+                )
+            if attr in found:
+                return (
+                    f"{_short(path)}:{found[attr]} binds an attribute `{attr}` by a name in a "
+                    "string or a computed form"
+                )
+        return ""
 
     def _file_facts(self, i: int) -> tuple[dict[str, set[str]], set[str]]:
         """The aliases and the stored attribute names of file `i`, by the patterns above."""
@@ -295,6 +328,7 @@ class ClassWorld:
         stored = None if why else self.stored_in(attr)
         if stored is not None:
             why = f"{_short(stored)} assigns an attribute `{attr}`"
+        why = why or self.bound_dynamically(attr)
         self._answers[key] = why
         return why
 
