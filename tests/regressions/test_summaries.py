@@ -350,6 +350,79 @@ def run():
     return Outside().forward(4)
 """,
     ),
+    Case(
+        "method_shadowed_by_a_computed_setattr",
+        why="`setattr(self, name, ...)` over names split from a string gives the instance an "
+        "attribute `_fill` that shadows the method and writes nothing; no text spells `_fill` as "
+        "an attribute store.",
+        source=r"""
+import torch
+
+
+class Box:
+    def __init__(self, names):
+        for name in names.split():
+            setattr(self, name, lambda t: None)
+
+    def _fill(self, t):
+        t.fill_(1.0)
+
+    def f(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf
+""",
+        scenario='def run():\n    return Box("other _fill").f(4)\n',
+    ),
+    Case(
+        "method_shadowed_through_dict_update",
+        why="`self.__dict__.update(kw)` with keyword arguments spelled by a joined string "
+        "(`'_fi' 'll'`) binds an instance attribute `_fill` that shadows the method.",
+        source=r"""
+import torch
+
+
+class Box:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def _fill(self, t):
+        t.fill_(1.0)
+
+    def f(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf
+
+
+def make():
+    return Box(**{"_fi" "ll": lambda t: None})
+""",
+        scenario="def run():\n    return make().f(4)\n",
+    ),
+    Case(
+        "method_beside_a_literal_setattr_of_another_name",
+        kind="fix",
+        why="`setattr(self, 'scale', 2.0)` binds one attribute, named in full: `self._fill` is "
+        "still the class's def, which writes the buffer in full.",
+        source=r"""
+import torch
+
+
+class Box:
+    def __init__(self):
+        setattr(self, "scale", 2.0)
+
+    def _fill(self, t):
+        t.fill_(self.scale)
+
+    def f(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf
+""",
+        scenario="def run():\n    return Box().f(4)\n",
+    ),
 ]
 
 
