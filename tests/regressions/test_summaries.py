@@ -423,6 +423,86 @@ class Box:
 """,
         scenario="def run():\n    return Box().f(4)\n",
     ),
+    Case(
+        "function_replaced_through_its_package",
+        why="`rpkg.g` is re-exported from `rpkg.impl`, whose `g` writes in full; importing the "
+        "package runs `rpkg/patch.py`, which assigns `rpkg.g = lambda x: x`: the call runs "
+        "the lambda.",
+        source=r"""
+import torch
+
+import rpkg
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    rpkg.g(buf)
+    return buf
+""",
+        modules=(
+            ("rpkg/__init__", "from rpkg.impl import g\nimport rpkg.patch\n"),
+            ("rpkg/impl", "def g(x):\n    x.fill_(1.0)\n"),
+            ("rpkg/patch", "import rpkg\n\nrpkg.g = lambda x: x\n"),
+        ),
+        scenario="def run():\n    return f(4)\n",
+    ),
+    Case(
+        "same_module_function_replaced_from_another_module",
+        why="Another module of the tree assigns the analysed module's `fill` through "
+        "`sys.modules[...]`: the name's only def in its module is not what `fill(buf)` runs.",
+        source=r"""
+import torch
+
+import smp_patch
+
+
+def fill(x):
+    x.fill_(1.0)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf
+""",
+        modules=(
+            (
+                "smp_patch",
+                "import sys\n\n\ndef patch():\n"
+                "    sys.modules['same_module_function_replaced_from_another_module'].fill = "
+                "lambda x: x\n",
+            ),
+        ),
+        scenario="def run():\n    smp_patch.patch()\n    return f(4)\n",
+    ),
+    Case(
+        "function_beside_a_store_of_another_attribute",
+        kind="fix",
+        why="Another module assigns `cfg.scale`, not `fill`: `fill` is still the def that runs, "
+        "and it writes the buffer in full.",
+        source=r"""
+import torch
+
+import sba_cfg
+
+
+def fill(x):
+    x.fill_(sba_cfg.cfg.scale)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf
+""",
+        modules=(
+            (
+                "sba_cfg",
+                "import types\n\ncfg = types.SimpleNamespace(scale=1.0)\ncfg.scale = 2.0\n",
+            ),
+        ),
+        scenario="def run():\n    return f(4)\n",
+    ),
 ]
 
 
