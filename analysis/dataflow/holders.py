@@ -315,7 +315,13 @@ class Holders(Effects):
 
     def expose(self, place: str) -> None:
         """The buffer is now in `place`, whose object other names may reach."""
-        if _root(place) != place and not self.private_root(_root(place)):
+        root = _root(place)
+        own = len(root) + len(slot(place)) == len(place)  # `d['a']`, not `d['i']['a']`
+        if (
+            root != place
+            and root not in self.ctx.private_roots
+            and not (own and self.private_root(root))
+        ):
             self.st = replace(self.st, may=self.st.may | {EXPOSED + slot(place)})
 
     def exposed_load(self, e: ast.Attribute | ast.Subscript) -> Ref | None:
