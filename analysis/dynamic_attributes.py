@@ -13,7 +13,11 @@ listed inside a longer string, so no pattern of the name finds them:
 - the functional forms of `namedtuple`, `NamedTuple`, `make_dataclass` and the enums, whose
   field names may sit in one string (`"other f"`), a list, a variable, or across lines.
 
-`bound_names(tree)` reads one module: the names it binds that way, and where it may bind any.
+`bound_names(tree)` reads one module: the names it binds that way, where it may bind any, and
+where it may bind any on a module object: the target is a name the file binds by an import,
+`sys.modules[...]`, `importlib.import_module(...)`, `__import__(...)` or `globals()` (a module's
+function is replaced that way, never through `self` or an object a call made). A module object
+handed to a function as a plain value and patched there by a computed name is not seen.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import ast
 import re
 
 ANY = "*"
+MODULE_ANY = "**"  # + a module's dotted name ("" any): `setattr(mod, k, v)` binds any name there
+SELF = "<self>"  # the module the text is in (`globals()[k] = v`)
 # What a file must mention to be read at all.
 MENTIONS = re.compile(
     rb"setattr|__dict__|\bvars\(|\bglobals\(|Namespace\(|namedtuple|NamedTuple|make_dataclass"
@@ -47,6 +53,15 @@ def _dict_of(e: ast.expr) -> bool:
     if isinstance(e, ast.Attribute):
         return e.attr == "__dict__"
     return isinstance(e, ast.Call) and _last(e.func) in ("vars", "globals") and len(e.args) <= 1
+
+
+def _owner(mapping: ast.expr) -> ast.expr | None:
+    """The object whose namespace `x.__dict__` / `vars(x)` / `globals()` is."""
+    if isinstance(mapping, ast.Attribute):
+        return mapping.value
+    if isinstance(mapping, ast.Call):
+        return mapping.args[0] if mapping.args else mapping  # `globals()`, `vars()`: a module's
+    return None
 
 
 def _field_names(e: ast.expr) -> set[str] | None:
@@ -82,9 +97,42 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
     """name -> first line where the module binds an attribute of that name by one of the forms
     above; `ANY` -> the first line where it may bind any name."""
     found: dict[str, int] = {}
+    imported: dict[str, str] = {}  # name -> the module it is bound to ("" if not certain)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                imported[a.asname or a.name.split(".")[0]] = (
+                    a.name if a.asname else a.name.split(".")[0]
+                )
+        elif isinstance(n, ast.ImportFrom):
+            for a in n.names:
+                known = n.module and not n.level and a.name != "*"
+                imported[a.asname or a.name] = f"{n.module}.{a.name}" if known else ""
 
-    def add(name: str | None, node: ast.AST) -> None:
-        found.setdefault(ANY if name is None else name, getattr(node, "lineno", 0))
+    def module_of(e: ast.expr | None) -> str | None:
+        """The module `e` may be: its dotted name, SELF (`globals()`), "" (any module), or None
+        (no module: not an import, `sys.modules`, `import_module`, `__import__`, `globals()`)."""
+        parts: list[str] = []
+        while isinstance(e, ast.Attribute | ast.Subscript):
+            if isinstance(e, ast.Subscript):
+                return "" if _last(e.value) == "modules" else None
+            parts.append(e.attr)
+            e = e.value
+        if isinstance(e, ast.Call):
+            if _last(e.func) in ("globals", "vars") and not e.args and not parts:
+                return SELF
+            return "" if _last(e.func) in ("import_module", "__import__", "getmodule") else None
+        if isinstance(e, ast.Name) and e.id in imported:
+            base = imported[e.id]
+            return ".".join([base, *reversed(parts)]) if base else ""
+        return None
+
+    def add(name: str | None, node: ast.AST, target: ast.expr | None = None) -> None:
+        line = getattr(node, "lineno", 0)
+        found.setdefault(ANY if name is None else name, line)
+        module = module_of(target) if name is None else None
+        if module is not None:
+            found.setdefault(MODULE_ANY + module, line)
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -102,11 +150,13 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
                     and not isinstance(func.value, ast.Call)
                 )
                 at = 0 if bound_self else 1
-                add(_const_name(args[at]) if len(args) > at else None, node)
+                target = func.value if bound_self else (args[0] if args else None)
+                assert target is None or isinstance(target, ast.expr)
+                add(_const_name(args[at]) if len(args) > at else None, node, target)
             elif isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault"):
                 if _dict_of(func.value):
                     if node.args or any(k.arg is None for k in node.keywords):
-                        add(None, node)
+                        add(None, node, _owner(func.value))
                     for k in node.keywords:
                         if k.arg is not None:
                             add(k.arg, node)
@@ -140,7 +190,7 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
             for t in targets:
                 for sub in ast.walk(t):
                     if isinstance(sub, ast.Subscript) and _dict_of(sub.value):
-                        add(_const_name(sub.slice), node)
+                        add(_const_name(sub.slice), node, _owner(sub.value))
                     elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__":
-                        add(None, node)
+                        add(None, node, sub.value)
     return found

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.dynamic_attributes import ANY as ANY_NAME
-from zeroopt.analysis.dynamic_attributes import MENTIONS, bound_names
+from zeroopt.analysis.dynamic_attributes import MENTIONS, MODULE_ANY, SELF, bound_names
 from zeroopt.analysis.resolve import Scope
 
 if TYPE_CHECKING:
@@ -199,10 +199,12 @@ class ClassWorld:
             )
         return self._stored[attr]
 
-    def bound_dynamically(self, attr: str) -> str:
+    def bound_dynamically(self, attr: str, module: tuple[str, str] | None = None) -> str:
         """Why an object of the tree may have an attribute `attr` bound under a name the text
         need not spell (analysis/dynamic_attributes.py): a computed `setattr`, `vars(o).update(d)`,
-        `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does."""
+        `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does. For a
+        module's function (`module`: its dotted name and path), only computed names on what may
+        be that module count."""
         if self._dynamic is None:
             self._dynamic = []
             for path, data in self.files:
@@ -217,10 +219,19 @@ class ClassWorld:
                 if found:
                     self._dynamic.append((path, found))
         for path, found in self._dynamic:
-            if ANY_NAME in found:
+            if module is None:
+                line = found.get(ANY_NAME, 0)
+            else:  # (dotted name, path) of the function's module: only patches of it count
+                name, own = module
+                mine = [MODULE_ANY, MODULE_ANY + name]
+                if os.path.abspath(path) == os.path.abspath(own):
+                    mine.append(MODULE_ANY + SELF)
+                line = min((found[k] for k in mine if k in found), default=0)
+            if line:
+                what = "its module" if module else "an object"
                 return (
-                    f"{_short(path)}:{found[ANY_NAME]} binds attributes under computed names: "
-                    f"an object may have an attribute `{attr}` no def gives"
+                    f"{_short(path)}:{line} binds attributes under computed names: "
+                    f"{what} may have an attribute `{attr}` no def gives"
                 )
             if attr in found:
                 return (

@@ -251,13 +251,13 @@ class Summaries:
     ) -> Callee | None:
         if fn is None or not plain_decorators(fn, unit, frozenset()):
             return None
-        patched = self._patched(fn.name)
+        patched = self._patched(fn.name, unit)
         if patched:
             self._refusal = patched
             return None
         return Callee(fn, unit, shift, name, why)
 
-    def _patched(self, name: str) -> str:
+    def _patched(self, name: str, unit: Unit) -> str:
         """Why a module's function `name` may be replaced from outside its module: a file of the
         tree assigns an attribute `name` (`pkg.g = ...`, the spellings methods.py reads) or binds
         attributes under names its text need not spell (a computed `setattr`, ...)."""
@@ -267,7 +267,7 @@ class Summaries:
         stored = world.stored_in(name)
         if stored is not None:
             return f"{_short(stored)} assigns an attribute `{name}`: it may replace the function"
-        return world.bound_dynamically(name)
+        return world.bound_dynamically(name, (unit.module or "", unit.path))
 
     def _imported(self, qual: str) -> Callee | None:
         project = self.project
