@@ -150,8 +150,11 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
                     and not isinstance(func.value, ast.Call)
                 )
                 at = 0 if bound_self else 1
-                target = func.value if bound_self else (args[0] if args else None)
-                assert target is None or isinstance(target, ast.expr)
+                target: ast.expr | None = (
+                    func.value
+                    if bound_self and isinstance(func, ast.Attribute)
+                    else (args[0] if args else None)
+                )
                 add(_const_name(args[at]) if len(args) > at else None, node, target)
             elif isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault"):
                 if _dict_of(func.value):
@@ -179,18 +182,26 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
                     if names is None:
                         add(None, node)
                     else:
-                        for n in names:
-                            add(n, node)
+                        for field in names:
+                            add(field, node)
                 if last == "NamedTuple" or last == "make_dataclass":
                     for k in node.keywords:  # `NamedTuple("P", a=int)`
                         if k.arg is not None and k.arg not in ("fields", "bases", "namespace"):
                             add(k.arg, node)
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for sub in ast.walk(t):
-                    if isinstance(sub, ast.Subscript) and _dict_of(sub.value):
-                        add(_const_name(sub.slice), node, _owner(sub.value))
-                    elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__":
-                        add(None, node, sub.value)
+            targets: list[ast.expr] = (
+                list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+            )
+            flat: list[ast.expr] = []
+            while targets:
+                t = targets.pop()
+                if isinstance(t, ast.Tuple | ast.List):
+                    targets.extend(t.elts)
+                else:
+                    flat.append(t.value if isinstance(t, ast.Starred) else t)
+            for sub in flat:
+                if isinstance(sub, ast.Subscript) and _dict_of(sub.value):
+                    add(_const_name(sub.slice), node, _owner(sub.value))
+                elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__":
+                    add(None, node, sub.value)  # `obj.__dict__ = d`
     return found
