@@ -123,7 +123,12 @@ class ClassWorld:
             return world
         files: list[tuple[str, bytes]] = []
         shas: list[tuple[str, str]] = []
-        for path in sorted({*project.index.files, *project.index.names, unit.path}):
+        paths = {*project.index.files, *project.index.names}
+        if os.path.abspath(unit.path) not in {os.path.abspath(p) for p in paths}:
+            paths.add(unit.path)  # one file analysed outside the index
+        # The same paths the runner digests (runner._tree_digest): a relative spelling of a file
+        # of the index would make the digest differ, and no cached result would ever hold.
+        for path in sorted(paths):
             try:
                 with open(path, "rb") as f:
                     data = f.read()
