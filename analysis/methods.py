@@ -3,7 +3,8 @@
 Closed world: every class whose instances can be `self` here is defined in the scanned tree by a
 class statement whose bases name the class (directly, through an import alias `as X`, or a plain
 assignment alias `X = C`), and nothing assigns the method name on an object (`obj.m = ...`,
-`setattr(obj, "m", ...)`) or creates classes dynamically with a computed base. Under it, `self.m`
+`setattr(obj, "m", ...)`, or under a computed or joined name: `bound_dynamically`) or creates
+classes dynamically with a computed base. Under it, `self.m`
 is the class's `def m` when no class of the tree that derives from the class, however
 indirectly, binds `m` in its body. Subclasses are found by name over the source of every file of
 the tree (a class elsewhere with the same name counts as one: more give-ups, never fewer), and
