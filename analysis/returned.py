@@ -345,7 +345,7 @@ class ReturnedJudge:
                 continue
             if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
                 continue
-            line = _unspelled_lookup(world.digest, i, data, name)
+            line = _unspelled_lookup(world.digest, i, data, name, method)
             if line:
                 return (
                     f"{path}:{line} looks an attribute up by a name its text does not spell "
@@ -461,17 +461,19 @@ _HANDS = re.compile(
 _WORDS = re.compile(rb"(?<!\w)_\w+")
 # Lookups of an attribute by a name the text need not spell.
 _LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(")
-_LOOKUPS: dict[tuple[str, int], tuple[int, dict[str, int]]] = {}
+_LOOKUPS: dict[tuple[str, int], tuple[int, int, dict[str, int]]] = {}
 
 
-def _unspelled_lookup(digest: str, i: int, data: bytes, name: str) -> int:
+def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool) -> int:
     """The line of a lookup in file `i` that may fetch attribute `name` though the file's text
     never spells it: `getattr(x, <not one literal>)`, `attrgetter(...)`/`methodcaller(...)` of
-    one, `inspect.getmembers(x)`, or a literal joined from parts (`"_al" "loc"`); 0 if none."""
+    one, `inspect.getmembers(x)`, or a literal joined from parts (`"_al" "loc"`); 0 if none.
+    For a module's function (not `method`), `getattr(self, k)` / `getattr(cls, k)` is no such
+    lookup: the object is an instance or a class, not a module."""
     key = (digest, i)
     hit = _LOOKUPS.get(key) if digest else None
     if hit is None:
-        computed = 0
+        computed = on_objects = 0
         joined: dict[str, int] = {}
         try:
             tree = ast.parse(data)
@@ -494,15 +496,19 @@ def _unspelled_lookup(digest: str, i: int, data: bytes, name: str) -> int:
                     for word in re.findall(r"\w+", arg.value):
                         joined.setdefault(word, n.lineno)
                 elif arg is not None or n.keywords:
-                    computed = computed or n.lineno
-        hit = (computed, joined)
+                    target = n.args[0] if called == "getattr" and n.args else None
+                    if isinstance(target, ast.Name) and target.id in ("self", "cls"):
+                        on_objects = on_objects or n.lineno
+                    else:
+                        computed = computed or n.lineno
+        hit = (computed, on_objects, joined)
         if digest:
             if len(_LOOKUPS) > 4096:
                 _LOOKUPS.clear()
             _LOOKUPS[key] = hit
-    computed, joined = hit
-    if computed:
-        return computed
+    computed, on_objects, joined = hit
+    if computed or (method and on_objects):
+        return computed or on_objects
     return joined.get(name, 0) if name.encode() not in data else 0
 
 
