@@ -156,7 +156,12 @@ class NameDispatch:
                 return (
                     f"{_short(path)} spells `{name}` as a string: it may name a field or attribute"
                 )
-        return self._attribute_hooks(name) or self._made_classes(name)
+        return self._attribute_hooks(name) or self._made_classes(name) or self._computed(name)
+
+    def _computed(self, name: str) -> str:
+        """Attributes bound under names the text need not spell (analysis/dynamic_attributes.py):
+        a computed `setattr`, `SimpleNamespace(**d)`, namedtuple fields in one string, ..."""
+        return self.world.bound_dynamically(name)
 
     def _made_classes(self, name: str) -> str:
         """Classes made by `type(name, bases, namespace)` / `new_class` whose namespace may bind
@@ -265,6 +270,10 @@ def _bindings(tree: ast.Module, path: str, name: str, found: list[Candidate]) ->
         if isinstance(node, ast.ClassDef):
             bodies.append((node.name, node.lineno, node.body, True))
     module = _short(path).removesuffix(".py").replace("/", ".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and name in node.names:
+            # `global f` in a function: a call may rebind the module's `f` to anything.
+            return f"{_short(path)}:{node.lineno} declares `{name}` global: it may be rebound"
     for owner, line, body, is_class in bodies:
         holder = ast.ClassDef(name="", bases=[], keywords=[], body=body, decorator_list=[])
         if name not in _class_binds(holder):

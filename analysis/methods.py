@@ -3,7 +3,8 @@
 Closed world: every class whose instances can be `self` here is defined in the scanned tree by a
 class statement whose bases name the class (directly, through an import alias `as X`, or a plain
 assignment alias `X = C`), and nothing assigns the method name on an object (`obj.m = ...`,
-`setattr(obj, "m", ...)`) or creates classes dynamically with a computed base. Under it, `self.m`
+`setattr(obj, "m", ...)`, or under a computed or joined name: `bound_dynamically`) or creates
+classes dynamically with a computed base. Under it, `self.m`
 is the class's `def m` when no class of the tree that derives from the class, however
 indirectly, binds `m` in its body. Subclasses are found by name over the source of every file of
 the tree (a class elsewhere with the same name counts as one: more give-ups, never fewer), and
@@ -21,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from zeroopt.analysis.dynamic_attributes import ANY as ANY_NAME
+from zeroopt.analysis.dynamic_attributes import MENTIONS, MODULE_ANY, SELF, bound_names
 from zeroopt.analysis.resolve import Scope
 
 if TYPE_CHECKING:
@@ -108,6 +111,7 @@ class ClassWorld:
         self._stored: dict[str, str | None] = {}
         self._facts: dict[int, tuple[dict[str, set[str]], set[str]]] = {}
         self._all_aliases: dict[str, set[str]] | None = None  # every file's, once many are asked
+        self._dynamic: list[tuple[str, dict[str, int]]] | None = None
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
     @classmethod
@@ -120,7 +124,12 @@ class ClassWorld:
             return world
         files: list[tuple[str, bytes]] = []
         shas: list[tuple[str, str]] = []
-        for path in sorted({*project.index.files, *project.index.names, unit.path}):
+        paths = {*project.index.files, *project.index.names}
+        if os.path.abspath(unit.path) not in {os.path.abspath(p) for p in paths}:
+            paths.add(unit.path)  # one file analysed outside the index
+        # The same paths the runner digests (runner._tree_digest): a relative spelling of a file
+        # of the index would make the digest differ, and no cached result would ever hold.
+        for path in sorted(paths):
             try:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -195,6 +204,47 @@ class ClassWorld:
                 None,
             )
         return self._stored[attr]
+
+    def bound_dynamically(self, attr: str, module: tuple[str, str] | None = None) -> str:
+        """Why an object of the tree may have an attribute `attr` bound under a name the text
+        need not spell (analysis/dynamic_attributes.py): a computed `setattr`, `vars(o).update(d)`,
+        `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does. For a
+        module's function (`module`: its dotted name and path), only computed names on what may
+        be that module count."""
+        if self._dynamic is None:
+            self._dynamic = []
+            for path, data in self.files:
+                if not MENTIONS.search(data):
+                    continue
+                try:
+                    tree = ast.parse(data)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    self._dynamic.append((path, {ANY_NAME: 1}))
+                    continue
+                found = bound_names(tree)
+                if found:
+                    self._dynamic.append((path, found))
+        for path, found in self._dynamic:
+            if module is None:
+                line = found.get(ANY_NAME, 0)
+            else:  # (dotted name, path) of the function's module: only patches of it count
+                name, own = module
+                mine = [MODULE_ANY, MODULE_ANY + name]
+                if os.path.abspath(path) == os.path.abspath(own):
+                    mine.append(MODULE_ANY + SELF)
+                line = min((found[k] for k in mine if k in found), default=0)
+            if line:
+                what = "its module" if module else "an object"
+                return (
+                    f"{_short(path)}:{line} binds attributes under computed names: "
+                    f"{what} may have an attribute `{attr}` no def gives"
+                )
+            if attr in found:
+                return (
+                    f"{_short(path)}:{found[attr]} binds an attribute `{attr}` by a name in a "
+                    "string or a computed form"
+                )
+        return ""
 
     def _file_facts(self, i: int) -> tuple[dict[str, set[str]], set[str]]:
         """The aliases and the stored attribute names of file `i`, by the patterns above."""
@@ -295,6 +345,7 @@ class ClassWorld:
         stored = None if why else self.stored_in(attr)
         if stored is not None:
             why = f"{_short(stored)} assigns an attribute `{attr}`"
+        why = why or self.bound_dynamically(attr)
         self._answers[key] = why
         return why
 

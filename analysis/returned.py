@@ -18,7 +18,10 @@ the callee is a plain `def` (not async, not a generator, no decorator but harmle
 outside code can reasonably call: a module-level def whose name starts with one `_`, a `_method`
 of a class (resolved through `self._m(...)` by analysis/methods.py's closed world), or a def
 nested in a function; every occurrence of its name in the tree (every file, strings included) is
-the callee of a call in its own module that resolves to it; each such call runs inside a
+the callee of a call in its own module that resolves to it (a method's name in any file: an
+instance may be handed anywhere, no import of its module need be spelled there); no file that
+may reach it looks an attribute up by a name its text does not spell (`getattr(x, name)`,
+`attrgetter`, `methodcaller`, `getmembers`, a joined literal `"_al" "loc"`); each such call runs inside a
 function; the returned value is the buffer itself on every `return` that returns it (not a view,
 not inside a tuple). A caller that returns it again is judged at its own callers, at most
 `MAX_DEPTH` functions up, never through recursion. `closed-world = false` turns it off.
@@ -273,9 +276,9 @@ class ReturnedJudge:
                 return [], f"line {getattr(n, 'lineno', 0)} may reach `{name}` by its name", ""
         if nested:
             return found, "", ""
-        other = self._named_elsewhere(name)
+        other = self._named_elsewhere(name, method)
         if other:
-            return [], f"{other} names `{name}`: callers in other modules are not followed", ""
+            return [], other, ""
         project = self.summaries.project
         if project is not None:
             project.deps[TREE_DEP] = self.summaries.world.digest  # a new caller anywhere
@@ -305,7 +308,7 @@ class ReturnedJudge:
             self._calls = {id(c.func): (c, s) for c, s in self.unit.resolver.calls}
         return self._calls
 
-    def _named_elsewhere(self, name: str) -> str:
+    def _named_elsewhere(self, name: str, method: bool = False) -> str:
         """A file of the tree other than this one that may name this module's `name`: its text
         has `name` as a word and, unless this module is a package's `__init__` (reached by
         `from . import name`) or binds `__all__` other than by one literal list, the last part
@@ -319,7 +322,15 @@ class ReturnedJudge:
         package = self.real_path is None or self.real_path.endswith("__init__.py")
         spelled = None
         own_text = "\n".join(self.unit.lines).encode("utf-8", "surrogatepass")
-        if module and not package and _literal_all(self.unit.tree) and not _HANDS.search(own_text):
+        # A method is reached through any instance, which any file may be handed: no import
+        # of its module need be spelled there.
+        if (
+            module
+            and not package
+            and not method
+            and _literal_all(self.unit.tree)
+            and not _HANDS.search(own_text)
+        ):
             spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
         index = _word_index(world.digest, world.files)
         for i in index.get(name, ()):
@@ -328,7 +339,18 @@ class ReturnedJudge:
                 continue
             if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
                 continue  # never names this module nor reaches module objects otherwise
-            return path
+            return f"{path} names `{name}`: callers in other modules are not followed"
+        for i, (path, data) in enumerate(world.files):
+            if path in own or os.path.realpath(path) in own or not _LOOKUP.search(data):
+                continue
+            if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
+                continue
+            line = _unspelled_lookup(world.digest, i, data, name, method)
+            if line:
+                return (
+                    f"{path}:{line} looks an attribute up by a name its text does not spell "
+                    f"(a computed or joined string): it may be `{name}`"
+                )
         return ""
 
     # --- one caller --------------------------------------------------------------------------
@@ -404,16 +426,20 @@ def _literal_all(tree: ast.Module) -> bool:
 
 
 def _computed_getattr(n: ast.AST) -> bool:
-    """`getattr(obj, name)` with a name that is not a literal: it may be this def's."""
-    return (
-        isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Name)
-        and n.func.id == "getattr"
-        and not (
-            len(n.args) >= 2
-            and isinstance(n.args[1], ast.Constant)
-            and isinstance(n.args[1].value, str)
-        )
+    """`getattr(obj, name)`, `operator.attrgetter(name)`, `operator.methodcaller(name)` with a
+    name that is not a literal, or `inspect.getmembers(obj)`: it may be this def's."""
+    if not isinstance(n, ast.Call):
+        return False
+    f = n.func
+    called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    if called == "getmembers":
+        return True
+    at = {"getattr": 1, "attrgetter": 0, "methodcaller": 0}.get(called)
+    if at is None:
+        return False
+    names = n.args if called == "attrgetter" else n.args[at : at + 1]
+    return not names or any(
+        not (isinstance(a, ast.Constant) and isinstance(a.value, str)) for a in names
     )
 
 
@@ -433,6 +459,59 @@ _HANDS = re.compile(
     rb"__globals__|sys\.modules|getmodule|import_module|__import__|__module__|__dict__|vars\("
 )
 _WORDS = re.compile(rb"(?<!\w)_\w+")
+# Lookups of an attribute by a name the text need not spell.
+_LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(")
+_LOOKUPS: dict[tuple[str, int], tuple[int, int, dict[str, int]]] = {}
+
+
+def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool) -> int:
+    """The line of a lookup in file `i` that may fetch attribute `name` though the file's text
+    never spells it: `getattr(x, <not one literal>)`, `attrgetter(...)`/`methodcaller(...)` of
+    one, `inspect.getmembers(x)`, or a literal joined from parts (`"_al" "loc"`); 0 if none.
+    For a module's function (not `method`), `getattr(self, k)` / `getattr(cls, k)` is no such
+    lookup: the object is an instance or a class, not a module."""
+    key = (digest, i)
+    hit = _LOOKUPS.get(key) if digest else None
+    if hit is None:
+        computed = on_objects = 0
+        joined: dict[str, int] = {}
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+            computed = 1
+        for n in ast.walk(tree) if tree is not None else ():
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            called = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+            at = {"getattr": 1, "attrgetter": 0, "methodcaller": 0}.get(called)
+            if called == "getmembers":
+                computed = computed or n.lineno
+            elif at is not None:
+                arg = n.args[at] if len(n.args) > at else None
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    for word in re.findall(r"\w+", arg.value):
+                        joined.setdefault(word, n.lineno)
+                elif arg is not None or n.keywords:
+                    target = n.args[0] if called == "getattr" and n.args else None
+                    if isinstance(target, ast.Name) and target.id in ("self", "cls"):
+                        on_objects = on_objects or n.lineno
+                    else:
+                        computed = computed or n.lineno
+        hit = (computed, on_objects, joined)
+        if digest:
+            if len(_LOOKUPS) > 4096:
+                _LOOKUPS.clear()
+            _LOOKUPS[key] = hit
+    computed, on_objects, joined = hit
+    if computed or (method and on_objects):
+        return computed or on_objects
+    return joined.get(name, 0) if name.encode() not in data else 0
+
+
 _INDEX: dict[str, dict[str, list[int]]] = {}  # one tree's digest -> its `_name` words -> files
 
 

@@ -30,7 +30,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import Builder
-from zeroopt.analysis.methods import TREE_DEP, ClassWorld, method_of
+from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_of
 from zeroopt.analysis.project import DYNAMIC_MARKERS
 from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk_scope
 from zeroopt.analysis.scalars import int_names
@@ -182,6 +182,9 @@ class Summaries:
         self._world: ClassWorld | None = None
         # id of a call -> (the call, why its method was not resolved by name): dispatch.py.
         self.obstacles: dict[int, tuple[ast.expr, str]] = {}
+        # Per called expression: why the def its name resolves to is not the one that runs.
+        self.refused: dict[int, tuple[ast.expr, str]] = {}
+        self._refusal = ""
 
     # --- resolution ------------------------------------------------------------------------
     def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
@@ -197,8 +200,11 @@ class Summaries:
         outer: dict[str, str] = {}
         if project is not None:
             outer, project.deps = project.deps, {}
+        self._refusal = ""
         try:
             found = self._resolve(scope, func, qual)
+            if self._refusal:
+                self.refused[key] = (func, self._refusal)
         finally:
             consulted: dict[str, str] = {}
             if project is not None:
@@ -245,7 +251,23 @@ class Summaries:
     ) -> Callee | None:
         if fn is None or not plain_decorators(fn, unit, frozenset()):
             return None
+        patched = self._patched(fn.name, unit)
+        if patched:
+            self._refusal = patched
+            return None
         return Callee(fn, unit, shift, name, why)
+
+    def _patched(self, name: str, unit: Unit) -> str:
+        """Why a module's function `name` may be replaced from outside its module: a file of the
+        tree assigns an attribute `name` (`pkg.g = ...`, the spellings methods.py reads) or binds
+        attributes under names its text need not spell (a computed `setattr`, ...)."""
+        world = self.world
+        if self.project is not None:
+            self.project.deps[TREE_DEP] = world.digest  # any file may add such a store
+        stored = world.stored_in(name)
+        if stored is not None:
+            return f"{_short(stored)} assigns an attribute `{name}`: it may replace the function"
+        return world.bound_dynamically(name, (unit.module or "", unit.path))
 
     def _imported(self, qual: str) -> Callee | None:
         project = self.project

@@ -42,6 +42,12 @@ OBSTACLES = {
     "getattr_assigned_on_a_class": "assigns `__getattr__`",
     "class_defined_by_exec": "runs code from text",
     "def_in_a_file_not_importable_by_name": "is in a file not importable by one name",
+    "namedtuple_fields_across_lines": ":22 binds an attribute `pour` by a name in a string",
+    "setattr_with_a_computed_name": ":27 binds attributes under computed names",
+    "setattr_with_a_joined_string": ":24 binds an attribute `pour` by a name in a string",
+    "namespace_built_from_locals": ":27 binds attributes under computed names",
+    "module_function_rebound_through_global": ":28 declares `pour` global",
+    "class_held_as_a_parameter": "the receiver may be a class: Keep.pour accepts these arguments",
 }
 
 

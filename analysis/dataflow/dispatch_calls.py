@@ -18,6 +18,35 @@ from zeroopt.analysis.state import MAYBE, Ref
 from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
 
 
+def binds_as_function(fn: ast.FunctionDef | ast.AsyncFunctionDef, e: ast.Call) -> bool:
+    """Whether `e`'s arguments (no `*`/`**`) bind to `fn`'s parameters with nothing before them,
+    as when the method is reached through its class: then a receiver that is a class runs it
+    without a TypeError, each argument bound to the parameter before the one it would bind."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    if len(e.args) > len(positional) and a.vararg is None:
+        return False
+    filled = {p.arg for p in positional[: len(e.args)]}
+    by_name = {p.arg for p in [*a.args, *a.kwonlyargs]}
+    for k in e.keywords:
+        if k.arg is None:
+            return True  # not reached: `**` calls are not dispatched
+        if k.arg in filled or (k.arg not in by_name and a.kwarg is None):
+            return False
+        filled.add(k.arg)
+    defaults = positional[len(positional) - len(a.defaults) :] if a.defaults else []
+    required = [p.arg for p in positional if p not in defaults]
+    required += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
+    return all(r in filled for r in required)
+
+
+def _classmethod(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Bound to the class however it is reached."""
+    return fn.name in ("__new__", "__init_subclass__", "__class_getitem__") or any(
+        ast.unparse(d) == "classmethod" for d in fn.decorator_list
+    )
+
+
 class DispatchCalls(SummaryCalls):
     def _tree_call(self, e: ast.Call, qual: str | None) -> tuple[bool, Ref | None]:
         """A def of the scanned tree: resolved by name and module, or as `self.m`; else, for a
@@ -50,6 +79,16 @@ class DispatchCalls(SummaryCalls):
         if why:
             engine.obstacles[id(e)] = (e, why)
             return False, None
+        for c in callees:
+            if c.shift and not _classmethod(c.fn) and binds_as_function(c.fn, e):
+                # `Cls.m(buf, x)` binds `buf` to `self`: through a receiver that is the class
+                # itself, the call still binds, one place earlier, and runs without an error.
+                why = (
+                    f"the receiver may be a class: {c.name} accepts these arguments one place "
+                    f"earlier too ({c.where})"
+                )
+                engine.obstacles[id(e)] = (e, why)
+                return False, None
         found = self._arguments_reaching(e)
         if len(found) != 1 or _reachable(self):
             why = "more than one argument reaches it" if len(found) > 1 else ""

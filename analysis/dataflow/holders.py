@@ -346,9 +346,16 @@ class Holders(Effects):
 
     def expose(self, place: str) -> None:
         """The buffer is now in `place`, whose object other names may reach: tied to the sites
-        that may have made that object, where they are known."""
-        if _root(place) != place and not self.private_root(_root(place)):
-            s = slot(place)
+        that may have made that object, where they are known. Only a private holder's own slots
+        are private: `d['i']['a']` stores into an object `d['j']` or another name may also hold."""
+        root = _root(place)
+        s = slot(place)
+        own = len(root) + len(s) == len(place)  # `d['a']`, not `d['i']['a']`
+        if (
+            root != place
+            and root not in self.ctx.private_roots
+            and not (own and self.private_root(root))
+        ):
             labels = self.origins(place[: len(place) - len(s)])
             self.st = replace(self.st, may=self.st.may | {exposed(s, labels)})
 

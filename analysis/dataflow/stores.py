@@ -6,7 +6,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
-from zeroopt.analysis.dataflow.holders import Holders
+from zeroopt.analysis.dataflow.holders import Holders, slot
 from zeroopt.analysis.dataflow.places import (
     ANY_ATTRIBUTE,
     ANY_ITEM,
@@ -141,7 +141,15 @@ class Stores(Holders):
         methods (lifecycle `self`), a holder only this name reaches (holders.py) or a local
         container (containers.py)."""
         root = _root(place)
-        return self.private_root(root) or (root != place and root in self.ctx.local_containers)
+        if root in self.ctx.private_roots:
+            return True
+        # A slot of the holder itself (`d['a']`), not of an object inside it (`d['i']['a']`):
+        # that object may have other names (`inner`, `d['j']`), through which it is read.
+        if root == place:
+            return self.private_root(root)
+        if len(root) + len(slot(place)) != len(place):
+            return False
+        return self.private_root(root) or root in self.ctx.local_containers
 
     def _shared_cell(self, name: str) -> None:
         """A closure of this function (or the enclosing one's, through `nonlocal`) shares the

@@ -43,6 +43,9 @@ class SummaryCalls(Stores):
             return False, None
         callee = engine.callee(self.ctx.scope, e.func, qual)
         if callee is None:
+            refused = engine.refused.get(id(e.func))
+            if refused is not None and refused[0] is e.func:
+                engine.obstacles[id(e)] = (e, refused[1])  # named in the evidence
             return False, None
         found = self._arguments_reaching(e)
         param = callee.parameter(found[0][0]) if len(found) == 1 else None

@@ -378,6 +378,114 @@ class Prop:
         "\n\nns = {}\nexec('class Txt:\\n    def pour(self, t):\\n        pass\\n', ns)\n",
         "def run():\n    return f(ns['Txt'](), 4)\n",
     ),
+    _give_up(
+        "namedtuple_fields_across_lines",
+        "`namedtuple(\n    'P', 'other pour')`: a field `pour` named inside a longer string on "
+        "another line than the call; `P(None, lambda t: None)` answers `pour` with a lambda.",
+        '\n\nimport collections\n\nP = collections.namedtuple(\n    "P", "other pour"\n)\n',
+        "def run():\n    return f(P(None, lambda t: None), 4)\n",
+    ),
+    _give_up(
+        "setattr_with_a_computed_name",
+        "`setattr(b, name, ...)` over names split from a string: `b.pour` is a lambda that "
+        "writes nothing, and no text spells it as a name.",
+        r"""
+
+class Box:
+    pass
+
+
+def make():
+    b = Box()
+    for name in "other pour".split():
+        setattr(b, name, lambda t: None)
+    return b
+""",
+        "def run():\n    return f(make(), 4)\n",
+    ),
+    _give_up(
+        "setattr_with_a_joined_string",
+        "`setattr(Bare, 'po' 'ur', ...)`: implicit concatenation makes the name `pour` that no "
+        "pattern of the text finds.",
+        '\n\nclass Bare:\n    pass\n\n\nsetattr(Bare, "po" "ur", lambda self, t: None)\n',
+        "def run():\n    return f(Bare(), 4)\n",
+    ),
+    _give_up(
+        "namespace_built_from_locals",
+        "`SimpleNamespace(**locals())` makes an attribute of every local: the nested `def "
+        "pour` writes nothing.",
+        r"""
+
+import types
+
+
+def make():
+    def pour(t):
+        return t
+
+    return types.SimpleNamespace(**locals())
+""",
+        "def run():\n    return f(make(), 4)\n",
+    ),
+    _give_up(
+        "module_function_rebound_through_global",
+        "The module itself is the receiver; `patch()` rebinds its `pour` through `global`.",
+        r"""
+
+import sys
+
+
+def pour(t):
+    t.fill_(3.0)
+
+
+def patch():
+    global pour
+    pour = lambda t: None  # noqa: E731
+""",
+        "def run():\n    patch()\n    return f(sys.modules[__name__], 4)\n",
+    ),
+    Case(
+        "class_held_as_a_parameter",
+        why="`f(Keep, 4)`: the receiver is the class, so `obj.pour(buf, scale)` binds `buf` to "
+        "`self` and `scale` to `t`; `u` has a default, so nothing raises and `buf` stays unwritten.",
+        source=r"""
+import torch
+
+
+class Keep:
+    def pour(self, t, u=None):
+        t.fill_(1.0)
+
+
+def f(obj, n):
+    buf = torch.zeros(n)  # <- site
+    obj.pour(buf, torch.ones(1))
+    return buf
+""",
+        scenario="def run():\n    return f(Keep, 4)\n",
+    ),
+    Case(
+        "class_held_as_a_parameter_cannot_bind",
+        kind="fix",
+        why="`pour(self, t)` called with one argument: through the class it would raise (no `t`), "
+        "so every run that returns has the instance as receiver and `buf` written.",
+        source=r"""
+import torch
+
+
+class Keep:
+    def pour(self, t):
+        t.fill_(1.0)
+
+
+def f(obj, n):
+    buf = torch.zeros(n)  # <- site
+    obj.pour(buf)
+    return buf
+""",
+        scenario="def run():\n    return f(Keep(), 4)\n",
+    ),
     Case(
         "closed_world_off",
         options=AnalysisOptions(closed_world=False),

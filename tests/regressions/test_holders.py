@@ -744,6 +744,72 @@ def run():
     return f(4)
 """,
     ),
+    Case(
+        "store_into_a_dict_shared_by_two_keys",
+        why="`outer = {'i': inner, 'j': inner}` holds one dict under two keys: "
+        "`outer['i']['a'] = buf` stores into that dict, so `outer['j']['a']` is the buffer; "
+        "`outer` being private says nothing of the dict inside it.",
+        source=r"""import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    inner = {"a": torch.ones(n)}
+    outer = {"i": inner, "j": inner}
+    outer["i"]["a"] = buf
+    s = outer["j"]["a"].sum()
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "store_into_a_namespace_shared_by_two_fields",
+        why="`ns.p` and `ns.q` are one namespace: `ns.p.a = buf` makes `ns.q.a` the buffer, read "
+        "before the buffer is written.",
+        source=r"""import types
+
+import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    shared = types.SimpleNamespace(a=torch.ones(n))
+    ns = types.SimpleNamespace(p=shared, q=shared)
+    ns.p.a = buf
+    s = ns.q.a.sum()
+    buf.fill_(1)
+    return s, buf
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "store_into_a_dict_made_inside_the_display",
+        kind="fix",
+        why="`d = {'m': {'a': None}}`: the inner dict is made in the display and only `d['m']` "
+        "reaches it; the buffer stored there is written in full before the read through the "
+        "same path.",
+        source=r"""import torch
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    d = {"m": {"a": None}}
+    d["m"]["a"] = buf
+    d["m"]["a"].fill_(1)
+    return d["m"]["a"].sum()
+""",
+        scenario="""
+def run():
+    return f(4)
+""",
+    ),
 ]
 
 

@@ -18,6 +18,21 @@ from tests.regressions.harness import Case, Verdict, check_case, params
 
 UNSAFE_ONLY = frozenset({Verdict.UNSAFE})
 
+_ENG = r"""
+import torch
+
+
+class Eng:
+    def _alloc(self, n):
+        buf = torch.zeros(n)  # <- site
+        return buf
+
+    def use(self, n):
+        b = self._alloc(n)
+        b.fill_(1.0)
+        return b
+"""
+
 CASES = [
     Case(
         "every_caller_fills_the_returned_buffer",
@@ -524,6 +539,66 @@ def run():
     h.setup(3)
     return h.read()
 """,
+    ),
+    Case(
+        "private_method_called_from_a_module_that_never_imports_it",
+        why="An instance is handed to another module, which calls `e._alloc(n)` and reads the "
+        "result: that module never spells the class's module, yet it calls the method.",
+        source=_ENG,
+        scenario="def run():\n    import rmo_other\n\n    return rmo_other.peek(Eng(), 4)\n",
+        modules=(("rmo_other", "def peek(e, n):\n    return e._alloc(n).sum()\n"),),
+    ),
+    Case(
+        "private_method_fetched_by_a_joined_name_in_another_module",
+        why="`getattr(e, '_al' 'loc')`: implicit concatenation makes `_alloc`, which no text of "
+        "that module spells.",
+        source=_ENG,
+        scenario="def run():\n    import rmg_other\n\n    return rmg_other.peek(Eng(), 4)\n",
+        modules=(("rmg_other", 'def peek(e, n):\n    return getattr(e, "_al" "loc")(n).sum()\n'),),
+    ),
+    Case(
+        "private_method_called_through_methodcaller",
+        why="`operator.methodcaller(nm, n)` with a computed name calls `_alloc` in the "
+        "method's own module, and the caller reads the result.",
+        source=_ENG
+        + r"""
+
+import operator
+
+
+def peek(e, n, nm):
+    return operator.methodcaller(nm, n)(e).sum()
+""",
+        scenario="def run():\n    return peek(Eng(), 4, '_al' + 'loc')\n",
+    ),
+    Case(
+        "private_function_fetched_by_a_joined_name_in_another_module",
+        why="Another module imports this one by a string and fetches `_make` with "
+        "`getattr(mod, '_ma' 'ke')`: no text spells `_make` there.",
+        source=r"""
+import torch
+
+
+def _make(n):
+    buf = torch.zeros(n)  # <- site
+    return buf
+
+
+def use(n):
+    b = _make(n)
+    b.fill_(1.0)
+    return b
+""",
+        scenario="def run():\n    import rgj_other\n\n    return rgj_other.go(4)\n",
+        modules=(
+            (
+                "rgj_other",
+                "import importlib\n\n\ndef go(n):\n"
+                "    mod = importlib.import_module("
+                "'private_function_fetched_by_a_joined_name_in_another_module')\n"
+                "    return getattr(mod, '_ma' 'ke')(n).sum()\n",
+            ),
+        ),
     ),
 ]
 

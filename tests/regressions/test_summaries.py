@@ -350,6 +350,159 @@ def run():
     return Outside().forward(4)
 """,
     ),
+    Case(
+        "method_shadowed_by_a_computed_setattr",
+        why="`setattr(self, name, ...)` over names split from a string gives the instance an "
+        "attribute `_fill` that shadows the method and writes nothing; no text spells `_fill` as "
+        "an attribute store.",
+        source=r"""
+import torch
+
+
+class Box:
+    def __init__(self, names):
+        for name in names.split():
+            setattr(self, name, lambda t: None)
+
+    def _fill(self, t):
+        t.fill_(1.0)
+
+    def f(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf
+""",
+        scenario='def run():\n    return Box("other _fill").f(4)\n',
+    ),
+    Case(
+        "method_shadowed_through_dict_update",
+        why="`self.__dict__.update(kw)` with keyword arguments spelled by a joined string "
+        "(`'_fi' 'll'`) binds an instance attribute `_fill` that shadows the method.",
+        source=r"""
+import torch
+
+
+class Box:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def _fill(self, t):
+        t.fill_(1.0)
+
+    def f(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf
+
+
+def make():
+    return Box(**{"_fi" "ll": lambda t: None})
+""",
+        scenario="def run():\n    return make().f(4)\n",
+    ),
+    Case(
+        "method_beside_a_literal_setattr_of_another_name",
+        kind="fix",
+        why="`setattr(self, 'scale', 2.0)` binds one attribute, named in full: `self._fill` is "
+        "still the class's def, which writes the buffer in full.",
+        source=r"""
+import torch
+
+
+class Box:
+    def __init__(self):
+        setattr(self, "scale", 2.0)
+
+    def _fill(self, t):
+        t.fill_(self.scale)
+
+    def f(self, n):
+        buf = torch.zeros(n)  # <- site
+        self._fill(buf)
+        return buf
+""",
+        scenario="def run():\n    return Box().f(4)\n",
+    ),
+    Case(
+        "function_replaced_through_its_package",
+        why="`rpkg.g` is re-exported from `rpkg.impl`, whose `g` writes in full; importing the "
+        "package runs `rpkg/patch.py`, which assigns `rpkg.g = lambda x: x`: the call runs "
+        "the lambda.",
+        source=r"""
+import torch
+
+import rpkg
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    rpkg.g(buf)
+    return buf
+""",
+        modules=(
+            ("rpkg/__init__", "from rpkg.impl import g\nimport rpkg.patch\n"),
+            ("rpkg/impl", "def g(x):\n    x.fill_(1.0)\n"),
+            ("rpkg/patch", "import rpkg\n\nrpkg.g = lambda x: x\n"),
+        ),
+        scenario="def run():\n    return f(4)\n",
+    ),
+    Case(
+        "same_module_function_replaced_from_another_module",
+        why="Another module of the tree assigns the analysed module's `fill` through "
+        "`sys.modules[...]`: the name's only def in its module is not what `fill(buf)` runs.",
+        source=r"""
+import torch
+
+import smp_patch
+
+
+def fill(x):
+    x.fill_(1.0)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf
+""",
+        modules=(
+            (
+                "smp_patch",
+                "import sys\n\n\ndef patch():\n"
+                "    sys.modules['same_module_function_replaced_from_another_module'].fill = "
+                "lambda x: x\n",
+            ),
+        ),
+        scenario="def run():\n    smp_patch.patch()\n    return f(4)\n",
+    ),
+    Case(
+        "function_beside_a_store_of_another_attribute",
+        kind="fix",
+        why="Another module assigns `cfg.scale`, not `fill`: `fill` is still the def that runs, "
+        "and it writes the buffer in full.",
+        source=r"""
+import torch
+
+import sba_cfg
+
+
+def fill(x):
+    x.fill_(sba_cfg.cfg.scale)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf
+""",
+        modules=(
+            (
+                "sba_cfg",
+                "import types\n\ncfg = types.SimpleNamespace(scale=1.0)\ncfg.scale = 2.0\n",
+            ),
+        ),
+        scenario="def run():\n    return f(4)\n",
+    ),
 ]
 
 
