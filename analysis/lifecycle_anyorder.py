@@ -53,10 +53,16 @@ from zeroopt.analysis.lifecycle_module import (
     shadowed_methods,
 )
 from zeroopt.analysis.lifecycle_objects import distinct_objects
-from zeroopt.analysis.lifecycle_program import Program, build_program, class_methods
+from zeroopt.analysis.lifecycle_program import (
+    RENAME_MARK,
+    Program,
+    build_program,
+    class_methods,
+    decorator_name,
+)
 from zeroopt.analysis.lifecycle_witness import compile_program
 from zeroopt.analysis.lifecycles import Cycle, Lifecycle
-from zeroopt.analysis.methods import ANY, TREE_DEP, ClassWorld, _short
+from zeroopt.analysis.methods import ANY, TREE_DEP, ClassInfo, ClassWorld, _made_class, _short
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
 from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk
@@ -190,14 +196,15 @@ def _judge(
 ) -> AnyOrderOutcome:
     held = holders(cls, attr)
     methods = class_methods(cls)
-    naming = [m for m, fn in methods.items() if m != INIT and _names(fn, held)]
+    props = _properties(cls)
+    naming = [m for m, fn in {**methods, **props}.items() if m != INIT and _names(fn, held)]
     cycles = tuple(Cycle(m, (m,), runs_forward=False) for m in naming)
     model = Lifecycle(NAME, (INIT,), (INIT,), cycles, (), "any order of the class's methods")
     if len(naming) > _MAX_METHODS:
         why = f"{len(naming)} methods name the buffer: more than the program takes"
         return AnyOrderOutcome(site, cls, model, None, why)
     shadowed = shadowed_methods(cls, facts)
-    program = build_program(cls, model, resolver, shadowed)
+    program = build_program(cls, model, resolver, shadowed, props)
     copies = program.copies.get(id(site.call), [])
     if len(copies) != 1:
         why = f"`__init__` (line {site.call.lineno}) is inlined more than once"
@@ -252,17 +259,18 @@ def _judge(
     straight_model = Lifecycle(
         NAME, (INIT,), (INIT,) if reader == INIT else (INIT, reader), (), (), model.source
     )
-    straight_prog = build_program(cls, straight_model, resolver, shadowed)
+    straight_prog = build_program(cls, straight_model, resolver, shadowed, props)
     if len(straight_prog.copies.get(id(site.call), [])) == 1:
         straight = judge(straight_prog, True)
         if not straight.gave_up and any(i.severity == UNSAFE for i in straight.issues):
+            shown = reader.split(RENAME_MARK)[0]
             assumption = (
-                f"assuming `{cls.name}.{reader}` runs after `{cls.name}.__init__` (any method may "
+                f"assuming `{cls.name}.{shown}` runs after `{cls.name}.__init__` (any method may "
                 "run after it, in any order)"
                 if reader != INIT
                 else f"`{cls.name}.__init__` reads it itself"
             )
-            return AnyOrderOutcome(site, cls, model, straight, reader=reader,
+            return AnyOrderOutcome(site, cls, model, straight, reader=shown,
                                    assumptions=(assumption,))  # fmt: skip
     return AnyOrderOutcome(site, cls, model, not_certain(outcome), reader=reader)
 
@@ -298,10 +306,29 @@ def _written_somewhere(outcome: BufferOutcome) -> bool:
 _READS = frozenset({"read", "possible-read", "capture"})
 
 
+_PROPERTY = frozenset({"property", "setter", "getter", "deleter", "cached_property"})
+
+
+def _properties(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Property getters, setters and deleters, under keys no attribute spells (`head·0`):
+    each may run at any time, like a method."""
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for i, stmt in enumerate(cls.body):
+        if (
+            isinstance(stmt, ast.FunctionDef)
+            and stmt.args.args
+            and any(decorator_name(d) in _PROPERTY for d in stmt.decorator_list)
+        ):
+            out[f"{stmt.name}{RENAME_MARK}{i}"] = stmt
+    return out
+
+
 def _method_at(cls: ast.ClassDef, line: int) -> str:
-    for name, fn in _all_methods(cls).items():
-        if fn.lineno <= line <= (fn.end_lineno or fn.lineno):
-            return name
+    for i, stmt in enumerate(cls.body):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno)
+        ):
+            return stmt.name if stmt.name in class_methods(cls) else f"{stmt.name}{RENAME_MARK}{i}"
     return ""
 
 
@@ -310,27 +337,104 @@ def _names(fn: ast.FunctionDef | ast.AsyncFunctionDef, held: set[str]) -> bool:
 
 
 def holders(cls: ast.ClassDef, attr: str) -> set[str]:
-    """`attr` and every `self` attribute a method that names one of them assigns (it may hold
-    the buffer or a view of it: `self.head = self.buf[:1]`), to a fixpoint."""
-    per_method: list[tuple[set[str], set[str]]] = []
-    for fn in _all_methods(cls).values():
-        me = _self_param(fn)
-        named: set[str] = set()
-        assigned: set[str] = set()
-        for n in walk([fn]):
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
-                named.add(n.attr)
-                if not isinstance(n.ctx, ast.Load):
-                    assigned.add(n.attr)
-        per_method.append((named, assigned))
+    """`attr` and every `self` attribute the buffer may flow into, to a fixpoint: a statement
+    whose value names something that may hold it (`self.<held>`, or a name bound from one, in
+    any method: names are not told apart by method) stores into its targets' roots
+    (`self.head = self.buf[:1]`, `self.d[k] = b`), and a call given it on `self.<y>.m(...)`
+    (`self.q.append(b)`) or `self.m(...)` (then every parameter of `m` may hold it), or a value
+    from a method that may return it."""
+    methods = _all_methods(cls)
     held = {attr}
+    names: set[str] = set()
+    me_of = {id(fn): _self_param(fn) for fn in methods.values()}
+    # Names a method binds (locals, parameters): module names such as `torch` never hold it.
+    local: set[str] = set()
+    for fn in methods.values():
+        for n in walk([fn]):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                local.add(n.id)
+            elif isinstance(n, ast.arg):
+                local.add(n.arg)
     changed = True
+
+    returning: set[str] = set()  # methods that may return it (`self.y = self.get()`)
+
+    def tainted(e: ast.AST | None, me: str | None) -> bool:
+        for n in walk([e]) if e is not None else ():
+            if isinstance(n, ast.Name) and n.id in names:
+                return True
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == me
+                and n.func.attr in returning
+            ):
+                return True
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == me
+                and n.attr in held
+            ):
+                return True
+        return False
+
+    def mark(target: ast.AST, me: str | None) -> None:
+        nonlocal changed
+        for t in walk([target]):
+            root = t
+            while isinstance(root, ast.Attribute | ast.Subscript | ast.Starred):
+                if (
+                    isinstance(root, ast.Attribute)
+                    and isinstance(root.value, ast.Name)
+                    and root.value.id == me
+                ):
+                    if root.attr not in held:
+                        held.add(root.attr)
+                        changed = True
+                    break
+                root = root.value
+            if (
+                isinstance(root, ast.Name)
+                and root.id != me
+                and root.id in local
+                and root.id not in names
+            ):
+                names.add(root.id)
+                changed = True
+
     while changed:
         changed = False
-        for named, assigned in per_method:
-            if named & held and not assigned <= held:
-                held |= assigned
-                changed = True
+        for fn in methods.values():
+            me = me_of[id(fn)]
+            for n in walk([fn]):
+                if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+                    if tainted(n.value, me):
+                        for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                            mark(t, me)
+                elif isinstance(n, ast.Return | ast.Yield | ast.YieldFrom):
+                    if fn.name not in returning and tainted(n.value, me):
+                        returning.add(fn.name)
+                        changed = True
+                elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
+                    if tainted(n.iter, me):
+                        mark(n.target, me)
+                elif isinstance(n, ast.withitem):
+                    if n.optional_vars is not None and tainted(n.context_expr, me):
+                        mark(n.optional_vars, me)
+                elif isinstance(n, ast.Call) and any(
+                    tainted(a, me) for a in [*n.args, *(k.value for k in n.keywords)]
+                ):
+                    f = n.func
+                    if isinstance(f, ast.Attribute):
+                        mark(f.value, me)
+                        if isinstance(f.value, ast.Name) and f.value.id == me:
+                            callee = methods.get(f.attr)
+                            for a in callee.args.args[1:] if callee is not None else []:
+                                if a.arg not in names:
+                                    names.add(a.arg)
+                                    changed = True
     return held
 
 
@@ -381,17 +485,128 @@ def _class_reason(cls: ast.ClassDef, resolver: Resolver, world: ClassWorld) -> s
                 f"the class body binds names other than by `def` (line {stmt.lineno}): a method "
                 "may be one of them"
             )
+    return _subclass_reason(cls, world)
+
+
+def _self_called(cls: ast.ClassDef) -> set[str]:
+    """Methods of the class called through `self` in its methods (the program inlines them)."""
+    methods = _all_methods(cls)
+    out: set[str] = set()
+    for fn in methods.values():
+        me = _self_param(fn)
+        for n in walk([fn]):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == me
+                and n.func.attr in methods
+            ):
+                out.add(n.func.attr)
+    return out
+
+
+def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
+    """A class of the tree that may derive from `cls` and may change what a `self.m()` of its
+    methods runs (the program inlines the class's own def), or "". Overriding a method no
+    method calls through `self` only adds code that may run at any time, and that code names
+    no attribute holding the buffer (checked over the tree): any order covers it. A class
+    deriving through a later base (`type(name, (Mixin, type(x)), {})`) puts the bases before
+    it first in the method resolution order: those must be classes of its own file that bind
+    none of those names and derive from `object` or torch.nn.Module only."""
     found, why = world.lineage(cls.name)
-    if why:
+    if why and not why.endswith("other than through its first base only"):
         return why
-    mine = set(_all_methods(cls)) - {INIT}
+    called = _self_called(cls)
+    clash = called | set(_HOOKS) | {ANY}
+    names = {cls.name} | {info.name for _, info in found}
     for path, info in found:
-        over = sorted(info.binds & (mine | set(_HOOKS) | {ANY}))
+        if info.decorated:
+            return f"class {info.name} ({_short(path)}:{info.line}) has a class decorator"
+        over = sorted(info.binds & clash)
         if over:
             return (
                 f"class {info.name} ({_short(path)}:{info.line}) may derive from it and binds "
                 f"`{over[0]}`"
             )
+        for ids in info.bases:
+            if ids & names or ANY in ids:
+                break  # the bases from here on come after the class's own lineage
+            why = _preceding_base(ids, path, world, called)
+            if why:
+                return (
+                    f"class {info.name} ({_short(path)}:{info.line}) may derive from it through "
+                    f"a later base: {why}"
+                )
+    # A class made at run time may take the class from a variable (`type(n, (Mixin, base),
+    # {})`): whatever its bases name, those before its last one may come first.
+    for path, info in _made_classes(world):
+        over = sorted(info.binds & clash)
+        if over:
+            return f"{_short(path)}:{info.line} makes a class that may derive from it and binds `{over[0]}`"
+        for ids in info.bases[:-1]:
+            if ids & names:
+                break
+            why = _preceding_base(ids, path, world, called) if ANY not in ids else "any class"
+            if why:
+                return (
+                    f"{_short(path)}:{info.line} makes a class that may derive from it through a "
+                    f"later base: {why}"
+                )
+    return ""
+
+
+_MADE: dict[str, list[tuple[str, ClassInfo]]] = {}
+
+
+def _made_classes(world: ClassWorld) -> list[tuple[str, ClassInfo]]:
+    """Every `type(name, bases, namespace)` / `new_class(...)` of the tree, parsed once per
+    worker (the files methods.py's index marks as making classes)."""
+    hit = _MADE.get(world.digest) if world.digest else None
+    if hit is None:
+        hit = []
+        for i in sorted(world.index.dynamic):
+            path, data = world.files[i]
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                hit.append(
+                    (path, ClassInfo("<unparsed>", 0, (frozenset({ANY}),), frozenset({ANY}), False))
+                )
+                continue
+            for node in ast.walk(tree):
+                made = _made_class(node)
+                if made is not None:
+                    hit.append((path, made))
+        if world.digest:
+            _MADE.clear()
+            _MADE[world.digest] = hit
+    return hit
+
+
+_PLAIN_BASE_WORDS = frozenset({"nn", "Module", "torch", "object", "ABC", "abc"})
+
+
+def _preceding_base(ids: frozenset[str], path: str, world: ClassWorld, called: set[str]) -> str:
+    """Why a base that comes before the class in some subclass's resolution order may run
+    other code for a `self.m()` of the class, or ""."""
+    if len(ids) != 1:
+        return f"its base naming {sorted(ids)[:3]} is not one class of its file"
+    (name,) = ids
+    data = next((d for p, d in world.files if p == path), b"")
+    infos = world._parsed(path, data) or []
+    same = [i for i in infos if i.name == name]
+    if len(same) != 1:
+        return f"its base `{name}` is not one class of its file"
+    base = same[0]
+    over = sorted(base.binds & (called | set(_HOOKS) | {ANY}))
+    if over:
+        return f"its base `{name}` binds `{over[0]}`"
+    if any(not ids2 <= _PLAIN_BASE_WORDS for ids2 in base.bases):
+        return f"the bases of `{name}` are not only object or torch.nn.Module"
+    library = sorted(n for n in called if n in LIBRARY_ATTRIBUTES)
+    if library:
+        return f"`{library[0]}` may be torch.nn.Module's, before the class's own"
     return ""
 
 
@@ -406,6 +621,8 @@ def _method_decorators_ok(cls: ast.ClassDef, held: set[str]) -> str:
             text = ast.unparse(func)
             if text in ("staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod"):
                 continue
+            if decorator_name(d) in _PROPERTY and not isinstance(d, ast.Call):
+                continue  # a cycle of its own (`_properties`)
             if text.split(".")[-1] in {q.split(".")[-1] for q in _TRANSPARENT_DECORATORS}:
                 continue
             return f"a decorator of `{fn.name}` (line {d.lineno}) may run it otherwise"
@@ -437,7 +654,7 @@ def _reached_elsewhere(
         return why
     names = held | {mangle(a, cls.name) for a in held}
     allowed: set[int] = set()
-    for fn in class_methods(cls).values():
+    for fn in [*class_methods(cls).values(), *_properties(cls).values()]:
         me = _self_param(fn)
         stack: list[ast.AST] = list(fn.body)
         while stack:

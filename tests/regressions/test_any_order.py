@@ -104,6 +104,75 @@ def run():
 """,
     ),
     Case(
+        "subclass_overrides_a_method_no_method_calls_and_a_shape_property",
+        kind="fix",
+        why="Sub overrides `describe`, which no method calls through `self`: the override is "
+        "one more method that may run at any time and names no buffer. The property `width` "
+        "reads only the shape (metadata). `run` writes all of it before reading it.",
+        source=r"""
+import torch
+
+
+class Runner:
+    def __init__(self, n):
+        self.out = torch.zeros(n)  # <- site
+
+    @property
+    def width(self):
+        return self.out.shape[0]
+
+    def run(self, x):
+        self.out.copy_(x * 3)
+        return self.out - 1
+
+    def describe(self):
+        return "runner"
+
+
+class FastRunner(Runner):
+    def describe(self):
+        return "fast"
+""",
+        scenario=r"""
+def run():
+    r = FastRunner(3)
+    return r.run(torch.ones(3)), torch.tensor(r.width), r.run(torch.arange(3.0))
+""",
+    ),
+    Case(
+        "dynamic_subclass_with_a_mixin_overriding_the_helper",
+        why="`type(...)` makes a class whose first base, a mixin, binds `_fill`, which `step` "
+        "calls through `self`: on that object `_fill` writes nothing and `step` reads zeros.",
+        source=r"""
+import torch
+
+
+class Worker:
+    def __init__(self, n):
+        self.acc3 = torch.zeros(n)  # <- site
+
+    def _fill(self):
+        self.acc3.fill_(5.0)
+
+    def step(self):
+        self._fill()
+        return self.acc3 * 2
+
+
+class Lazy:
+    def _fill(self):
+        pass
+
+
+def make(n, base):
+    return type("LazyWorker", (Lazy, base), {})(n)
+""",
+        scenario=r"""
+def run():
+    return make(3, Worker).step()
+""",
+    ),
+    Case(
         "accumulator_read_first",
         expect=UNSAFE_ONLY,
         why="`add` reads the accumulator (`+=`) before anything writes it, and nothing else "
