@@ -62,10 +62,10 @@ from zeroopt.analysis.lifecycle_program import (
 )
 from zeroopt.analysis.lifecycle_witness import compile_program
 from zeroopt.analysis.lifecycles import Cycle, Lifecycle
-from zeroopt.analysis.methods import ANY, TREE_DEP, ClassInfo, ClassWorld, _made_class, _short
+from zeroopt.analysis.methods import ANY, TREE_DEP, ClassWorld, _short
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
-from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk, walk_scope
+from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
 NAME = "any-order"
@@ -538,90 +538,7 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
                     f"class {info.name} ({_short(path)}:{info.line}) may derive from it through "
                     f"a later base: {why}"
                 )
-    # A class made at run time may take the class from a variable (`type(n, (Mixin, base),
-    # {})`): whatever its bases name, those before its last one may come first. A base bound
-    # once in the same function to a class made from no base is a fresh class: never this one.
-    for path, info, fresh in _made_classes(world):
-        bases = [ids for ids in info.bases if ids]
-        if all(_fresh(ids, fresh) for ids in bases):
-            continue  # made from no base or fresh ones only: derives from object alone
-        over = sorted(info.binds & clash)
-        if over:
-            return (
-                f"{_short(path)}:{info.line} makes a class that may derive from it and binds "
-                f"`{over[0]}`"
-            )
-        for ids in bases[:-1]:
-            if ids & names:
-                break
-            if _fresh(ids, fresh):
-                (name,) = ids
-                over = sorted(fresh[name].binds & clash)
-                why = f"its base `{name}` binds `{over[0]}`" if over else ""
-            else:
-                why = _preceding_base(ids, path, world, called) if ANY not in ids else "any class"
-            if why:
-                return (
-                    f"{_short(path)}:{info.line} makes a class that may derive from it through a "
-                    f"later base: {why}"
-                )
     return ""
-
-
-def _fresh(ids: frozenset[str], fresh: dict[str, ClassInfo]) -> bool:
-    return len(ids) == 1 and next(iter(ids)) in fresh
-
-
-_MADE: dict[str, list[tuple[str, ClassInfo, dict[str, ClassInfo]]]] = {}
-
-
-def _made_classes(world: ClassWorld) -> list[tuple[str, ClassInfo, dict[str, ClassInfo]]]:
-    """Every `type(name, bases, namespace)` / `new_class(...)` of the tree with, per made
-    class, the names its function binds once, to a class made from no base (fresh classes);
-    parsed once per worker (the files methods.py's index marks as making classes)."""
-    hit = _MADE.get(world.digest) if world.digest else None
-    if hit is None:
-        hit = []
-        for i in sorted(world.index.dynamic):
-            path, data = world.files[i]
-            try:
-                tree = ast.parse(data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                unknown = ClassInfo("<unparsed>", 0, (frozenset({ANY}),), frozenset({ANY}), False)
-                hit.append((path, unknown, {}))
-                continue
-            fresh_of: dict[int, dict[str, ClassInfo]] = {}
-            for scope in ast.walk(tree):
-                if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
-                    continue
-                made_here = [n for n in walk_scope(scope.body) if _made_class(n) is not None]
-                if not made_here:
-                    continue
-                bound: dict[str, list[ast.AST]] = {}
-                for n in walk_scope(scope.body):
-                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                        bound.setdefault(n.id, []).append(n)
-                fresh: dict[str, ClassInfo] = {}
-                for n in walk_scope(scope.body):
-                    if (
-                        isinstance(n, ast.Assign)
-                        and len(n.targets) == 1
-                        and isinstance(n.targets[0], ast.Name)
-                        and len(bound.get(n.targets[0].id, ())) == 1
-                    ):
-                        made = _made_class(n.value)
-                        if made is not None and made.bases == (frozenset(),):
-                            fresh[n.targets[0].id] = made
-                for n in made_here:
-                    fresh_of[id(n)] = fresh
-            for n in ast.walk(tree):  # every one, in class bodies and lambdas too
-                made = _made_class(n)
-                if made is not None:
-                    hit.append((path, made, fresh_of.get(id(n), {})))
-        if world.digest:
-            _MADE.clear()
-            _MADE[world.digest] = hit
-    return hit
 
 
 _PLAIN_BASE_WORDS = frozenset({"nn", "Module", "torch", "object", "ABC", "abc"})

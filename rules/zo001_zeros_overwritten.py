@@ -241,8 +241,9 @@ decorators (a property naming it is given up); its module reads no attribute by 
 `vars()`, `dir()`, copy, pickle, `dataclasses.asdict`/`replace`, `exec`/`eval` or frames.
 Assumed: code outside the class's module does not reach its objects' attributes by a name
 computed at run time, through `__dict__`, or by copying or pickling an object that holds it; a
-method runs to its end before another starts (no threads); calls not handed the buffer do not
-write it. Off with `closed-world = false`; a result that used it is reused from the cache only
+method runs to its end before another starts (no threads); a class made with a base held in a
+variable (`class X(Mixin, base)`, `type(n, (Mixin, base), {})`) is outside the closed world, as
+for method resolution; calls not handed the buffer do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 
 Calls on a receiver of unknown type, `obj.f(buf)` (analysis/dispatch.py), under the same closed

@@ -140,39 +140,6 @@ def run():
 """,
     ),
     Case(
-        "dynamic_subclass_with_a_mixin_overriding_the_helper",
-        why="`type(...)` makes a class whose first base, a mixin, binds `_fill`, which `step` "
-        "calls through `self`: on that object `_fill` writes nothing and `step` reads zeros.",
-        source=r"""
-import torch
-
-
-class Worker:
-    def __init__(self, n):
-        self.acc3 = torch.zeros(n)  # <- site
-
-    def _fill(self):
-        self.acc3.fill_(5.0)
-
-    def step(self):
-        self._fill()
-        return self.acc3 * 2
-
-
-class Lazy:
-    def _fill(self):
-        pass
-
-
-def make(n, base):
-    return type("LazyWorker", (Lazy, base), {})(n)
-""",
-        scenario=r"""
-def run():
-    return make(3, Worker).step()
-""",
-    ),
-    Case(
         "accumulator_read_first",
         expect=UNSAFE_ONLY,
         why="`add` reads the accumulator (`+=`) before anything writes it, and nothing else "
