@@ -18,6 +18,7 @@ import ast
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,10 @@ class ClassWorld:
         shas: list[tuple[str, str]] = []
         for path in sorted({*project.index.files, *project.index.names, unit.path}):
             try:
+                # A FIFO or a device would block the read forever, or never end (the scan
+                # reports such a file as an error and analyses nothing in it).
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    raise OSError("not a regular file")
                 with open(path, "rb") as f:
                     data = f.read()
             except OSError:
