@@ -499,6 +499,9 @@ class ZerosOverwrittenBeforeRead(Rule):
             class A:
                 def __init__(self, n):
                     self.buf = torch.zeros(n)
+
+            def peek(a):
+                return a.buf.sum()
             """,
             Verdict.UNPROVEN,
             "stored on self: read elsewhere",
