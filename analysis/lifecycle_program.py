@@ -72,10 +72,15 @@ def build_program(
     model: Lifecycle,
     resolver: Resolver,
     shadowed: frozenset[str] = frozenset(),
+    extra: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
 ) -> Program:
     """`shadowed`: method names some instance attribute may hold instead (`self._fill = f`):
-    a call through them runs whatever was stored, so it is never inlined."""
+    a call through them runs whatever was stored, so it is never inlined. `extra`: more defs
+    the model may run, under keys no attribute can spell (property getters and setters), so
+    that no `self.x(...)` call inlines them."""
     methods = class_methods(cls)
+    if extra:
+        methods = {**methods, **extra}
     program = Program(body=[])
     inliner = _Inliner(methods, resolver, program, shadowed)
     for name in model.init:

@@ -19,6 +19,7 @@ import ast
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +132,10 @@ class ClassWorld:
         # of the index would make the digest differ, and no cached result would ever hold.
         for path in sorted(paths):
             try:
+                # A FIFO or a device would block the read forever, or never end (the scan
+                # reports such a file as an error and analyses nothing in it).
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    raise OSError("not a regular file")
                 with open(path, "rb") as f:
                     data = f.read()
             except OSError:

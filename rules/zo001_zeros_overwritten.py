@@ -253,6 +253,35 @@ generator or `async def`, or a call outside a function leaves it unproven. Assum
 the tree reaches the function. Off with `closed-world = false`; a cached result that
 relied on it is reused only while no file of the tree changed.
 
+Any order of a class's methods (analysis/lifecycle_anyorder.py). A buffer allocated in `__init__`
+and stored on `self`, in a class no lifecycle model matches, is judged under "after `__init__`
+any method of the class may run, any number of times, in any order": the lifecycle program with
+one cycle per method that names the buffer (or an attribute that may hold it), the methods and
+their `self` helpers inlined. `safe` when every method writes it in full before any read of it
+(or never reads it). `unsafe` only where no method writes any of it (or no write of any method
+covers the elements read) and the straight program `__init__`, then the method holding the
+read, reads it before any write; the evidence names the assumption "`C.m` runs after
+`C.__init__`" and the callees assumed not to write it because not handed it. Anything else is
+`unproven`, naming the method and line that block. Under the closed world, checked: every
+attribute access `.X` (any receiver) and every string naming `X` (a dotted name) in the scanned
+tree is `self.X` in a method of the class, for `X` and every attribute a method naming it
+assigns (it may hold the buffer); not inside a nested function or lambda; no subclass in the
+tree binds a method of the class but `__init__`, or an attribute hook; the class has no class
+decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`__delattr__`/
+`__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
+`ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
+one of nn.Module's own instance attributes) and `super()` reaches only `__init__`; methods naming
+the buffer are plain or under staticmethod/classmethod/abstractmethod or known transparent
+decorators (a property naming it is given up); its module reads no attribute by a computed name
+(`getattr`/`setattr`/`hasattr`/`delattr`, `register_buffer` of a non-literal), no `__dict__`,
+`vars()`, `dir()`, copy, pickle, `dataclasses.asdict`/`replace`, `exec`/`eval` or frames.
+Assumed: code outside the class's module does not reach its objects' attributes by a name
+computed at run time, through `__dict__`, or by copying or pickling an object that holds it; a
+method runs to its end before another starts (no threads); a class made with a base held in a
+variable (`class X(Mixin, base)`, `type(n, (Mixin, base), {})`) is outside the closed world, as
+for method resolution; calls not handed the buffer do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
+while no file of the tree changed.
+
 Calls on a receiver of unknown type, `obj.f(buf)` (analysis/dispatch.py), under the same closed
 world stated for every method: every method that can run is defined in the scanned tree or is an
 attribute of a library type or module listed in analysis/semantics/library_attributes.json (`dir()` of
@@ -510,6 +539,9 @@ class ZerosOverwrittenBeforeRead(Rule):
             class A:
                 def __init__(self, n):
                     self.buf = torch.zeros(n)
+
+            def peek(a):
+                return a.buf.sum()
             """,
             Verdict.UNPROVEN,
             "stored on self: read elsewhere",

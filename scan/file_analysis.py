@@ -36,6 +36,7 @@ from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_W
 from zeroopt.analysis.summaries import Summaries, make_unit
 from zeroopt.rules import ALL_RULES, Rule
 from zeroopt.rules.decision import decide, explain
+from zeroopt.scan.any_order import any_order_pass
 from zeroopt.scan.findings import (
     ZEROS_CALLS,
     Evidence,
@@ -267,6 +268,11 @@ def _analyse_tree(
     reports = _lifecycle_pass(
         tree, resolver, sites, by_site, decided, contracts, lines, path, options, frames_read
     )
+    if options.closed_world:
+        reports += any_order_pass(
+            tree, resolver, sites, by_site, decided, contracts, lines, path, options,
+            frames_read, summaries.world, real_path, project, _finding,
+        )  # fmt: skip
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
 

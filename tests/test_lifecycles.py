@@ -118,14 +118,20 @@ def test_partial_writes_then_full_read_is_unproven() -> None:
     assert f.verdict is Verdict.UNPROVEN
 
 
-def test_no_lifecycle_model_keeps_unproven() -> None:
+def test_no_lifecycle_model_is_judged_under_any_order_of_methods() -> None:
+    """No model matches: the class is judged under any order of its methods
+    (analysis/lifecycle_anyorder.py), which the closed world gates."""
     src = (
         HEADER
         + "class Plain:\n    def __init__(self, n):\n        self.lens = torch.zeros(n)\n\n    def run(self):\n        self.lens.fill_(1)\n        return self.lens.sum()\n"
     )
     f = only(src)
+    assert f.verdict is Verdict.SAFE
+    assert f.message.startswith("any order of Plain's methods after __init__")
+    assert any("closed world" in e.text for e in f.evidence if e.kind == "assumption")
+    f = only(src, AnalysisOptions(closed_world=False))
     assert f.verdict is Verdict.UNPROVEN
-    assert "lifecycle" not in f.message
+    assert "lifecycle" not in f.message and "any order" not in f.message
 
 
 def test_page_table_is_coupled_to_its_lengths() -> None:
@@ -420,7 +426,9 @@ def test_a_model_whose_methods_the_class_lacks_does_not_apply() -> None:
                 return self.counts.sum()
         """)
     f = only(src)
-    assert f.verdict is Verdict.UNPROVEN and "lifecycle" not in f.message
+    # Judged under any order of its methods instead: the accumulator is read before any write.
+    assert f.verdict is Verdict.UNSAFE and "lifecycle" not in f.message
+    assert f.message.startswith("any order of Plugin's methods")
 
 
 def test_a_method_outside_the_model_that_touches_the_buffer_is_unproven() -> None:

@@ -128,3 +128,22 @@ def test_no_unsound_verdict_on_returned_buffers() -> None:
         report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
         bad = _unsound(report, program.site_tags)
         assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
+
+
+def test_no_unsound_verdict_on_any_order_classes() -> None:
+    """Buffers of `__init__` judged under any order of the class's methods, one module and
+    split (the traps' readers and bases move to lib.py)."""
+    among = ("anyorder",)
+    for seed in range(SEED, SEED + 20):
+        wp = random_wp_program(seed, among)
+        report = check_program(wp.program.source, engine_findings)
+        assert report.valid and not report.analysis_error, report.reason or report.analysis_error
+        bad = _unsound(report, wp.site_tags)
+        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
+    for seed in range(SEED, SEED + 8):
+        program = random_wp_multimodule_program(seed, among)
+        main, namespace = materialise(program)
+        analyse = analyser(program, main)
+        report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
+        bad = _unsound(report, program.site_tags)
+        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
