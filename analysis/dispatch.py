@@ -399,7 +399,7 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
             v = v.value
         return isinstance(v, ast.Name) and v.id in params
 
-    for n in ast.walk(scope.node):
+    for n in walk_bfs([scope.node]):
         value: ast.expr | None = None
         if (
             isinstance(n, ast.Assign)
