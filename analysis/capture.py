@@ -28,9 +28,8 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Resolver, walk_bfs
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Resolver, Scope, walk_bfs
 from zeroopt.analysis.semantics import CAPTURE_CONTEXTS
 
 # Attribute names whose use opens or closes a capture by hand.
@@ -173,11 +172,12 @@ def _may_capture(tree: ast.Module, resolver: Resolver) -> tuple[list[ast.AST], s
     base's name plus `.attr`, or, when the base is in the scanned tree, to wherever the tree's
     re-exports lead (ProjectView.canonical), so any attribute chain rooted at a name bound to
     the tree counts."""
-    scopes: dict[int, Any] = {}
-    for scope in resolver.scopes.values():
-        while scope is not None and id(scope) not in scopes:
-            scopes[id(scope)] = scope
-            scope = scope.parent
+    scopes: dict[int, Scope] = {}
+    for start in resolver.scopes.values():
+        current: Scope | None = start
+        while current is not None and id(current) not in scopes:
+            scopes[id(current)] = current
+            current = current.parent
     project = resolver.project
     tops = project.index.tops if project is not None else frozenset()
     target_names: set[str] = set()
@@ -203,9 +203,9 @@ def _may_capture(tree: ast.Module, resolver: Resolver) -> tuple[list[ast.AST], s
                 hits.append(i)
             elif tree_names:
                 base = node.value  # type: ignore[attr-defined]
-                while type(base) is ast.Attribute:
-                    base = base.value  # type: ignore[attr-defined]
-                if type(base) is ast.Name and base.id in tree_names:  # type: ignore[attr-defined]
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in tree_names:
                     hits.append(i)
         elif cls is ast.Name:
             if node.id in target_names:  # type: ignore[attr-defined]
