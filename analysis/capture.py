@@ -29,7 +29,7 @@ import ast
 import functools
 from collections.abc import Callable, Iterable
 
-from zeroopt.analysis.resolve import Resolver, walk_bfs
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Resolver, Scope, walk_bfs
 from zeroopt.analysis.semantics import CAPTURE_CONTEXTS
 
 # Attribute names whose use opens or closes a capture by hand.
@@ -45,6 +45,10 @@ CAPTURING_FUNCTIONS = frozenset(
     }
 )
 
+# What `qualify` must return for `direct_capture` to name a node, and those names' last parts.
+_TARGETS = CAPTURE_CONTEXTS | CAPTURING_FUNCTIONS
+_TARGET_ATTRS = frozenset(t.rpartition(".")[2] for t in _TARGETS)
+
 # A special method that may capture, of a class of the file, runs where no name shows it.
 ANY = "*"
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__"})
@@ -54,14 +58,20 @@ def direct_capture(
     roots: Iterable[ast.AST],
     qualify: Callable[[ast.expr], str | None],
     managers: Iterable[ast.expr] = (),
+    marked: set[int] | None = None,
 ) -> str:
     """Why code under `roots` may open or close a capture by itself (or ""). `managers`: context
-    expressions known to be entered by a `with` (a CFG keeps them apart from their statement)."""
+    expressions known to be entered by a `with` (a CFG keeps them apart from their statement).
+    `marked` (from `_may_capture`): only these nodes are visited, in the same order; the others
+    cannot be named here."""
     with_managers: set[int] = set()
     for ctx in managers:
         with_managers.add(id(ctx.func if isinstance(ctx, ast.Call) else ctx))
     yielding_capture = ""
-    nodes = [n for root in roots for n in walk_bfs([root])]
+    if marked is None:
+        nodes = [n for root in roots for n in walk_bfs([root])]
+    else:
+        nodes = [n for root in roots for n in _walk_marked(root, marked)]
     for node in nodes:
         if isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
@@ -102,13 +112,16 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
     unanalysed. A class whose constructor may capture is named too (`Capturer(g)`); one whose
     other special methods may (`__call__`, `__enter__`, ...) runs them where no name shows it,
     so then every call is suspect (`ANY`)."""
+    nodes, marked = _may_capture(tree, resolver)
+    if not marked:
+        return {}  # no code of the module can make `direct_capture` find anything
     defs: list[tuple[str, list[ast.AST], ast.AST, int]] = []  # (name, code, scope node, line)
     classes: dict[int, str] = {}
-    for node in walk_bfs([tree]):
+    for node in nodes:
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 classes[id(item)] = node.name
-    for node in walk_bfs([tree]):
+    for node in nodes:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             code: list[ast.AST] = [*node.decorator_list, *node.body]
             defs.append((node.name, code, node, node.lineno))
@@ -125,8 +138,10 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
     root = next(s for s in resolver.scopes.values() if s.parent is None)
     found: dict[str, str] = {}
     for name, code, where, line in defs:
+        if not any(id(c) in marked for c in code):
+            continue  # nothing under it can be named by `direct_capture`: it returns ""
         scope = resolver.scopes.get(where, root)
-        why = direct_capture(code, functools.partial(resolver.qualified, scope))
+        why = direct_capture(code, functools.partial(resolver.qualified, scope), (), marked)
         if why and name not in found:
             found[name] = f"`{name}` (line {line}): {why}"
         if why:
@@ -145,6 +160,101 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
                 found[name] = f"`{name}` (line {line}) uses {found[via]}"
                 changed = True
     return found
+
+
+def _may_capture(tree: ast.Module, resolver: Resolver) -> tuple[list[ast.AST], set[int]]:
+    """Every node of `tree` in `walk_bfs` order, and the ids of the nodes of `tree` under which (themselves included) `direct_capture` may find
+    something, whatever scope it qualifies names in: a manual capture attribute or string, or a
+    name or attribute that `resolver.qualified` may turn into a capture function. Every message
+    of `direct_capture` names such a node, so code with none of them gets "" without the walk
+    and the per-node name resolution (the same answers, in a fraction of the time). A name
+    qualifies only to one of its bindings in some scope (or a builtin); an attribute to its
+    base's name plus `.attr`, or, when the base is in the scanned tree, to wherever the tree's
+    re-exports lead (ProjectView.canonical), so any attribute chain rooted at a name bound to
+    the tree counts."""
+    scopes: dict[int, Scope] = {}
+    for start in resolver.scopes.values():
+        current: Scope | None = start
+        while current is not None and id(current) not in scopes:
+            scopes[id(current)] = current
+            current = current.parent
+    project = resolver.project
+    tops = project.index.tops if project is not None else frozenset()
+    target_names: set[str] = set()
+    tree_names: set[str] = set()
+    for scope in scopes.values():
+        for name, kinds in scope.bindings.items():
+            for kind in kinds:
+                if kind in _TARGETS:
+                    target_names.add(name)
+                if tops and kind.partition(".")[0].partition(":")[0] in tops:
+                    tree_names.add(name)
+    # Breadth-first with each node's parent, then marked from the leaves up.
+    order: list[ast.AST] = [tree]
+    parents: list[int] = [-1]
+    hits: list[int] = []
+    i = 0
+    while i < len(order):
+        node = order[i]
+        cls = type(node)
+        if cls is ast.Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            if attr in MANUAL_CAPTURE_ATTRS or attr in _TARGET_ATTRS:
+                hits.append(i)
+            elif tree_names:
+                base = node.value  # type: ignore[attr-defined]
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in tree_names:
+                    hits.append(i)
+        elif cls is ast.Name:
+            if node.id in target_names:  # type: ignore[attr-defined]
+                hits.append(i)
+        elif cls is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if isinstance(value, str) and value in MANUAL_CAPTURE_ATTRS:
+                hits.append(i)
+        fields = _SYNTAX_CHILDREN[cls]
+        if fields:
+            for f in reversed(fields):  # stored last field first: walk_bfs's order
+                v = getattr(node, f)
+                if type(v) is list:
+                    for child in v:
+                        if _SYNTAX_CHILDREN[type(child)] is not None:
+                            order.append(child)
+                            parents.append(i)
+                elif v is not None and _SYNTAX_CHILDREN[type(v)] is not None:
+                    order.append(v)
+                    parents.append(i)
+        i += 1
+    marked: set[int] = set()
+    done: set[int] = set()
+    for h in hits:
+        while h >= 0 and h not in done:
+            done.add(h)
+            marked.add(id(order[h]))
+            h = parents[h]
+    return order, marked
+
+
+def _walk_marked(root: ast.AST, marked: set[int]) -> list[ast.AST]:
+    """The nodes `walk_bfs([root])` yields that are in `marked`, in its order. An unmarked node
+    has no marked node under it, so its subtree is left out whole; breadth-first order among the
+    nodes kept does not depend on the subtrees left out."""
+    if id(root) not in marked:
+        return []
+    out: list[ast.AST] = [root]
+    i = 0
+    while i < len(out):
+        node = out[i]
+        for f in reversed(_SYNTAX_CHILDREN[type(node)] or ()):  # stored last field first
+            v = getattr(node, f)
+            if type(v) is list:
+                out.extend(c for c in v if id(c) in marked)
+            elif v is not None and id(v) in marked:
+                out.append(v)
+        i += 1
+    return out
 
 
 def _stored_names(code: list[ast.AST]) -> set[str]:

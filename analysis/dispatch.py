@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.methods import ANY, _class_binds, _made_class, _short
+from zeroopt.analysis.resolve import walk_bfs
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
 if TYPE_CHECKING:
@@ -378,7 +379,7 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
     ):
         return ""
     stored = {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        n.id for n in walk_bfs([fn]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
     args = fn.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - stored
@@ -407,7 +408,7 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
             v = v.value
         return isinstance(v, ast.Name) and v.id in params
 
-    for n in ast.walk(scope.node):
+    for n in walk_bfs([scope.node]):
         value: ast.expr | None = None
         if (
             isinstance(n, ast.Assign)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.dynamic_attributes import ANY as ANY_NAME
 from zeroopt.analysis.dynamic_attributes import MENTIONS, MODULE_ANY, SELF, bound_names
-from zeroopt.analysis.resolve import Scope
+from zeroopt.analysis.resolve import Scope, walk_bfs
 
 if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
@@ -110,7 +110,8 @@ class ClassWorld:
         self._index: _Index | None = None
         self._aliases: dict[str, set[str]] = {}
         self._stored: dict[str, str | None] = {}
-        self._facts: dict[int, tuple[dict[str, set[str]], set[str]]] = {}
+        self._file_aliases: dict[int, dict[str, set[str]]] = {}
+        self._file_stored: dict[int, set[str]] = {}
         self._all_aliases: dict[str, set[str]] | None = None  # every file's, once many are asked
         self._dynamic: list[tuple[str, dict[str, int]]] | None = None
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
@@ -181,7 +182,7 @@ class ClassWorld:
                 # substring search of the whole tree per name.
                 merged: dict[str, set[str]] = {}
                 for i in range(len(self.files)):
-                    for old, new in self._file_facts(i)[0].items():
+                    for old, new in self._aliases_in(i).items():
                         merged.setdefault(old, set()).update(new)
                 self._all_aliases = merged
             if self._all_aliases is not None:
@@ -191,7 +192,7 @@ class ClassWorld:
                 hit = set()
                 for i, (_, data) in enumerate(self.files):
                     if key in data:
-                        hit |= self._file_facts(i)[0].get(name, set())
+                        hit |= self._aliases_in(i).get(name, set())
             self._aliases[name] = hit
         return hit
 
@@ -204,7 +205,7 @@ class ClassWorld:
                 (
                     path
                     for i, (path, data) in enumerate(self.files)
-                    if key in data and attr in self._file_facts(i)[1]
+                    if key in data and attr in self._stored_in(i)
                 ),
                 None,
             )
@@ -251,18 +252,25 @@ class ClassWorld:
                 )
         return ""
 
-    def _file_facts(self, i: int) -> tuple[dict[str, set[str]], set[str]]:
-        """The aliases and the stored attribute names of file `i`, by the patterns above."""
-        facts = self._facts.get(i)
-        if facts is None:
-            data = self.files[i][1]
-            aliases: dict[str, set[str]] = {}
-            for m in _ALIAS.finditer(data):
+    def _aliases_in(self, i: int) -> dict[str, set[str]]:
+        """The aliases of file `i`, by the pattern above. Apart from the stored names: the full
+        pass of `aliases` reads every file, `stored_in` only the files that contain its name."""
+        aliases = self._file_aliases.get(i)
+        if aliases is None:
+            aliases = self._file_aliases[i] = {}
+            for m in _ALIAS.finditer(self.files[i][1]):
                 old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
                 aliases.setdefault(old.decode(), set()).add(new.decode())
+        return aliases
+
+    def _stored_in(self, i: int) -> set[str]:
+        """The attribute names file `i` stores, by the pattern above."""
+        stored = self._file_stored.get(i)
+        if stored is None:
+            data = self.files[i][1]
             stored = {next(g for g in m.groups() if g).decode() for m in _STORE.finditer(data)}
-            facts = self._facts[i] = (aliases, stored)
-        return facts
+            self._file_stored[i] = stored
+        return stored
 
     def _parsed(self, path: str, data: bytes) -> list[ClassInfo] | None:
         if path not in self._classes:
@@ -273,7 +281,7 @@ class ClassWorld:
                 return None
             self._classes[path] = [
                 info
-                for n in ast.walk(tree)
+                for n in walk_bfs([tree])
                 if (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
             ]
         return self._classes[path]
@@ -461,7 +469,7 @@ def _class_binds(node: ast.ClassDef) -> frozenset[str]:
         else:
             roots = [stmt]
         for root in roots:
-            for n in ast.walk(root):
+            for n in walk_bfs([root]):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
                     out.add(n.id)
                 elif isinstance(n, ast.alias):
@@ -502,7 +510,7 @@ def method_of(
     if (
         any(
             isinstance(n, ast.Name) and n.id == recv and isinstance(n.ctx, ast.Store | ast.Del)
-            for n in ast.walk(caller)
+            for n in walk_bfs([caller])
         )
         or recv in scope.nonlocal_names | scope.global_names
     ):

@@ -335,36 +335,52 @@ class ProjectView:
         rules, applied in that module with its own imports) and the module's only binding of
         the name; else None. The module read is recorded in `deps` through its entry."""
         from zeroopt.analysis.records import plain_dataclasses
+        from zeroopt.analysis.resolve import walk
 
         if self.function_binding(module, name) is None:
             return None
         found = self._records.get(module)
         if found is None:
-            loaded = self.module_tree(module)  # refused when the bytes are not the entry's
-            if loaded is None:
+            data = self._module_bytes(module)  # refused when the bytes are not the entry's
+            if data is None:
                 return None
-            tree = loaded[0]
-            declared = {n for g in ast.walk(tree) if isinstance(g, ast.Global) for n in g.names}
-            found = plain_dataclasses(tree, declared)
+            if data.isascii() and b"coding" not in data and b"dataclasses" not in data:
+                # Nothing here can name `dataclasses.dataclass` (records.py): none, unparsed.
+                found = {}
+            else:
+                try:
+                    tree = ast.parse(data)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return None
+                declared = {n for g in walk([tree]) if isinstance(g, ast.Global) for n in g.names}
+                found = plain_dataclasses(tree, declared)
             self._records[module] = found
         return found.get(name)
 
-    def module_tree(self, module: str) -> tuple[ast.Module, str, str] | None:
-        """(tree, text, path) of a scanned module, parsed again; refused when the bytes differ
-        from those its entry (and so the recorded SHA) was made from."""
+    def _module_bytes(self, module: str) -> bytes | None:
+        """The bytes of a scanned module, or None when unreadable or not those its entry (and
+        so the recorded SHA) was made from."""
         path = self.index.modules.get(module)
         if path is None or self.entry(module) is None:
             return None
         try:
             with open(path, "rb") as f:
                 data = f.read()
-            if hashlib.sha256(data).hexdigest() != self._entries[module][0]:
-                return None
-            tree = ast.parse(data)
-            text = data.decode("utf-8", errors="replace")
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except OSError:
             return None
-        return tree, text, path
+        return data if hashlib.sha256(data).hexdigest() == self._entries[module][0] else None
+
+    def module_tree(self, module: str) -> tuple[ast.Module, str, str] | None:
+        """(tree, text, path) of a scanned module, parsed again; refused when the bytes differ
+        from those its entry (and so the recorded SHA) was made from."""
+        data = self._module_bytes(module)
+        if data is None:
+            return None
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return tree, data.decode("utf-8", errors="replace"), self.index.modules[module]
 
     def _module_kernels(self, module: str) -> dict[str, TritonSummary]:
         """Parsed again, only for modules whose kernels are launched elsewhere: the entries keep

@@ -26,8 +26,12 @@ def plain_dataclasses(
     cached: dict[str, tuple[str, ...]] | None = getattr(module, "_zeroopt_records", None)
     if cached is not None:
         return cached
-    bound = _module_bindings(module)
-    excluded = set(declared_global) | _touched_classes(module)
+    if not any(isinstance(s, ast.ClassDef) and s.decorator_list for s in module.body):
+        # No class below could qualify (`_fields` needs its one decorator): no walk.
+        module._zeroopt_records = {}  # type: ignore[attr-defined]
+        return {}
+    bound, touched = _bound_and_touched(module)
+    excluded = set(declared_global) | touched
     names = _Dataclasses.of(module, bound, excluded)
     records: dict[str, tuple[str, ...]] = {}
     if names.unsure:
@@ -50,8 +54,8 @@ def imported_names(module: ast.Module, declared_global: Iterable[str] = ()) -> l
     here rebinds or changes (`Meta.__init__ = f`, `setattr(Meta, ...)`, `global Meta`): where
     they denote another module's plain dataclass, a call runs that class's generated
     `__init__`."""
-    bound = _module_bindings(module)
-    excluded = set(declared_global) | _touched_classes(module)
+    bound, touched = _bound_and_touched(module)
+    excluded = set(declared_global) | touched
     if "*" in excluded or "*" in bound:
         return []  # `globals()`, or a star import that may rebind any name
     found: list[str] = []
@@ -160,6 +164,17 @@ def _plain_default(value: ast.expr, dataclasses: _Dataclasses) -> bool:
                 return False
         return not value.args
     return False
+
+
+def _bound_and_touched(module: ast.Module) -> tuple[Counter[str], frozenset[str]]:
+    """`_module_bindings` and `_touched_classes` of the module, walked once for both callers
+    (`plain_dataclasses`, `imported_names`) and kept on the tree, which the analysis never
+    changes (it changes copies)."""
+    memo: tuple[Counter[str], frozenset[str]] | None = getattr(module, "_zeroopt_bound", None)
+    if memo is None:
+        memo = (_module_bindings(module), frozenset(_touched_classes(module)))
+        module._zeroopt_bound = memo  # type: ignore[attr-defined]
+    return memo
 
 
 def _touched_classes(module: ast.Module) -> set[str]:

@@ -40,7 +40,7 @@ from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW
 from zeroopt.analysis.methods import TREE_DEP
-from zeroopt.analysis.resolve import Scope, runs_body_when_called
+from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
@@ -248,7 +248,7 @@ class ReturnedJudge:
         calls = self._call_index()
         found: list[tuple[ast.Call, Scope]] = []
         word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-        for n in ast.walk(region):
+        for n in walk_bfs([region]):
             if n is fn:
                 continue
             if isinstance(n, ast.Name | ast.Attribute):
@@ -408,7 +408,7 @@ def _literal_all(tree: ast.Module) -> bool:
     """Every mention of `__all__` is the one target of an assignment of a literal list of
     strings: a star import of the module exports what they say, or no private name."""
     assigned: set[int] = set()
-    for n in ast.walk(tree):
+    for n in walk_bfs([tree]):
         if (
             isinstance(n, ast.Assign)
             and len(n.targets) == 1
@@ -419,7 +419,7 @@ def _literal_all(tree: ast.Module) -> bool:
             assigned.add(id(n.targets[0]))
     return all(
         id(n) in assigned
-        for n in ast.walk(tree)
+        for n in walk_bfs([tree])
         if (isinstance(n, ast.Name) and n.id == "__all__")
         or (isinstance(n, ast.Attribute) and n.attr == "__all__")
     )

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_of
 from zeroopt.analysis.project import DYNAMIC_MARKERS
-from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk_scope
+from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk_bfs, walk_scope
 from zeroopt.analysis.scalars import int_names
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunc
         else:
             roots = [stmt]
         for root in roots:
-            for n in ast.walk(root):
+            for n in walk_bfs([root]):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
                     other.add(n.id)
                 elif isinstance(n, ast.alias):
@@ -143,7 +143,7 @@ def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunc
                         other.add(n.name)
                 elif isinstance(n, ast.MatchMapping) and n.rest:
                     other.add(n.rest)
-    for n in ast.walk(module):
+    for n in walk_bfs([module]):
         if isinstance(n, ast.Global):
             other.update(n.names)
     return {k: v[0] for k, v in defs.items() if len(v) == 1 and k not in other}

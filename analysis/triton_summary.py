@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import walk, walk_bfs
 
 _TL = "triton.language."
 # Calls whose result is a pointer derived from the listed positional arguments.
@@ -174,7 +174,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
     changed = True
     while changed:
         changed = False
-        for node in ast.walk(fn):
+        for node in walk_bfs([fn]):
             pairs: list[tuple[list[str], ast.expr | None]] = []
             if isinstance(node, ast.Assign):
                 value = node.value
@@ -203,7 +203,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
     # Names bound once, by a plain `name = value` among the body's own statements: the only
     # names whose pointer is known on every path (a definite load needs that).
     binds: dict[str, int] = {}
-    for node in ast.walk(fn):
+    for node in walk_bfs([fn]):
         for bound in _bound_names(node):
             binds[bound] = binds.get(bound, 0) + 1
     single: dict[str, ast.expr] = {}
@@ -246,7 +246,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
         return set()
 
     # 2. Every use of a pointer-valued name, by context.
-    has_return = any(isinstance(n, ast.Return) for n in ast.walk(fn))
+    has_return = any(isinstance(n, ast.Return) for n in walk_bfs([fn]))
 
     def mark(rs: set[str], what: str, line: int, definite: bool = False) -> None:
         for p in rs:
@@ -292,9 +292,9 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
     top_exprs: set[int] = set()  # nodes of the body's own statements (not under if/for/while)
     for stmt in fn.body:
         if isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign):
-            top_exprs.update(id(x) for x in ast.walk(stmt))
+            top_exprs.update(id(x) for x in walk_bfs([stmt]))
 
-    for node in ast.walk(fn):
+    for node in walk_bfs([fn]):
         if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
             if node.value is not None:
                 pointer_position(node.value, consumed)
@@ -331,7 +331,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
                 else:
                     mark(rs, "store" if name == "store" else "atomic", node.lineno)
 
-    for node in ast.walk(fn):
+    for node in walk_bfs([fn]):
         if (
             isinstance(node, ast.Name)
             and isinstance(node.ctx, ast.Load)

@@ -49,12 +49,23 @@ def _def_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
 def _enclosing_def_span(tree: ast.AST, line: int) -> tuple[int, int] | None:
     """The lines of the innermost def whose span includes `line`, or None at module level."""
     best: tuple[int, int] | None = None
-    for node in ast.walk(tree):
+    # A def is a statement, so only statement lists hold one: walking them finds every def
+    # `ast.walk` would (no two defs holding the line start on one line, so order is free).
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             start, end = _def_span(node)
             if start <= line <= end and (best is None or start >= best[0]):
                 best = (start, end)
+        for f in _STATEMENT_LISTS:
+            v = getattr(node, f, None)
+            if type(v) is list:
+                stack.extend(v)
     return best
+
+
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def site_identity(

@@ -7,11 +7,17 @@ every spelling of a capture makes the function unanalysed, and code without one 
 
 from __future__ import annotations
 
+import ast
+import functools
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from zeroopt.analysis import capture
 from zeroopt.analysis.kernel_contracts import kernel_contract_for
+from zeroopt.analysis.project import ProjectIndex, ProjectView
+from zeroopt.analysis.resolve import Resolver
 from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
 
@@ -63,6 +69,12 @@ CAPTURED = {
     ),
     "make_graphed_callables": ("", "torch.cuda.make_graphed_callables(lambda x: x, (buf,))", ""),
     "graph-pool": ("", "pool = torch.cuda.graph_pool_handle()", ""),
+    "import-alias": ("from torch.cuda import graph as Rec\n", "cm = Rec(g)", ""),
+    "nested-helper": (
+        "def outer():\n    def inner(g):\n        g.capture_begin()\n    return inner\n",
+        "inner(g)",
+        "",
+    ),
 }
 
 
@@ -108,6 +120,65 @@ def test_a_with_capture_is_still_modelled_in_place() -> None:
     # the fill_ is recorded, not run: the read after the block reads the zeros
     assert finding.verdict is Verdict.UNSAFE, finding.message
     assert "not analysed" not in finding.message
+
+
+def _marked_walk_agrees(tree: ast.Module, resolver: Resolver) -> int:
+    """Every def and assignment of `tree` gets the same answer from `direct_capture` walking
+    only the nodes `_may_capture` marks as walking all of them; returns how many found one."""
+    nodes, marked = capture._may_capture(tree, resolver)
+    root = resolver.scopes[tree]
+    found = 0
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            code: list[ast.AST] = [*node.decorator_list, *node.body]
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            code = [node.value]
+        else:
+            continue
+        qualify = functools.partial(resolver.qualified, resolver.scopes.get(node, root))
+        full = capture.direct_capture(code, qualify)
+        assert capture.direct_capture(code, qualify, (), marked) == full
+        found += bool(full)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURED))
+def test_the_marked_walk_finds_what_the_full_walk_finds(name: str) -> None:
+    prelude, open_, close = CAPTURED[name]
+    source = "import torch\n" + prelude + BODY.format(open=open_, close=close or "pass")
+    tree = ast.parse(source)
+    assert _marked_walk_agrees(tree, Resolver.build(tree)) > 0
+
+
+def test_a_capture_reexported_by_another_module_is_marked(tmp_path: Path) -> None:
+    """`pkg.tools.Rec` is `torch.cuda.graph` only through the tree's re-export: an attribute
+    whose name says nothing of graphs, marked because its base is a module of the tree."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "tools.py").write_text("from torch.cuda import graph as Rec\n")
+    user = tmp_path / "pkg" / "user.py"
+    source = "import torch\nfrom pkg import tools\n" + BODY.format(
+        open="cm = tools.Rec(g)", close="pass"
+    )
+    user.write_text(source)
+    index = ProjectIndex.build([str(p) for p in tmp_path.rglob("*.py")], [str(tmp_path)])
+    view = ProjectView(index)
+    tree = ast.parse(source)
+    resolver = Resolver.build(tree, module_name="pkg.user", project=view)
+    assert _marked_walk_agrees(tree, resolver) == 2  # f, and the assignment in it
+    assert "f" in capture.capture_functions(tree, resolver)
+    view.start_file("pkg.user")
+    (finding,) = analyse_source(source, "user.py", None, view, str(user)).findings
+    assert finding.verdict is Verdict.UNPROVEN, finding.message
+    assert "torch.cuda.graph" in finding.message
+
+
+def test_a_module_without_capture_code_marks_nothing() -> None:
+    source = "import torch\n" + BODY.format(open="g.replay()", close="g.reset()")
+    tree = ast.parse(source)
+    resolver = Resolver.build(tree)
+    assert capture._may_capture(tree, resolver)[1] == set()
+    assert capture.capture_functions(tree, resolver) == {}
 
 
 @pytest.mark.parametrize(
