@@ -107,6 +107,19 @@ _DOTTED = re.compile(r"[\w.]+")
 # Words after a `.` or a quote: every attribute access and every string starting with a name.
 _ATTR_WORDS = re.compile(rb"[.'\"][ \t]*(\w+)")
 _INDEX: dict[str, dict[str, list[int]]] = {}
+# Text that may reach an object's attributes by a name computed at run time, its whole state, or
+# make a class whose bases are values (`type(name, bases, ns)`): any such file of the tree may
+# read the buffer or change which method runs, so none may exist outside the class's own module
+# (which is checked precisely on its syntax tree). `getattr(o, "lit")` with a plain string is fine.
+_BY_NAME_CALL = re.compile(rb"\b(?:get|set|has|del)attr\s*\(")
+_LITERAL_SECOND = re.compile(rb"[^(),]*,\s*[rRbB]?['\"]\w*['\"]\s*[,)]")
+_WHOLE_STATE = re.compile(
+    rb"__dict__|\bvars\s*\(|\bdir\s*\(|(?<![.\w])copy\s*\(|\bcopy\.copy\s*\(|\bdeepcopy\s*\("
+    rb"|(?<![.\w])replace\s*\(|\bdataclasses\.replace\s*\(|\bpickle\b"
+    rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers)\b|\bexec\s*\("
+    rb"|\beval\s*\(|__getstate__|__reduce|\bf_locals\b|\bf_globals\b|\btype\s*\([^()]*,\s*\("
+)
+_TREE_REFLECTION: dict[str, str] = {}
 
 
 @dataclass
@@ -219,7 +232,10 @@ def _judge(
                             bindings, resolver)  # fmt: skip
 
     def judge(prog: Program, straight: bool) -> BufferOutcome:
-        cfg, ints, src_memo = compile_program(prog, resolver, module_scope)
+        # A straight program only ever shows a read: its slices keep to proven ints.
+        cfg, ints, volatile, src_memo = compile_program(
+            prog, resolver, module_scope, volatile=not straight
+        )
         ctx = Context(
             alloc=(prog.copies.get(id(site.call)) or copies)[0],
             resolver=resolver,
@@ -233,6 +249,7 @@ def _judge(
             check_exit=False,
             self_callables=stored,
             int_names=ints,
+            volatile_bounds=volatile,
             kernels=kernels,
             src_memo=src_memo,
             frames_read=frames_read,
@@ -637,6 +654,9 @@ def _reached_elsewhere(
             and names & set(n.value.split("."))
         ):
             return f"the string {n.value[:40]!r} (line {n.lineno}) names the attribute"
+    far = _reflection_elsewhere(world, own_paths)
+    if far:
+        return far
     index = _attribute_index(world)
     for a in sorted(names):
         for i in index.get(a, ()):
@@ -647,6 +667,42 @@ def _reached_elsewhere(
             line = data.count(b"\n", 0, m.start()) + 1 if m else 0
             return f"{_short(path)}:{line} names an attribute `{a}` (closed world)"
     return ""
+
+
+def _reflection_elsewhere(world: ClassWorld, own_paths: set[str]) -> str:
+    """The first file of the tree outside the class's module whose text may reach attributes by
+    a computed name or an object's whole state, or make a class from bases held in values
+    (`_WHOLE_STATE`, computed `getattr`): such code may read the buffer at any time. Over-matches
+    by design (text, not syntax): a hit only leaves the buffer unproven."""
+    key = f"{world.digest}\0{sorted(own_paths)}"
+    hit = _TREE_REFLECTION.get(key) if world.digest else None
+    if hit is None:
+        hit = ""
+        for path, data in world.files:
+            if path in own_paths or os.path.realpath(path) in own_paths:
+                continue
+            at = _computed_reflection(data)
+            if at >= 0:
+                line = data.count(b"\n", 0, at) + 1
+                hit = (
+                    f"{_short(path)}:{line} may reach attributes by a computed name or an "
+                    "object's whole state (closed world: reflection outside the class's module)"
+                )
+                break
+        if world.digest:
+            _TREE_REFLECTION.clear()
+            _TREE_REFLECTION[key] = hit
+    return hit
+
+
+def _computed_reflection(data: bytes) -> int:
+    """Offset of the first reflective use in `data` (see `_WHOLE_STATE`), or -1."""
+    m = _WHOLE_STATE.search(data)
+    first = m.start() if m else -1
+    for c in _BY_NAME_CALL.finditer(data, 0, first if first >= 0 else len(data)):
+        if not _LITERAL_SECOND.match(data, c.end()):
+            return c.start()
+    return first
 
 
 def _attribute_index(world: ClassWorld) -> dict[str, list[int]]:

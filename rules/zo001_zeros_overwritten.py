@@ -274,12 +274,13 @@ one of nn.Module's own instance attributes) and `super()` reaches only `__init__
 the buffer are plain or under staticmethod/classmethod/abstractmethod or known transparent
 decorators (a property naming it is given up); its module reads no attribute by a computed name
 (`getattr`/`setattr`/`hasattr`/`delattr`, `register_buffer` of a non-literal), no `__dict__`,
-`vars()`, `dir()`, copy, pickle, `dataclasses.asdict`/`replace`, `exec`/`eval` or frames.
-Assumed: code outside the class's module does not reach its objects' attributes by a name
-computed at run time, through `__dict__`, or by copying or pickling an object that holds it; a
-method runs to its end before another starts (no threads); a class made with a base held in a
-variable (`class X(Mixin, base)`, `type(n, (Mixin, base), {})`) is outside the closed world, as
-for method resolution; calls not handed the buffer do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
+`vars()`, `dir()`, copy, pickle, `dataclasses.asdict`/`replace`, `exec`/`eval` or frames; and no
+other file of the tree has text that may do so or make a class from bases held in values
+(`getattr(o, name)` with a non-literal name, `__dict__`, `vars(`, `copy(`, `deepcopy(`, `pickle`,
+`attrgetter`, `type(n, (...), ns)`, ...: a text match, over-matching by design). Assumed: a
+method runs to its end before another starts (no threads); a class statement with a base held in
+a variable (`class X(Mixin, base)`) is outside the closed world, as for method resolution; calls
+not handed the buffer do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 
 Calls on a receiver of unknown type, `obj.f(buf)` (analysis/dispatch.py), under the same closed
