@@ -17,9 +17,8 @@ overrides a method but `__init__` (methods.py finds them); the class binds no at
 has no class decorator, no base but `object`, `ABC`, `Generic`, `Protocol` or `torch.nn.Module`
 (whose own code names its attributes by fixed names only; a buffer named like a library
 attribute is given up); its module reads no attribute by a computed name, no `__dict__`,
-`vars()`, copy, pickle or frames. Assumed beyond that (named in the evidence): no code elsewhere
-reaches the object's attributes by a name computed at run time, through `__dict__`, or by
-copying or pickling an object that holds it.
+`vars()`, copy, pickle or frames, and no other file of the tree has text that may (a computed
+`getattr`, `__dict__`, `vars(`, copy, pickle, `type(n, bases, ns)`: `_reflection_elsewhere`).
 
 `unsafe` only where the any-order program shows a read before any write (no method writes the
 buffer, or no code writes the elements read) AND the straight program "`__init__`, then the

@@ -27,8 +27,8 @@ MakeFinding = Callable[[Allocation, str, Verdict, BufferOutcome, list[str], str]
 CLOSED_WORLD = (
     "closed world: every `.{attr}` and every string naming `{attr}` in the scanned tree is "
     "`self.{attr}` in a method of {cls} (checked, with the attributes that may hold it); no code "
-    "outside {cls}'s module reaches its objects' attributes by a computed name, `__dict__`, "
-    "copying or pickling (assumed); calls not handed the buffer do not write it"
+    "of the tree reaches attributes by a computed name, `__dict__`, copying or pickling "
+    "(checked); calls not handed the buffer do not write it (assumed)"
 )
 
 
