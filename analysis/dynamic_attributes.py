@@ -25,6 +25,8 @@ from __future__ import annotations
 import ast
 import re
 
+from zeroopt.analysis.resolve import walk_bfs
+
 ANY = "*"
 MODULE_ANY = "**"  # + a module's dotted name ("" any): `setattr(mod, k, v)` binds any name there
 SELF = "<self>"  # the module the text is in (`globals()[k] = v`)
@@ -98,7 +100,16 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
     above; `ANY` -> the first line where it may bind any name."""
     found: dict[str, int] = {}
     imported: dict[str, str] = {}  # name -> the module it is bound to ("" if not certain)
-    for n in ast.walk(tree):
+    # One walk (ast.walk's order, without context leaves, which no test below looks at): the
+    # imports first, then every call and assignment in that order.
+    imports: list[ast.Import | ast.ImportFrom] = []
+    binders: list[ast.AST] = []
+    for n in walk_bfs([tree]):
+        if isinstance(n, ast.Import | ast.ImportFrom):
+            imports.append(n)
+        elif isinstance(n, ast.Call | ast.Assign | ast.AugAssign | ast.AnnAssign):
+            binders.append(n)
+    for n in imports:
         if isinstance(n, ast.Import):
             for a in n.names:
                 imported[a.asname or a.name.split(".")[0]] = (
@@ -134,7 +145,7 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
         if module is not None:
             found.setdefault(MODULE_ANY + module, line)
 
-    for node in ast.walk(tree):
+    for node in binders:
         if isinstance(node, ast.Call):
             func = node.func
             last = _last(func)
