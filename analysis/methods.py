@@ -96,6 +96,9 @@ def tree_digest(items: list[tuple[str, str]]) -> str:
 
 # After this many names asked, `aliases` reads every file once instead of searching per name.
 _NAMES_BEFORE_FULL_PASS = 32
+# `stored_in` searches each file's text for the name: about 0.02 s per name over the wheels'
+# 118 MB, against 4 s for the store pattern over every file once.
+_STORES_BEFORE_FULL_PASS = 200
 
 
 class ClassWorld:
@@ -113,6 +116,7 @@ class ClassWorld:
         self._file_aliases: dict[int, dict[str, set[str]]] = {}
         self._file_stored: dict[int, set[str]] = {}
         self._all_aliases: dict[str, set[str]] | None = None  # every file's, once many are asked
+        self._first_store: dict[str, str] | None = None  # attribute -> first file storing it
         self._dynamic: list[tuple[str, dict[str, int]]] | None = None
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
@@ -199,6 +203,14 @@ class ClassWorld:
     def stored_in(self, attr: str) -> str | None:
         """The first file of the tree that assigns an attribute `attr` (`obj.attr = ...`,
         `obj.attr: T = ...`, `setattr(obj, "attr", ...)`, ...), or None."""
+        if attr not in self._stored and len(self._stored) >= _STORES_BEFORE_FULL_PASS:
+            if self._first_store is None:  # many names asked: every file's stores, once
+                first: dict[str, str] = {}
+                for i, (path, _) in enumerate(self.files):
+                    for name in self._stored_in(i):
+                        first.setdefault(name, path)
+                self._first_store = first
+            self._stored[attr] = self._first_store.get(attr)
         if attr not in self._stored:
             key = attr.encode()
             self._stored[attr] = next(
