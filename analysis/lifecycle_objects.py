@@ -36,7 +36,6 @@ def distinct_objects(
     if not makers:
         return places
     made: set[str] = set()
-    other: set[str] = set(program.params)
     allowed: set[int] = set()
     for node in _walk(program.body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -53,21 +52,7 @@ def distinct_objects(
                 allowed.add(id(target))
             elif isinstance(value, ast.Name) and value.id == _UNKNOWN:
                 allowed.add(id(target))
-    for node in _walk(program.body):
-        if isinstance(node, _SCOPES):
-            other |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            other |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            if id(node) not in allowed:
-                other.add(node.id)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            other |= set(node.names)
-        elif isinstance(node, ast.alias):
-            other.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            other.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            other.add(node.rest)
+    other = _bound_elsewise(program, allowed)
     return frozenset(made - other) | places
 
 
