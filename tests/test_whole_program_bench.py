@@ -20,6 +20,7 @@ from tests.soundness.generator import RandomChooser
 from tests.soundness.multimodule import analyser, materialise
 from tests.soundness.oracle import check_program, engine_findings, find_sites
 from tests.soundness.whole_program import (
+    DRAWN,
     MM_VARIANTS,
     OPT_IN_SHAPES,
     SHAPES,
@@ -95,55 +96,35 @@ def _unsound(report, site_tags):  # type: ignore[no-untyped-def]
     ]
 
 
-def test_no_unsound_verdict_on_whole_program_shapes() -> None:
-    """The analysis against the oracle on a few programs of every shape, one module and split."""
-    for seed in range(SEED, SEED + 30):
-        wp = random_wp_program(seed)
-        report = check_program(wp.program.source, engine_findings)
-        assert report.valid and not report.analysis_error, report.reason or report.analysis_error
-        bad = _unsound(report, wp.site_tags)
-        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
-    for seed in range(SEED, SEED + 10):
-        program = random_wp_multimodule_program(seed)
-        main, namespace = materialise(program)
-        analyse = analyser(program, main)
-        report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
-        bad = _unsound(report, program.site_tags)
-        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
-
-
-def test_no_unsound_verdict_on_returned_buffers() -> None:
-    """Buffers returned to callers (judged at the callers), one module and split."""
-    among = ("returned",)
-    for seed in range(SEED, SEED + 20):
+def _assert_no_unsound(among: tuple[str, ...], one_module: int, split: int) -> None:
+    """The analysis against the oracle on `one_module` programs drawn from `among`, then on
+    `split` of them spread over a package."""
+    for seed in range(SEED, SEED + one_module):
         wp = random_wp_program(seed, among)
         report = check_program(wp.program.source, engine_findings)
         assert report.valid and not report.analysis_error, report.reason or report.analysis_error
         bad = _unsound(report, wp.site_tags)
         assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
-    for seed in range(SEED, SEED + 8):
+    for seed in range(SEED, SEED + split):
         program = random_wp_multimodule_program(seed, among)
         main, namespace = materialise(program)
         analyse = analyser(program, main)
         report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
         bad = _unsound(report, program.site_tags)
         assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
+
+
+def test_no_unsound_verdict_on_whole_program_shapes() -> None:
+    """A few programs of every shape of the default draw, one module and split."""
+    _assert_no_unsound(DRAWN, 30, 10)
+
+
+def test_no_unsound_verdict_on_returned_buffers() -> None:
+    """Buffers returned to callers (judged at the callers), one module and split."""
+    _assert_no_unsound(("returned",), 20, 8)
 
 
 def test_no_unsound_verdict_on_any_order_classes() -> None:
     """Buffers of `__init__` judged under any order of the class's methods, one module and
     split (the traps' readers and bases move to lib.py)."""
-    among = ("anyorder",)
-    for seed in range(SEED, SEED + 20):
-        wp = random_wp_program(seed, among)
-        report = check_program(wp.program.source, engine_findings)
-        assert report.valid and not report.analysis_error, report.reason or report.analysis_error
-        bad = _unsound(report, wp.site_tags)
-        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{wp.program.source}"
-    for seed in range(SEED, SEED + 8):
-        program = random_wp_multimodule_program(seed, among)
-        main, namespace = materialise(program)
-        analyse = analyser(program, main)
-        report = check_program(program.main, analyse, namespace=namespace, assume=program.assume)
-        bad = _unsound(report, program.site_tags)
-        assert not bad, f"{bad[0][1]}: {bad[0][0].detail}\n{program.files}"
+    _assert_no_unsound(("anyorder",), 20, 8)
