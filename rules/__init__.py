@@ -9,4 +9,10 @@ from zeroopt.rules.zo002_empty_read_before_write import EmptyReadBeforeWrite
 ALL_RULES: tuple[type[Rule], ...] = (ZerosOverwrittenBeforeRead, EmptyReadBeforeWrite)
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "Example", "Rule"]
+
+def rule_for_call(name: str) -> type[Rule] | None:
+    """The first rule that judges allocations made by `name` (`torch.zeros`, ...), if any."""
+    return next((r for r in ALL_RULES if name in r.calls), None)
+
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "Example", "Rule", "rule_for_call"]

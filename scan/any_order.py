@@ -18,7 +18,7 @@ from zeroopt.analysis.methods import ClassWorld
 from zeroopt.analysis.options import AnalysisOptions, Contract
 from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
-from zeroopt.rules import ALL_RULES, Rule
+from zeroopt.rules import Rule, rule_for_call
 from zeroopt.rules.decision import decide
 from zeroopt.scan.findings import Evidence, Finding, LifecycleBuffer, LifecycleReport, Verdict
 
@@ -53,7 +53,7 @@ def any_order_pass(
     models = (*options.lifecycles, *BUILTIN_LIFECYCLES)
 
     def rule_of(site: Allocation) -> type[Rule] | None:
-        return next((r for r in ALL_RULES if site.name in r.calls), None)
+        return rule_for_call(site.name)
 
     def wanted(site: Allocation) -> bool:
         return decided.get(id(site.call)) is Verdict.UNPROVEN and rule_of(site) is not None

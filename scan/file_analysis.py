@@ -34,7 +34,7 @@ from zeroopt.analysis.returned import SAFE_, UNSAFE_, Judgement, ReturnedJudge
 from zeroopt.analysis.scalars import int_names, volatile_bounds
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
 from zeroopt.analysis.summaries import Summaries, make_unit
-from zeroopt.rules import ALL_RULES, Rule
+from zeroopt.rules import ALL_RULES, Rule, rule_for_call
 from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.any_order import any_order_pass
 from zeroopt.scan.findings import (
@@ -474,7 +474,7 @@ def _lifecycle_pass(
 
 
 def _rule_of(site: Allocation) -> type[Rule] | None:
-    return next((r for r in ALL_RULES if site.name in r.calls), None)
+    return rule_for_call(site.name)
 
 
 def _coupled_groups(
