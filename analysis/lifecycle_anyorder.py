@@ -118,7 +118,9 @@ _WHOLE_STATE = re.compile(
     rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers)\b|\bexec\s*\("
     rb"|\beval\s*\(|__getstate__|__reduce|\bf_locals\b|\bf_globals\b|\btype\s*\([^()]*,\s*\("
 )
-_TREE_REFLECTION: dict[str, str] = {}
+# Per tree digest: the reflective files found so far, in file order, as (path, line), and how
+# many files have been read; a file is read at most once per worker whatever module asks.
+_TREE_REFLECTION: dict[str, tuple[list[tuple[str, int]], list[int]]] = {}
 
 
 @dataclass
@@ -673,25 +675,32 @@ def _reflection_elsewhere(world: ClassWorld, own_paths: set[str]) -> str:
     a computed name or an object's whole state, or make a class from bases held in values
     (`_WHOLE_STATE`, computed `getattr`): such code may read the buffer at any time. Over-matches
     by design (text, not syntax): a hit only leaves the buffer unproven."""
-    key = f"{world.digest}\0{sorted(own_paths)}"
-    hit = _TREE_REFLECTION.get(key) if world.digest else None
-    if hit is None:
-        hit = ""
-        for path, data in world.files:
-            if path in own_paths or os.path.realpath(path) in own_paths:
-                continue
-            at = _computed_reflection(data)
-            if at >= 0:
-                line = data.count(b"\n", 0, at) + 1
-                hit = (
-                    f"{_short(path)}:{line} may reach attributes by a computed name or an "
-                    "object's whole state (closed world: reflection outside the class's module)"
-                )
-                break
+    cached = _TREE_REFLECTION.get(world.digest) if world.digest else None
+    if cached is None:
+        cached = ([], [0])
         if world.digest:
             _TREE_REFLECTION.clear()
-            _TREE_REFLECTION[key] = hit
-    return hit
+            _TREE_REFLECTION[world.digest] = cached
+    hits, read = cached
+
+    def outside(path: str) -> bool:
+        return path not in own_paths and os.path.realpath(path) not in own_paths
+
+    found = next(((p, n) for p, n in hits if outside(p)), None)
+    while found is None and read[0] < len(world.files):
+        path, data = world.files[read[0]]
+        read[0] += 1
+        at = _computed_reflection(data)
+        if at >= 0:
+            hits.append((path, data.count(b"\n", 0, at) + 1))
+            if outside(path):
+                found = hits[-1]
+    if found is None:
+        return ""
+    return (
+        f"{_short(found[0])}:{found[1]} may reach attributes by a computed name or an "
+        "object's whole state (closed world: reflection outside the class's module)"
+    )
 
 
 def _computed_reflection(data: bytes) -> int:
