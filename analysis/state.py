@@ -66,6 +66,20 @@ MAYBE_COPY = Ref(View.MAYBE, copy=True)
 
 
 @dataclass(frozen=True)
+class Gap:
+    """What one write of `State.may_writes` (the one of `line` and `text`) leaves alone, by one
+    pattern of dataflow/gaps.py: "pad" (index `key` along `dim` of a padded dimension) or
+    "index" (the positions index `key` does not pick). `note` states it and its assumption."""
+
+    kind: str
+    dim: int
+    key: str
+    note: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
 class State:
     live: bool = False  # the allocation has run on this path
     must: tuple[tuple[str, Ref], ...] = ()  # names/places that refer to the buffer on every path
@@ -97,6 +111,8 @@ class State:
     # unknown code, `out=`, an index or mask write, a full write). A definite read of an element
     # outside every interval reads memory no path wrote (dataflow/uncovered.py).
     may_writes: tuple[tuple[int, int, int | None, int, str], ...] | None = ()
+    # Of those writes, the ones known to leave a part alone by construction (dataflow/gaps.py).
+    gaps: frozenset[Gap] = frozenset()
 
     @cached_property
     def footprint(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -184,4 +200,5 @@ def join(a: State | None, b: State | None) -> State | None:
             if a.may_writes is None or b.may_writes is None
             else tuple(sorted(set(a.may_writes) | set(b.may_writes), key=may_write_order))
         ),
+        gaps=a.gaps | b.gaps,
     )

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
-from zeroopt.analysis.dataflow import uncovered
+from zeroopt.analysis.dataflow import gaps, uncovered
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
@@ -24,6 +24,7 @@ from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import (
     CELL,
     MAYBE,
+    Gap,
     SELF,
     UNREACHED,
     Ref,
@@ -304,6 +305,15 @@ class Effects:
             self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
         elif (
             definite
+            and whole
+            and st.touched
+            and not self.conditional
+            and not self.ctx.certain_reads_only
+            and (gap := gaps.unwritten(st, ref)) is not None
+        ):
+            self._issue(UNSAFE, node, "read", f"{gap}: {how}{self._assumed(node)}")
+        elif (
+            definite
             and not st.touched
             and self.ctx.certain_reads_only
             and 0 < st.some_write < getattr(node, "lineno", self.line)
@@ -327,7 +337,16 @@ class Effects:
     def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
         self._wrote_somewhere(node)
         extent = None if self.capture else uncovered.write_extent(ref, region, full)
-        self._may_write(extent, node)
+        gap = None
+        if not full and not self.capture and self.st.may_writes is not None:
+            line = getattr(node, "lineno", self.line)
+            gap = gaps.gap_write(
+                self.ctx.alloc, self.ctx.scope.node, self.ctx.mask_names, ref, node, line,
+                self._src(node)[:60],
+            )  # fmt: skip
+            if gap is not None:
+                extent = (max(gap.dim, 0), 0, None)
+        self._may_write(extent, node, gap)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
@@ -391,8 +410,12 @@ class Effects:
         if not reads_first:
             self._may_write(uncovered.write_extent(ref, None, full=False), node)
 
-    def _may_write(self, extent: tuple[int, int, int | None] | None, node: ast.AST) -> None:
-        """A write that may have run: its interval is kept (uncovered.py), or nothing is known."""
+    def _may_write(
+        self, extent: tuple[int, int, int | None] | None, node: ast.AST, gap: Gap | None = None
+    ) -> None:
+        """A write that may have run: its interval is kept (uncovered.py), or nothing is known.
+        A write of unknown interval that leaves a known part alone (`gap`) is kept as covering
+        all of its dimension, with what it leaves alone beside it (gaps.py)."""
         writes = self.st.may_writes
         if writes is None:
             return
@@ -400,6 +423,8 @@ class Effects:
             self.st = replace(self.st, may_writes=None)
             return
         entry = (*extent, getattr(node, "lineno", self.line), self._src(node)[:60])
+        if gap is not None:
+            self.st = replace(self.st, gaps=self.st.gaps | {gap})
         if entry not in writes:
             ordered = tuple(sorted((*writes, entry), key=may_write_order))
             self.st = replace(self.st, may_writes=ordered)

@@ -1,0 +1,409 @@
+"""Writes that leave part of the buffer alone by construction, and whole reads after them.
+
+Two patterns, each decided by one written assumption (rules/zo001_zeros_overwritten.py):
+
+- Padding: `xp = torch.zeros((cdiv(n, 128) * 128, k)); xp[:n] = w` writes rows [0, n) of a
+  dimension allocated as a round-up of `n` (`cdiv(n, T) * T`, `(n + T - 1) // T * T`,
+  `align(n, T)`, `round_up(n, T)`, `ceil_align`, `_ceil_to_multiple`, `math.ceil(n / T) * T`)
+  or as `n + k` (k >= 1). Row `n` exists whenever `n` is not a multiple of `T` (always for
+  `n + k`), and no such write touches it. The names involved must each be bound once in the
+  function (a parameter or one assignment outside any loop), so equal text is an equal value.
+- Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)`, `index_fill_`, `index_copy_`,
+  `index_put_`, `masked_fill_`, `masked_scatter_`, `put_` write only the positions the index or
+  mask picks; assumed: it need not pick every position. Not assumed where the index may be a
+  permutation or the full range: any name it depends on bound from `sort`, `argsort`,
+  `randperm`, `arange`, `range`, `unique`, `flip`, `roll`, `meshgrid`, `ones`, `full`, a slice
+  object or `...`, or bound otherwise than by a plain assignment (a loop variable).
+
+A write that runs in a loop the allocation is not in covers an unknown union: it never counts.
+Each such write still enters `State.may_writes` as covering all of its dimension (so the
+literal analysis of uncovered.py is unchanged); `State.gaps` keeps what it leaves alone. A whole
+read (`whole`, of the buffer or a view of all of it) is `unsafe` only when every write that may
+have run on any path is one of these, all padding along the same dimension and bound, or all
+index writes through the same index text.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from zeroopt.analysis.allocations import shape_args
+from zeroopt.analysis.dataflow.places import _classify_index, _mask_region
+from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.state import Gap, Ref, State, View
+
+_SIZED = frozenset({"zeros", "new_zeros", "empty", "new_empty", "full", "new_full"})
+_CEIL_DIV = ("cdiv", "ceildiv", "divup", "ceil")  # normalised names (lower case, no "_")
+_ROUND_UP = frozenset(
+    {"align", "alignup", "ceilalign", "roundup", "ceiltomultiple", "roundupto", "alignto"}
+)
+# Calls whose result may be a permutation or the full range of positions (or all-true).
+_COVERING = frozenset(
+    {"sort", "argsort", "randperm", "arange", "range", "unique", "unique_consecutive", "flip",
+     "fliplr", "flipud", "roll", "meshgrid", "cartesian_prod", "ones", "ones_like", "full",
+     "full_like", "new_ones", "new_full", "slice", "tuple", "tril_indices", "triu_indices",
+     "indices", "nonzero_static", "expand", "expand_as", "broadcast_to", "repeat",
+     "repeat_interleave", "linspace", "permute"}
+)  # fmt: skip
+_INDEX_ARG = {  # method -> (position, keyword) of the index or mask argument
+    "scatter_": (1, "index"),
+    "index_fill_": (1, "index"),
+    "index_copy_": (1, "index"),
+    "index_put_": (0, "indices"),
+    "masked_fill_": (0, "mask"),
+    "masked_scatter_": (0, "mask"),
+    "put_": (0, "index"),
+}
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "")
+
+
+def _called(e: ast.expr) -> str:
+    f = e.func if isinstance(e, ast.Call) else None
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    return ast.dump(a) == ast.dump(b)
+
+
+@dataclass(frozen=True)
+class _Binding:
+    kind: str  # "param", "value" (`n = <value>`), "unpack" (`a, n = <value>`), "other"
+    node: ast.AST  # the parameter, the value, or the name bound
+    value: ast.expr | None = None  # what an unpacking unpacks
+
+
+@dataclass
+class _Facts:
+    """Per function: each name's bindings, and each node's parent."""
+
+    bound: dict[str, list[_Binding]]
+    parents: dict[int, ast.AST]
+
+
+def _facts(func: ast.AST) -> _Facts:
+    memo = getattr(func, "_zeroopt_gap_facts", None)
+    if memo is not None:
+        return memo  # type: ignore[no-any-return]
+    bound: dict[str, list[_Binding]] = {}
+    parents: dict[int, ast.AST] = {}
+    args = getattr(func, "args", None)
+    if isinstance(args, ast.arguments):
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            bound.setdefault(a.arg, []).append(_Binding("param", a))
+        for a in (args.vararg, args.kwarg):
+            if a is not None:
+                bound.setdefault(a.arg, []).append(_Binding("other", a))
+    for node in walk([func]):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    bound.setdefault(t.id, []).append(_Binding("value", node.value))
+                    continue
+                for n in walk([t]):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        bound.setdefault(n.id, []).append(_Binding("unpack", n, node.value))
+            continue
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                bound.setdefault(name, []).extend([_Binding("other", node)] * 2)
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            # Bound by a loop, `with`, `:=`, a comprehension, `del`, ... (plain and unpacking
+            # assignments are taken above, and their names are skipped here).
+            parent = parents.get(id(node))
+            while isinstance(parent, ast.Tuple | ast.List | ast.Starred):
+                parent = parents.get(id(parent))
+            if not isinstance(parent, ast.Assign | ast.AnnAssign):
+                bound.setdefault(node.id, []).append(_Binding("other", node))
+        elif isinstance(node, ast.Import | ast.ImportFrom | ast.ExceptHandler | ast.AugAssign):
+            names = (
+                [(a.asname or a.name).split(".")[0] for a in node.names]
+                if isinstance(node, ast.Import | ast.ImportFrom)
+                else [node.name]
+                if isinstance(node, ast.ExceptHandler) and node.name
+                else [node.target.id]
+                if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+                else []
+            )
+            for name in names:
+                bound.setdefault(name, []).append(_Binding("other", node))
+    facts = _Facts(bound, parents)
+    try:
+        func._zeroopt_gap_facts = facts  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover - a node without a __dict__
+        pass
+    return facts
+
+
+def _loops(facts: _Facts, node: ast.AST) -> list[int]:
+    out = []
+    cur = facts.parents.get(id(node))
+    while cur is not None:
+        if isinstance(cur, ast.For | ast.AsyncFor | ast.While | ast.comprehension):
+            out.append(id(cur))
+        cur = facts.parents.get(id(cur))
+    return out
+
+
+def _outside_loops(facts: _Facts, node: ast.AST, alloc: ast.AST) -> bool:
+    """The write runs once per run of the allocation: every loop around it is around both."""
+    if id(node) not in facts.parents or id(alloc) not in facts.parents:
+        return False
+    return set(_loops(facts, node)) <= set(_loops(facts, alloc))
+
+
+def _stable(facts: _Facts, name: str) -> ast.expr | None | bool:
+    """True for a name that keeps one value the analysis does not see (a parameter never
+    rebound, one unpacking outside any loop, a name the function does not bind), its value for
+    one plain assignment outside any loop, False otherwise."""
+    bindings = facts.bound.get(name)
+    if not bindings:
+        return True
+    if len(bindings) != 1:
+        return False
+    b = bindings[0]
+    if b.kind == "param":
+        return True
+    if b.kind == "other" or _loops(facts, b.node):
+        return False
+    if b.kind == "unpack":
+        return True
+    assert isinstance(b.node, ast.expr)
+    return b.node
+
+
+def _expand(facts: _Facts, e: ast.expr, depth: int = 3) -> ast.expr | None:
+    """`e` with each name bound by one assignment replaced by its value (to `depth` levels);
+    None when a name it mentions may change."""
+    if isinstance(e, ast.Name):
+        s = _stable(facts, e.id)
+        if s is False or s is None:
+            return None
+        if s is True or depth == 0:
+            return e
+        return _expand(facts, s, depth - 1)
+    if isinstance(e, ast.Constant):
+        return e
+    if isinstance(e, ast.Attribute):
+        return e if isinstance(e.value, ast.Name) and _stable(facts, e.value.id) is True else None
+    if isinstance(e, ast.BinOp):
+        left, right = _expand(facts, e.left, depth), _expand(facts, e.right, depth)
+        if left is None or right is None:
+            return None
+        return ast.BinOp(left, e.op, right)
+    if isinstance(e, ast.UnaryOp):
+        operand = _expand(facts, e.operand, depth)
+        return None if operand is None else ast.UnaryOp(e.op, operand)
+    if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Name | ast.Attribute):
+        args = [_expand(facts, a, depth) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        return ast.Call(e.func, args, [])  # type: ignore[arg-type]
+    return None
+
+
+def _ceil_div(e: ast.expr, u: ast.expr) -> ast.expr | None:
+    """T when `e` is the ceiling of u / T: `cdiv(u, T)`, `(u + T - 1) // T`, `-(-u // T)`,
+    `math.ceil(u / T)`."""
+    if isinstance(e, ast.Call) and any(k in _norm(_called(e)) for k in _CEIL_DIV):
+        if len(e.args) == 2 and _same(e.args[0], u):
+            return e.args[1]
+        if len(e.args) == 1 and isinstance(d := e.args[0], ast.BinOp) and isinstance(d.op, ast.Div):
+            return d.right if _same(d.left, u) else None
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.FloorDiv):
+        t = e.right
+        n = e.left
+        if (
+            isinstance(n, ast.BinOp)
+            and isinstance(n.op, ast.Sub)
+            and isinstance(n.right, ast.Constant)
+            and n.right.value == 1
+            and isinstance(n.left, ast.BinOp)
+            and isinstance(n.left.op, ast.Add)
+            and _same(n.left.left, u)
+            and _same(n.left.right, t)
+        ):
+            return t
+    if (
+        isinstance(e, ast.UnaryOp)
+        and isinstance(e.op, ast.USub)
+        and isinstance(f := e.operand, ast.BinOp)
+        and isinstance(f.op, ast.FloorDiv)
+        and isinstance(f.left, ast.UnaryOp)
+        and isinstance(f.left.op, ast.USub)
+        and _same(f.left.operand, u)
+    ):
+        return f.right
+    return None
+
+
+def _padding(d: ast.expr, u: ast.expr) -> str | None:
+    """Why index `u` may exist along a dimension allocated as `d` (both expanded), or None."""
+    if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Add):
+        for side, other in ((d.left, d.right), (d.right, d.left)):
+            if (
+                _same(side, u)
+                and isinstance(other, ast.Constant)
+                and type(other.value) is int
+                and other.value >= 1
+            ):
+                return f"the dimension is `{ast.unparse(u)} + {other.value}`: index {ast.unparse(u)} always exists"
+    tile: ast.expr | None = None
+    if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Mult):
+        for a, b in ((d.left, d.right), (d.right, d.left)):
+            t = _ceil_div(a, u)
+            if t is not None and _same(t, b):
+                tile = t
+    elif isinstance(d, ast.Call) and _norm(_called(d)) in _ROUND_UP and len(d.args) == 2:
+        if _same(d.args[0], u):
+            tile = d.args[1]
+    if tile is None or (isinstance(tile, ast.Constant) and tile.value == 1):
+        return None
+    return (
+        f"assuming `{ast.unparse(u)}` need not be a multiple of `{ast.unparse(tile)}`, the "
+        "allocation rounds it up"
+    )
+
+
+def pad_gap(alloc: ast.Call, func: ast.AST, target: ast.Subscript, line: int, text: str) -> Gap | None:
+    """A store `x[..., :u, ...] = v` into the buffer itself that leaves index u alone along a
+    padded dimension."""
+    if _called(alloc) not in _SIZED or not _outside_loops(facts := _facts(func), target, alloc):
+        return None
+    dims = shape_args(alloc)
+    if not dims or any(isinstance(a, ast.Starred) for a in dims):
+        return None
+    items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    if any(isinstance(i, ast.Constant) and i.value is None for i in items):
+        return None
+    ell = [k for k, i in enumerate(items) if isinstance(i, ast.Constant) and i.value is Ellipsis]
+    if len(ell) > 1 or len(items) - len(ell) > len(dims):
+        return None
+    for k, item in enumerate(items):
+        if not isinstance(item, ast.Slice) or item.step is not None or item.upper is None:
+            continue
+        if item.lower is not None and not (
+            isinstance(item.lower, ast.Constant) and item.lower.value == 0
+        ):
+            continue
+        dim = k if not ell or k < ell[0] else len(dims) - (len(items) - k)
+        u = _expand(facts, item.upper, depth=0)
+        size = _expand(facts, dims[dim])
+        uu = _expand(facts, item.upper)
+        if u is None or size is None or uu is None:
+            continue
+        why = _padding(size, uu) or _padding(size, u)
+        if why is not None:
+            bound = ast.unparse(item.upper)
+            note = (
+                f"only `{text}` (line {line}) was written, which leaves index `{bound}` along "
+                f"dimension {dim} alone, and `{bound}` is smaller than the allocated "
+                f"`{ast.unparse(dims[dim])}` ({why}; the other dimensions assumed not empty)"
+            )
+            return Gap("pad", dim, bound, note, line, text)
+    return None
+
+
+def _covering(facts: _Facts, e: ast.expr, depth: int = 3) -> bool:
+    """`e` may pick every position: it (or a name it depends on) comes from a call that may
+    make a permutation, the full range or an all-true mask, or from a binding not followed. A
+    slice or `...` beside an index in the index itself (`m[idx, :]`) picks along other
+    dimensions; a name bound to one (`s = ...`) may be the whole index."""
+    for n in walk([e]):
+        if isinstance(n, ast.Call) and _called(n) in _COVERING:
+            return True
+        if depth < 3 and isinstance(n, ast.Constant) and n.value is Ellipsis:
+            return True
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            for b in facts.bound.get(n.id, ()):  # none: a module-level name
+                if b.kind == "param":
+                    continue
+                if b.kind == "other" or depth == 0:
+                    return True
+                value = b.value if b.kind == "unpack" else b.node
+                assert isinstance(value, ast.expr)
+                if _covering(facts, value, depth - 1):
+                    return True
+    return False
+
+
+def index_gap(
+    alloc: ast.Call, func: ast.AST, masks: frozenset[str], node: ast.AST, line: int, text: str
+) -> Gap | None:
+    """A write through an index or mask into the buffer itself (`m[idx] = v`, `m.scatter_(d,
+    idx, v)`) that need not pick every position."""
+    facts = _facts(func)
+    if not _outside_loops(facts, node, alloc):
+        return None
+    if isinstance(node, ast.Subscript):
+        index: ast.expr = node.slice
+        kind = _classify_index(index, frozenset()).kind
+        if kind not in ("advanced", "maybe-advanced") and _mask_region(index, masks) is None:
+            return None
+        what = f"`{text}` writes only the positions `{ast.unparse(index)[:60]}` picks"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        spec = _INDEX_ARG.get(node.func.attr)
+        if spec is None or any(k.arg == "reduce" for k in node.keywords):
+            return None
+        pos, kw = spec
+        found = [k.value for k in node.keywords if k.arg == kw]
+        if not found and len(node.args) > pos:
+            found = [node.args[pos]]
+        if len(found) != 1 or isinstance(found[0], ast.Starred):
+            return None
+        index = found[0]
+        what = f"`{text}` writes only the positions in `{ast.unparse(index)[:60]}`"
+    else:
+        return None
+    if _covering(facts, index):
+        return None
+    shape = shape_args(alloc) if _called(alloc) in _SIZED else []
+    if shape and all(isinstance(a, ast.Constant) and a.value == 1 for a in shape):
+        return None  # one element: any write of it writes it all
+    key = ast.unparse(index)[:60]
+    note = (
+        f"{what} (line {line}), assuming `{key}` need not pick every position (nothing shows it "
+        "is a permutation or the full range)"
+    )
+    return Gap("index", -1, key, note, line, text)
+
+
+def gap_write(
+    alloc: ast.Call, func: ast.AST, masks: frozenset[str], ref: Ref, node: ast.AST, line: int,
+    text: str,
+) -> Gap | None:  # fmt: skip
+    """The part a partial write of the buffer itself leaves alone, when one pattern shows it."""
+    if ref.view is not View.SELF:
+        return None
+    if isinstance(node, ast.Subscript):
+        return pad_gap(alloc, func, node, line, text) or index_gap(
+            alloc, func, masks, node, line, text
+        )
+    return index_gap(alloc, func, masks, node, line, text)
+
+
+def unwritten(st: State, ref: Ref) -> str | None:
+    """Evidence that a whole read through `ref` reads an element every write that may have run
+    leaves alone (under the gaps' assumptions), or None."""
+    writes = st.may_writes
+    if not writes or ref.view not in (View.SELF, View.FULL):
+        return None
+    by_write = {(g.line, g.text): g for g in st.gaps}
+    found = [by_write.get((w[3], w[4])) for w in writes]
+    if any(g is None for g in found):
+        return None
+    kinds = {(g.kind, g.dim, g.key) for g in found if g is not None}
+    if len(kinds) != 1:
+        return None
+    notes = "; ".join(dict.fromkeys(g.note for g in found if g is not None))
+    return f"reads it whole, and every write before it leaves part of it alone: {notes}"
