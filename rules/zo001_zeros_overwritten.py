@@ -40,6 +40,25 @@ whether the zero fill is ever observed:
   it or a copy made from it there (`y = x.to(dtype)`, `x.contiguous()`, `y = x[i]` with `i` an
   int or a tensor, `x.expand(...)`; not `x if c else other`, not `.to("meta")`), while nothing was
   written on any path: either the copy read the unwritten memory or the view reads it now.
+  Also `unsafe`: a definite read of every element (as above: an operator, a reduction,
+  `torch.cat`, a kernel contract reading in full; of the buffer or a view of all of it) where
+  every write that may have run on any path leaves a part alone by one of two patterns, all
+  the same pattern (dataflow/gaps.py). Padding: a store `x[:n, ...] = v` (or `[..., :n]`) into a
+  dimension allocated as a round-up of `n` (`cdiv(n, T) * T`, `(n + T - 1) // T * T`,
+  `-(-n // T) * T`, `math.ceil(n / T) * T`, or a call named `align`, `round_up`, `ceil_align`,
+  `_ceil_to_multiple`, ... of `(n, T)`), directly or through names each bound once outside any
+  loop, or as `n + k` (k >= 1), every such write bounded by the same `n` along the same
+  dimension; assumed: `n` need not be a multiple of `T` (none for `n + k`), and the other
+  dimensions are not empty. Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
+  `index_fill_`, `index_copy_`, `index_put_`, `masked_fill_`, `masked_scatter_`, `put_` on the
+  buffer itself, all through the same index text; assumed: the index need not pick every
+  position. Not claimed (the site stays `unproven`) where the index, or a name it depends on, is
+  bound from `sort`, `argsort`, `randperm`, `arange`, `range`, `unique`, `flip`, `roll`,
+  `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, or by a loop or other
+  binding not followed (a permutation or the full range covers every position); where the
+  buffer is one literal element; where a write runs in a loop the allocation is not in (its
+  union is unknown); where writes of different patterns, bounds or indices mix (two masks may
+  partition it); or where any other write (of unknown extent, a hand-off) may have run.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
   return, a closure capture, use inside CUDA-graph capture, a write through a result that may be

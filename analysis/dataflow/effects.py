@@ -24,9 +24,9 @@ from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import (
     CELL,
     MAYBE,
-    Gap,
     SELF,
     UNREACHED,
+    Gap,
     Ref,
     Region,
     State,

@@ -90,16 +90,16 @@ class _Facts:
 def _facts(func: ast.AST) -> _Facts:
     memo = getattr(func, "_zeroopt_gap_facts", None)
     if memo is not None:
-        return memo  # type: ignore[no-any-return]
+        return memo
     bound: dict[str, list[_Binding]] = {}
     parents: dict[int, ast.AST] = {}
     args = getattr(func, "args", None)
     if isinstance(args, ast.arguments):
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             bound.setdefault(a.arg, []).append(_Binding("param", a))
-        for a in (args.vararg, args.kwarg):
-            if a is not None:
-                bound.setdefault(a.arg, []).append(_Binding("other", a))
+        for rest in (args.vararg, args.kwarg):
+            if rest is not None:
+                bound.setdefault(rest.arg, []).append(_Binding("other", rest))
     for node in walk([func]):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
@@ -138,10 +138,7 @@ def _facts(func: ast.AST) -> _Facts:
             for name in names:
                 bound.setdefault(name, []).append(_Binding("other", node))
     facts = _Facts(bound, parents)
-    try:
-        func._zeroopt_gap_facts = facts  # type: ignore[attr-defined]
-    except AttributeError:  # pragma: no cover - a node without a __dict__
-        pass
+    func._zeroopt_gap_facts = facts  # type: ignore[attr-defined]
     return facts
 
 
@@ -162,7 +159,7 @@ def _outside_loops(facts: _Facts, node: ast.AST, alloc: ast.AST) -> bool:
     return set(_loops(facts, node)) <= set(_loops(facts, alloc))
 
 
-def _stable(facts: _Facts, name: str) -> ast.expr | None | bool:
+def _stable(facts: _Facts, name: str) -> ast.expr | bool | None:
     """True for a name that keeps one value the analysis does not see (a parameter never
     rebound, one unpacking outside any loop, a name the function does not bind), its value for
     one plain assignment outside any loop, False otherwise."""
@@ -264,9 +261,13 @@ def _padding(d: ast.expr, u: ast.expr) -> str | None:
             t = _ceil_div(a, u)
             if t is not None and _same(t, b):
                 tile = t
-    elif isinstance(d, ast.Call) and _norm(_called(d)) in _ROUND_UP and len(d.args) == 2:
-        if _same(d.args[0], u):
-            tile = d.args[1]
+    elif (
+        isinstance(d, ast.Call)
+        and _norm(_called(d)) in _ROUND_UP
+        and len(d.args) == 2
+        and _same(d.args[0], u)
+    ):
+        tile = d.args[1]
     if tile is None or (isinstance(tile, ast.Constant) and tile.value == 1):
         return None
     return (
@@ -275,7 +276,9 @@ def _padding(d: ast.expr, u: ast.expr) -> str | None:
     )
 
 
-def pad_gap(alloc: ast.Call, func: ast.AST, target: ast.Subscript, line: int, text: str) -> Gap | None:
+def pad_gap(
+    alloc: ast.Call, func: ast.AST, target: ast.Subscript, line: int, text: str
+) -> Gap | None:
     """A store `x[..., :u, ...] = v` into the buffer itself that leaves index u alone along a
     padded dimension."""
     if _called(alloc) not in _SIZED or not _outside_loops(facts := _facts(func), target, alloc):
