@@ -38,14 +38,19 @@ _CEIL_DIV = ("cdiv", "ceildiv", "divup", "ceil")  # normalised names (lower case
 _ROUND_UP = frozenset(
     {"align", "alignup", "ceilalign", "roundup", "ceiltomultiple", "roundupto", "alignto"}
 )
-# Calls whose result may be a permutation or the full range of positions (or all-true).
+# Calls whose result may be a permutation or the full range of positions.
 _COVERING = frozenset(
     {"sort", "argsort", "randperm", "arange", "range", "unique", "unique_consecutive", "flip",
-     "fliplr", "flipud", "roll", "meshgrid", "cartesian_prod", "ones", "ones_like", "full",
-     "full_like", "new_ones", "new_full", "slice", "tuple", "tril_indices", "triu_indices",
-     "indices", "nonzero_static", "expand", "expand_as", "broadcast_to", "repeat",
-     "repeat_interleave", "linspace", "permute"}
+     "fliplr", "flipud", "roll", "meshgrid", "cartesian_prod", "slice", "tuple", "tril_indices",
+     "triu_indices", "indices", "nonzero_static", "linspace", "combinations", "cumsum"}
 )  # fmt: skip
+# Calls that may make an all-true mask (with a bool dtype, or the dtype of what they copy).
+_FILLED = frozenset({"ones", "full", "new_ones", "new_full", "ones_like", "full_like"})
+# Calls that pick some positions whatever their input holds (k of n; one per row): what their
+# input depends on does not make them cover.
+_PICKING = frozenset(
+    {"topk", "argmax", "argmin", "multinomial", "searchsorted", "bucketize", "kthvalue"}
+)
 _INDEX_ARG = {  # method -> (position, keyword) of the index or mask argument
     "scatter_": (1, "index"),
     "index_fill_": (1, "index"),
@@ -317,27 +322,53 @@ def pad_gap(
     return None
 
 
-def _covering(facts: _Facts, e: ast.expr, depth: int = 3) -> bool:
-    """`e` may pick every position: it (or a name it depends on) comes from a call that may
-    make a permutation, the full range or an all-true mask, or from a binding not followed. A
-    slice or `...` beside an index in the index itself (`m[idx, :]`) picks along other
-    dimensions; a name bound to one (`s = ...`) may be the whole index."""
-    for n in walk([e]):
-        if isinstance(n, ast.Call) and _called(n) in _COVERING:
+def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> bool:
+    """`e` may pick every position: it comes, through names, views, conversions and the
+    arguments of calls, from a call that may make a permutation, the full range or an all-true
+    mask, or from a binding not followed (a loop variable). A slice or `...` beside an index in
+    the index itself (`m[idx, :]`) picks along other dimensions; a name bound to one
+    (`s = ...`) may be the whole index. `topk`, `argmax`, ... pick some positions only
+    (assumed: fewer than all)."""
+    if depth < 0:
+        return True
+    if isinstance(e, ast.Name):
+        for b in facts.bound.get(e.id, ()):  # none: a module-level name
+            if b.kind == "param":
+                continue
+            if b.kind == "other":
+                return True
+            value = b.value if b.kind == "unpack" else b.node
+            assert isinstance(value, ast.expr)
+            if _covering(facts, value, depth - 1, top=False):
+                return True
+        return False
+    if isinstance(e, ast.Constant):
+        return not top and e.value is Ellipsis
+    if isinstance(e, ast.Slice):
+        return not top
+    if isinstance(e, ast.Call):
+        name = _called(e)
+        if name in _COVERING:
             return True
-        if depth < 3 and isinstance(n, ast.Constant) and n.value is Ellipsis:
-            return True
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            for b in facts.bound.get(n.id, ()):  # none: a module-level name
-                if b.kind == "param":
-                    continue
-                if b.kind == "other" or depth == 0:
-                    return True
-                value = b.value if b.kind == "unpack" else b.node
-                assert isinstance(value, ast.expr)
-                if _covering(facts, value, depth - 1):
-                    return True
-    return False
+        if name in _FILLED:
+            dtype = [k.value for k in e.keywords if k.arg == "dtype"]
+            if name.endswith("_like") and not dtype:
+                return True
+            if any("bool" in ast.unparse(d) for d in dtype):
+                return True
+        if name in _PICKING:
+            return False
+        parts: list[ast.expr] = [*e.args, *(k.value for k in e.keywords)]
+        if isinstance(e.func, ast.Attribute):
+            parts.append(e.func.value)
+        return any(_covering(facts, a, depth, top=False) for a in parts)
+    if isinstance(e, ast.Subscript):
+        # `perm[:k]`, `idx[1:-1]`: positions of what it indexes; its bounds pick no positions.
+        return _covering(facts, e.value, depth, top=False)
+    if isinstance(e, ast.Tuple | ast.List) and top:
+        return any(_covering(facts, x, depth, top=True) for x in e.elts)
+    children = [c for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]
+    return any(_covering(facts, c, depth, top=False) for c in children)
 
 
 def index_gap(

@@ -164,6 +164,30 @@ def run():
 """,
         expect=UNSAFE,
     ),
+    Case(
+        "topk_indices_unpacked_then_marked",
+        why=(
+            "`vals, idx = torch.topk(g, k)`, `m[idx] = True`: k of the positions; `g > 0 & m` "
+            "reads the others as False. What `g` depends on does not make `topk` cover."
+        ),
+        source=r"""
+import torch
+
+
+def f(gate, valid, k: int):
+    g = torch.where(valid, gate, -float("inf"))
+    vals, idx = torch.topk(g, k)
+    m = torch.zeros_like(valid, dtype=torch.bool)  # <- site
+    m[idx] = True
+    return valid & m
+""",
+        scenario=r"""
+def run():
+    valid = torch.arange(4) < 3
+    return f(torch.tensor([0.3, 0.9, 0.1, 0.5]), valid, 1)
+""",
+        expect=UNSAFE,
+    ),
 ]
 
 
@@ -373,6 +397,25 @@ def f(y, n: int):
         scenario=r"""
 def run():
     return f(torch.ones(8), 8)
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "all_true_mask_index",
+        why="An index that is an all-true mask (`ones(..., dtype=torch.bool)`) picks every row.",
+        source=r"""
+import torch
+
+
+def f(y, n: int):
+    keep = torch.ones(n, dtype=torch.bool)
+    x = torch.zeros(n)  # <- site
+    x[keep] = y
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), 3)
 """,
         covered=True,
     ),
