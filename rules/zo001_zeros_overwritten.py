@@ -49,13 +49,17 @@ whether the zero fill is ever observed:
   `_ceil_to_multiple`, ... of `(n, T)`), directly or through names each bound once outside any
   loop, or as `n + k` (k >= 1), every such write bounded by the same `n` along the same
   dimension; assumed: `n` need not be a multiple of `T` (none for `n + k`), and the other
-  dimensions are not empty. Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
+  dimensions are not empty; not claimed where the function computes `n % ...` (an
+  `assert n % 128 == 0` may keep the padding empty). Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
   `index_fill_`, `index_copy_`, `index_put_`, `masked_fill_`, `masked_scatter_`, `put_` on the
   buffer itself, all through the same index text; assumed: the index need not pick every
   position. Not claimed (the site stays `unproven`) where the index, or a name it depends on, is
   bound from `sort`, `argsort`, `randperm`, `arange`, `range`, `unique`, `flip`, `roll`,
   `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, or by a loop or other
-  binding not followed (a permutation or the full range covers every position); where the
+  binding not followed (a permutation or the full range covers every position), or a name on
+  the way says it is one (`perm`, `order`, `sort`, `inv`, `shuffle`); the index is followed
+  through names, views, conversions and call arguments, but not into what `topk`, `argmax`,
+  `searchsorted`, ... pick from (assumed: fewer than all positions); where the
   buffer is one literal element; where a write runs in a loop the allocation is not in (its
   union is unknown); where writes of different patterns, bounds or indices mix (two masks may
   partition it); or where any other write (of unknown extent, a hand-off) may have run.

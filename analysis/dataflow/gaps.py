@@ -26,6 +26,7 @@ index writes through the same index text.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import shape_args
@@ -44,6 +45,8 @@ _COVERING = frozenset(
      "fliplr", "flipud", "roll", "meshgrid", "cartesian_prod", "slice", "tuple", "tril_indices",
      "triu_indices", "indices", "nonzero_static", "linspace", "combinations", "cumsum"}
 )  # fmt: skip
+# Names that say they hold a permutation (`perm`, `order`, `sorted_idx`, `inv_idx`).
+_NAMED_COVERING = re.compile(r"perm|order|sort|inv|shuffl", re.IGNORECASE)
 # Calls that may make an all-true mask (with a bool dtype, or the dtype of what they copy).
 _FILLED = frozenset({"ones", "full", "new_ones", "new_full", "ones_like", "full_like"})
 # Calls that pick some positions whatever their input holds (k of n; one per row): what their
@@ -281,6 +284,15 @@ def _padding(d: ast.expr, u: ast.expr) -> str | None:
     )
 
 
+def _remainder_checked(func: ast.AST, u: ast.expr) -> bool:
+    """The function computes `u % ...` (`assert n % 128 == 0`): it may only run with `u` a
+    multiple of the tile, and then the padding is empty."""
+    return any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and _same(n.left, u)
+        for n in walk([func])
+    )
+
+
 def pad_gap(
     alloc: ast.Call, func: ast.AST, target: ast.Subscript, line: int, text: str
 ) -> Gap | None:
@@ -311,7 +323,7 @@ def pad_gap(
         if u is None or size is None or uu is None:
             continue
         why = _padding(size, uu) or _padding(size, u)
-        if why is not None:
+        if why is not None and not _remainder_checked(func, item.upper):
             bound = ast.unparse(item.upper)
             note = (
                 f"only `{text}` (line {line}) was written, which leaves index `{bound}` along "
@@ -332,6 +344,8 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
     if depth < 0:
         return True
     if isinstance(e, ast.Name):
+        if _NAMED_COVERING.search(e.id):
+            return True
         for b in facts.bound.get(e.id, ()):  # none: a module-level name
             if b.kind == "param":
                 continue

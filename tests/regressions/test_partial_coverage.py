@@ -419,6 +419,43 @@ def run():
 """,
         covered=True,
     ),
+    NearMiss(
+        "padding_bound_asserted_a_multiple",
+        why="`assert n % 4 == 0`: the function only runs with no padding, so `x[:n]` is all of x.",
+        source=r"""
+import torch
+
+
+def f(y, n: int):
+    assert n % 4 == 0
+    x = torch.zeros((n + 4 - 1) // 4 * 4)  # <- site
+    x[:n] = y
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(8), 8)
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "index_named_as_a_permutation",
+        why="A parameter named `inv_perm` is by its name a permutation: it may write every row.",
+        source=r"""
+import torch
+
+
+def f(y, inv_perm):
+    x = torch.zeros_like(y)  # <- site
+    x[inv_perm] = y
+    return x.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), torch.tensor([2, 0, 1]))
+""",
+        covered=True,
+    ),
 ]
 
 
