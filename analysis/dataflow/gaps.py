@@ -167,10 +167,12 @@ def _outside_loops(facts: _Facts, node: ast.AST, alloc: ast.AST) -> bool:
     return set(_loops(facts, node)) <= set(_loops(facts, alloc))
 
 
-def _stable(facts: _Facts, name: str) -> ast.expr | bool | None:
+def _stable(facts: _Facts, name: str, alloc: ast.AST) -> ast.expr | bool | None:
     """True for a name that keeps one value the analysis does not see (a parameter never
-    rebound, one unpacking outside any loop, a name the function does not bind), its value for
-    one plain assignment outside any loop, False otherwise."""
+    rebound, one unpacking, a name the function does not bind), its value for one plain
+    assignment, False otherwise. A binding in a loop counts only inside loops that also run the
+    allocation, on an earlier line: then it runs before the allocation in each iteration, and
+    not again before a write that follows the allocation in that iteration."""
     bindings = facts.bound.get(name)
     if not bindings:
         return True
@@ -179,7 +181,13 @@ def _stable(facts: _Facts, name: str) -> ast.expr | bool | None:
     b = bindings[0]
     if b.kind == "param":
         return True
-    if b.kind == "other" or _loops(facts, b.node):
+    if b.kind == "other":
+        return False
+    loops = _loops(facts, b.node)
+    if loops and (
+        not set(loops) <= set(_loops(facts, alloc))
+        or getattr(b.node, "lineno", 0) >= getattr(alloc, "lineno", 0)
+    ):
         return False
     if b.kind == "unpack":
         return True
@@ -187,30 +195,34 @@ def _stable(facts: _Facts, name: str) -> ast.expr | bool | None:
     return b.node
 
 
-def _expand(facts: _Facts, e: ast.expr, depth: int = 3) -> ast.expr | None:
+def _expand(facts: _Facts, e: ast.expr, alloc: ast.AST, depth: int = 3) -> ast.expr | None:
     """`e` with each name bound by one assignment replaced by its value (to `depth` levels);
     None when a name it mentions may change."""
     if isinstance(e, ast.Name):
-        s = _stable(facts, e.id)
+        s = _stable(facts, e.id, alloc)
         if s is False or s is None:
             return None
         if s is True or depth == 0:
             return e
-        return _expand(facts, s, depth - 1)
+        return _expand(facts, s, alloc, depth - 1)
     if isinstance(e, ast.Constant):
         return e
     if isinstance(e, ast.Attribute):
-        return e if isinstance(e.value, ast.Name) and _stable(facts, e.value.id) is True else None
+        return (
+            e
+            if isinstance(e.value, ast.Name) and _stable(facts, e.value.id, alloc) is True
+            else None
+        )
     if isinstance(e, ast.BinOp):
-        left, right = _expand(facts, e.left, depth), _expand(facts, e.right, depth)
+        left, right = _expand(facts, e.left, alloc, depth), _expand(facts, e.right, alloc, depth)
         if left is None or right is None:
             return None
         return ast.BinOp(left, e.op, right)
     if isinstance(e, ast.UnaryOp):
-        operand = _expand(facts, e.operand, depth)
+        operand = _expand(facts, e.operand, alloc, depth)
         return None if operand is None else ast.UnaryOp(e.op, operand)
     if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Name | ast.Attribute):
-        args = [_expand(facts, a, depth) for a in e.args]
+        args = [_expand(facts, a, alloc, depth) for a in e.args]
         if any(a is None for a in args):
             return None
         return ast.Call(e.func, args, [])  # type: ignore[arg-type]
@@ -237,6 +249,17 @@ def _ceil_div(e: ast.expr, u: ast.expr) -> ast.expr | None:
             and isinstance(n.left.op, ast.Add)
             and _same(n.left.left, u)
             and _same(n.left.right, t)
+        ):
+            return t
+        if (  # `(u + 127) // 128`
+            isinstance(n, ast.BinOp)
+            and isinstance(n.op, ast.Add)
+            and _same(n.left, u)
+            and isinstance(n.right, ast.Constant)
+            and isinstance(t, ast.Constant)
+            and type(n.right.value) is int
+            and type(t.value) is int
+            and n.right.value == t.value - 1
         ):
             return t
     if (
@@ -300,6 +323,8 @@ def pad_gap(
     padded dimension."""
     if _called(alloc) not in _SIZED or not _outside_loops(facts := _facts(func), target, alloc):
         return None
+    if line <= alloc.lineno:
+        return None  # a write above the allocation runs in a later iteration of some loop
     dims = shape_args(alloc)
     if not dims or any(isinstance(a, ast.Starred) for a in dims):
         return None
@@ -317,9 +342,9 @@ def pad_gap(
         ):
             continue
         dim = k if not ell or k < ell[0] else len(dims) - (len(items) - k)
-        u = _expand(facts, item.upper, depth=0)
-        size = _expand(facts, dims[dim])
-        uu = _expand(facts, item.upper)
+        u = _expand(facts, item.upper, alloc, depth=0)
+        size = _expand(facts, dims[dim], alloc)
+        uu = _expand(facts, item.upper, alloc)
         if u is None or size is None or uu is None:
             continue
         why = _padding(size, uu) or _padding(size, u)

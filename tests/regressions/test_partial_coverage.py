@@ -188,6 +188,29 @@ def run():
 """,
         expect=UNSAFE,
     ),
+    Case(
+        "padding_inside_a_loop_per_iteration",
+        why="Each iteration pads its own block: rows n.. of each padded buffer are read by `amax`.",
+        source=r"""
+import torch
+
+
+def f(ws):
+    out = []
+    for w in ws:
+        n, k = w.shape
+        n_pad = (n + 3) // 4 * 4
+        padded = torch.zeros(n_pad, k)  # <- site
+        padded[:n, :k] = w
+        out.append(padded.abs().amin())
+    return torch.stack(out)
+""",
+        scenario=r"""
+def run():
+    return f([torch.ones(3, 2), torch.ones(4, 2)])
+""",
+        expect=UNSAFE,
+    ),
 ]
 
 
