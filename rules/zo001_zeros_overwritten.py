@@ -59,7 +59,9 @@ whether the zero fill is ever observed:
   binding not followed (a permutation or the full range covers every position), or a name on
   the way says it is one (`perm`, `order`, `sort`, `inv`, `shuffle`); the index is followed
   through names, views, conversions and call arguments, but not into what `topk`, `argmax`,
-  `searchsorted`, ... pick from (assumed: fewer than all positions); where the
+  `searchsorted`, ... pick from (assumed: fewer than all positions); where a scatter's index or
+  source is what the buffer was made `zeros_like` of (as large as the buffer: a permutation
+  would write it all); where the
   buffer is one literal element; where a write runs in a loop the allocation is not in (its
   union is unknown); where writes of different patterns, bounds or indices mix (two masks may
   partition it); or where any other write (of unknown extent, a hand-off) may have run.

@@ -410,6 +410,20 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
     return any(_covering(facts, c, depth, top=False) for c in children)
 
 
+def _like_operand(alloc: ast.Call, call: ast.Call, index: ast.expr) -> bool:
+    """`m = zeros_like(idx); m.scatter_(d, idx, src)` (or `zeros_like(src)`): an index as large
+    as the buffer along the scattered dimension writes every position when it is a permutation,
+    which its shape suggests (`eb_mask = zeros_like(sorted_mask)`, scattered by `sorted_idx`)."""
+    if not _called(alloc).endswith("_like") or not alloc.args:
+        return False
+    operands = [
+        index,
+        *call.args[2:],
+        *(k.value for k in call.keywords if k.arg in ("src", "value", "source")),
+    ]
+    return any(_same(alloc.args[0], o) for o in operands)
+
+
 def index_gap(
     alloc: ast.Call, func: ast.AST, masks: frozenset[str], node: ast.AST, line: int, text: str
 ) -> Gap | None:
@@ -436,6 +450,8 @@ def index_gap(
             return None
         index = found[0]
         what = f"`{text}` writes only the positions in `{ast.unparse(index)[:60]}`"
+        if _like_operand(alloc, node, index):
+            return None
     else:
         return None
     if _covering(facts, index):

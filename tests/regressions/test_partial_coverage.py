@@ -479,6 +479,28 @@ def run():
 """,
         covered=True,
     ),
+    NearMiss(
+        "scatter_index_shaped_like_the_buffer",
+        why=(
+            "`zeros_like(order)` scattered by `order` itself: an index as large as the buffer "
+            "along the dimension writes every position when it is a permutation, as here."
+        ),
+        source=r"""
+import torch
+
+
+def f(scores, ranks):
+    picked = scores.topk(3, dim=-1).indices
+    m = torch.zeros_like(picked)  # <- site
+    m.scatter_(-1, picked, ranks)
+    return m.sum(-1)
+""",
+        scenario=r"""
+def run():
+    return f(torch.tensor([[0.3, 0.1, 0.2]]), torch.tensor([[5, 6, 7]]))
+""",
+        covered=True,
+    ),
 ]
 
 
