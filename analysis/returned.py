@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
-from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW
+from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.methods import TREE_DEP
 from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
+from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
@@ -76,7 +77,10 @@ def returned_only(outcome: BufferOutcome) -> bool:
     end = outcome.exit_state
     if outcome.gave_up or not outcome.reached or end is None or not end.escapes:
         return False
-    if any(how not in (RETURNED, RETURNED_VIEW) for _, how in end.escapes):
+    if any(
+        how not in (RETURNED, RETURNED_VIEW) and returned_slot(how) is None
+        for _, how in end.escapes
+    ):
         return False
     return (
         len(outcome.issues) == 1
@@ -86,9 +90,10 @@ def returned_only(outcome: BufferOutcome) -> bool:
 
 
 def _own_layout(outcome: BufferOutcome) -> bool:
-    """Every return hands back the buffer itself, not a view in another layout."""
+    """Every return hands back the buffer itself (alone or in a display), not a view in another
+    layout."""
     end = outcome.exit_state
-    return end is not None and all(how == RETURNED for _, how in end.escapes)
+    return end is not None and all(how != RETURNED_VIEW for _, how in end.escapes)
 
 
 def _wrote_nothing(outcome: BufferOutcome) -> bool:
@@ -118,7 +123,8 @@ class ReturnedJudge:
         self.summaries = summaries
         self.unit = summaries.unit
         self.real_path = real_path
-        self._cfgs: dict[int, CFG] = {}
+        self._cfgs: dict[tuple[int, ...], CFG] = {}
+        self._copies: dict[tuple[int, ...], tuple[Function, Scope]] = {}
         self._calls: dict[int, tuple[ast.Call, Scope]] | None = None
 
     # --- the entry point -------------------------------------------------------------------
@@ -146,6 +152,10 @@ class ReturnedJudge:
         # A view in another layout (`.t()`, `.view(-1)`): the caller's "buffer" is the view, every
         # element of the buffer once; its layout proves nothing.
         contiguous = contiguous and _own_layout(outcome)
+        assert outcome.exit_state is not None  # returned_only
+        slot, why = returned_as(outcome.exit_state.escapes)
+        if why:
+            return Judgement(UNPROVEN_, f"`{name}`: {why}")
         calls, why, assumption = self._callers(fn, scope)
         if why:
             return Judgement(UNPROVEN_, why)
@@ -156,14 +166,14 @@ class ReturnedJudge:
         judged: list[str] = []
         for call, cscope in calls:
             owner = cscope.node
-            where = f"`{name}(...)` at line {call.lineno}"
+            where = f"`{name}(...)` at line {call.lineno}{describe(slot)}"
             if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
                 undecided = undecided or Judgement(
                     UNPROVEN_, f"{where} runs outside a function (module or class body)"
                 )
                 continue
-            judged.append(f"`{owner.name}` (line {call.lineno})")
-            at = self._analyse(owner, cscope, call, contiguous, certain)
+            judged.append(f"`{owner.name}` (line {call.lineno}{describe(slot)})")
+            at = self._analyse(owner, cscope, call, contiguous, certain, slot)
             verdict = _decide(at)
             if verdict == UNSAFE_:
                 if not _wrote_nothing(outcome):
@@ -355,13 +365,31 @@ class ReturnedJudge:
 
     # --- one caller --------------------------------------------------------------------------
     def _analyse(
-        self, owner: Function, scope: Scope, call: ast.Call, contiguous: bool, certain: bool
+        self,
+        owner: Function,
+        scope: Scope,
+        call: ast.Call,
+        contiguous: bool,
+        certain: bool,
+        slot: Slot | None = None,
     ) -> BufferOutcome:
+        """The caller's dataflow with the call as the allocation; for a slot of a display, run on
+        a copy of the caller in which the call is that display (returned_slots.py)."""
         unit = self.unit
+        key: tuple[int, ...] = (id(owner),)
+        if slot is not None:
+            key = (id(owner), id(call))
+            made = self._copies.get(key)
+            if made is None:
+                made = caller_copy(owner, scope, call, slot)
+                if isinstance(made, str):
+                    return BufferOutcome(gave_up=made)
+                self._copies[key] = made  # kept alive: the memos below are keyed by ids
+            owner, scope = made
         qualify = partial(unit.resolver.qualified, scope)
-        cfg = self._cfgs.get(id(owner))
+        cfg = self._cfgs.get(key)
         if cfg is None:
-            cfg = self._cfgs[id(owner)] = Builder(qualify).build(owner.body)
+            cfg = self._cfgs[key] = Builder(qualify).build(owner.body)
         args = owner.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
