@@ -46,6 +46,7 @@ from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
 if TYPE_CHECKING:
+    from zeroopt.analysis.methods import ClassWorld
     from zeroopt.analysis.summaries import Summaries
 
 MAX_DEPTH = 3  # functions up the chain of callers that return the buffer again, at most
@@ -119,8 +120,11 @@ def _decide(outcome: BufferOutcome) -> str:
 class ReturnedJudge:
     """Judges the returned buffers of one file's functions at their callers in that file."""
 
-    def __init__(self, summaries: Summaries, real_path: str | None) -> None:
+    def __init__(
+        self, summaries: Summaries, real_path: str | None, callers_closed: bool = False
+    ) -> None:
         self.summaries = summaries
+        self.callers_closed = callers_closed  # public functions' callers too (options.py)
         self.unit = summaries.unit
         self.real_path = real_path
         self._cfgs: dict[tuple[int, ...], CFG] = {}
@@ -218,6 +222,8 @@ class ReturnedJudge:
                 continue
             first_issue = at.gave_up or (at.issues[0].text if at.issues else "not reached")
             detail = up.why if up is not None else first_issue
+            if slot is not None and up is None:
+                detail += " (the call read as the display it returns, `None` in the other slots)"
             undecided = undecided or Judgement(
                 UNPROVEN_, f"the caller `{owner.name}` ({where}) is not proven: {detail}"
             )
@@ -245,10 +251,21 @@ class ReturnedJudge:
             return [], "no enclosing scope", ""
         nested = isinstance(parent.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         method = parent.is_class
+        public = not nested and not name.startswith("_")
         if not nested:
-            if not name.startswith("_") or name.startswith("__"):
-                kind = "a public method" if method else "a public function"
+            kind = "a public method" if method else "a public function"
+            if name.startswith("__"):
                 return [], f"`{name}` is {kind}: callers outside the tree may read it", ""
+            if public and not self.callers_closed:
+                return [], (
+                    f"`{name}` is {kind}: callers outside the tree may read it "
+                    "(`callers-closed = true` would judge it at its calls in the tree)"
+                ), ""
+            if public and method and not _baseless(parent.node):
+                return [], (
+                    f"`{name}` is a public method of a class with a base: a base class or a "
+                    "framework may call it by its name"
+                ), ""
             if not method and (parent.parent is not None or unit.function(name) is not fn):
                 return [], f"`{name}` is not the only binding of its name in its module", ""
         allowed = _METHOD_DECORATORS if method else frozenset()
@@ -298,6 +315,12 @@ class ReturnedJudge:
             + " (a leading `_`); no code outside the scanned tree calls it, and every file of the "
             "tree was searched for its name"
         )
+        if public:
+            assumption = (
+                f"callers closed (`callers-closed = true`): `{name}` is public, but no code "
+                "outside the scanned tree calls it (no user of the package, no library calling "
+                "it by its name); every file of the tree was searched for its name"
+            )
         return found, "", assumption
 
     def _resolves(self, fn: Function, hit: tuple[ast.Call, Scope], nested: bool) -> bool:
@@ -338,12 +361,14 @@ class ReturnedJudge:
             module
             and not package
             and not method
+            and name.startswith("_")  # a star import re-exports a public name unspelled
             and _literal_all(self.unit.tree)
             and not _HANDS.search(own_text)
         ):
             spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
         index = _word_index(world.digest, world.files)
-        for i in index.get(name, ()):
+        named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
+        for i in named:
             path, data = world.files[i]
             if path in own or os.path.realpath(path) in own:
                 continue
@@ -430,6 +455,36 @@ def _binds(n: ast.AST, name: str) -> bool:
     if isinstance(n, ast.MatchMapping):
         return n.rest == name
     return False
+
+
+def _baseless(cls: ast.AST) -> bool:
+    """A class statement with no base but `object`, no keyword (metaclass) and no decorator: only
+    code that spells a method's name calls it (not a base class's, nor a framework's by name)."""
+    return (
+        isinstance(cls, ast.ClassDef)
+        and not cls.keywords
+        and not cls.decorator_list
+        and all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
+    )
+
+
+_NAMING: dict[tuple[str, str], list[int]] = {}  # (tree digest, public name) -> files naming it
+
+
+def _naming(world: ClassWorld, name: str) -> list[int]:
+    """The files of the tree whose text has `name` as a word (public names are not in the word
+    index of `_` names: searched once per name and worker)."""
+    key = (world.digest, name)
+    hit = _NAMING.get(key) if world.digest else None
+    if hit is None:
+        raw = name.encode()
+        word = re.compile(rb"(?<!\w)" + re.escape(raw) + rb"(?!\w)")
+        hit = [i for i, (_, data) in enumerate(world.files) if raw in data and word.search(data)]
+        if world.digest:
+            if len(_NAMING) > 4096:
+                _NAMING.clear()
+            _NAMING[key] = hit
+    return hit
 
 
 def _literal_all(tree: ast.Module) -> bool:
