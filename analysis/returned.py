@@ -257,15 +257,23 @@ class ReturnedJudge:
             if name.startswith("__"):
                 return [], f"`{name}` is {kind}: callers outside the tree may read it", ""
             if public and not self.callers_closed:
-                return [], (
-                    f"`{name}` is {kind}: callers outside the tree may read it "
-                    "(`callers-closed = true` would judge it at its calls in the tree)"
-                ), ""
+                return (
+                    [],
+                    (
+                        f"`{name}` is {kind}: callers outside the tree may read it "
+                        "(`callers-closed = true` would judge it at its calls in the tree)"
+                    ),
+                    "",
+                )
             if public and method and not _baseless(parent.node):
-                return [], (
-                    f"`{name}` is a public method of a class with a base: a base class or a "
-                    "framework may call it by its name"
-                ), ""
+                return (
+                    [],
+                    (
+                        f"`{name}` is a public method of a class with a base: a base class or a "
+                        "framework may call it by its name"
+                    ),
+                    "",
+                )
             if not method and (parent.parent is not None or unit.function(name) is not fn):
                 return [], f"`{name}` is not the only binding of its name in its module", ""
         allowed = _METHOD_DECORATORS if method else frozenset()
