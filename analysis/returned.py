@@ -354,7 +354,9 @@ class ReturnedJudge:
         has `name` as a word and, unless this module is a package's `__init__` (reached by
         `from . import name`) or binds `__all__` other than by one literal list, the last part
         of this module's name as a word too (an import of a private name spells its module:
-        `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself)."""
+        `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself). For a
+        public name (`callers-closed`), the modules that star-import this one, to a fixpoint,
+        count as its names too: a star import re-exports the name without spelling it."""
         world = self.summaries.world
         own = {self.unit.path}
         if self.real_path is not None:
@@ -369,11 +371,15 @@ class ReturnedJudge:
             module
             and not package
             and not method
-            and name.startswith("_")  # a star import re-exports a public name unspelled
             and _literal_all(self.unit.tree)
             and not _HANDS.search(own_text)
         ):
-            spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
+            # A star import re-exports a public name without spelling it: the modules that do
+            # (and those that star-import them, ...) are names of this module too.
+            words = {module} if name.startswith("_") else _star_importers(world, module)
+            if words is not None:
+                alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words))
+                spelled = re.compile(rb"(?<!\w)(?:" + alternatives + rb")(?!\w)")
         index = _word_index(world.digest, world.files)
         named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
         for i in named:
@@ -493,6 +499,48 @@ def _naming(world: ClassWorld, name: str) -> list[int]:
                 _NAMING.clear()
             _NAMING[key] = hit
     return hit
+
+
+_STAR = re.compile(rb"(?<![\w.])from\s+(\.*)([\w.]*)\s+import\s*\*")
+_STARS: dict[tuple[str, str], set[str] | None] = {}
+
+
+def _star_importers(world: ClassWorld, module: str) -> set[str] | None:
+    """`module` and the last part of the name of every module that star-imports one of these,
+    to a fixpoint (a package's `__init__` by its package's name; `from . import *` by the
+    package the importing file is in, `from .. import *` by the one above)."""
+    key = (world.digest, module)
+    if world.digest and key in _STARS:
+        return _STARS[key]
+    edges: list[tuple[str, str]] = []  # (the last part of the module star-imported, importer)
+    for path, data in world.files:
+        if b"import" not in data or b"*" not in data:
+            continue
+        parts = os.path.normpath(path).split(os.sep)
+        stem = parts[-1].removesuffix(".py")
+        package = parts[-2] if len(parts) > 1 else ""
+        me = package if stem == "__init__" else stem
+        for m in _STAR.finditer(data):
+            dots, name = len(m.group(1)), m.group(2).decode("utf-8", "replace")
+            if name:
+                edges.append((name.rpartition(".")[2], me))
+            elif 0 < dots < len(parts):
+                edges.append((parts[-1 - dots], me))  # `from .. import *`: that package
+            else:
+                return None  # a star import from somewhere unknown: any file may re-export it
+    words = {module}
+    grew = True
+    while grew:
+        grew = False
+        for source, importer in edges:
+            if source in words and importer not in words:
+                words.add(importer)
+                grew = True
+    if world.digest:
+        if len(_STARS) > 1024:
+            _STARS.clear()
+        _STARS[key] = words
+    return words
 
 
 def _literal_all(tree: ast.Module) -> bool:

@@ -405,6 +405,45 @@ def run():
         ),
     ),
     Case(
+        "public_function_fetched_by_a_computed_name_from_a_star_re_export",
+        options=CALLERS_CLOSED,
+        why="With `callers-closed = true`: a module star-imports this one; a third module, "
+        "which never names this one nor `make`, fetches `make` from the re-exporting module by "
+        "a joined name and reads what it returns.",
+        source=r"""
+import torch
+
+
+def make(n):
+    buf = torch.zeros(n)  # <- site
+    return buf, n
+
+
+def use(n):
+    b, m = make(n)
+    b.fill_(1.0)
+    return b * m
+""",
+        scenario=r"""
+def run():
+    import joined_user
+
+    return use(2), joined_user.peek(3)
+""",
+        modules=(
+            (
+                "joined_reexport",
+                "from public_function_fetched_by_a_computed_name_from_a_star_re_export import *  "
+                "# noqa: F403\n",
+            ),
+            (
+                "joined_user",
+                "import joined_reexport\n\n\ndef peek(n):\n"
+                "    fn = getattr(joined_reexport, 'ma' + 'ke')\n    return fn(n)[0].sum()\n",
+            ),
+        ),
+    ),
+    Case(
         "public_method_called_by_its_base_class",
         options=CALLERS_CLOSED,
         why="With `callers-closed = true`: `forward` is only spelled in `self.forward(n)`, "
