@@ -418,13 +418,12 @@ class ReturnedJudge:
         key: tuple[int, ...] = (id(owner),)
         if slot is not None:
             key = (id(owner), id(call))
-            made = self._copies.get(key)
-            if made is None:
+            if key not in self._copies:
                 made = caller_copy(owner, scope, call, slot)
                 if isinstance(made, str):
                     return BufferOutcome(gave_up=made)
                 self._copies[key] = made  # kept alive: the memos below are keyed by ids
-            owner, scope = made
+            owner, scope = self._copies[key]
         qualify = partial(unit.resolver.qualified, scope)
         cfg = self._cfgs.get(key)
         if cfg is None:
