@@ -500,20 +500,39 @@ def _naming(world: ClassWorld, name: str) -> list[int]:
     return hit
 
 
+_STAR_HINT = re.compile(rb"import\s*\*")
 _STAR = re.compile(rb"(?<![\w.])from\s+(\.*)([\w.]*)\s+import\s*\*")
-_STARS: dict[tuple[str, str], set[str] | None] = {}
+_STAR_EDGES: dict[str, list[tuple[str, str]] | None] = {}  # tree digest -> star imports
 
 
 def _star_importers(world: ClassWorld, module: str) -> set[str] | None:
     """`module` and the last part of the name of every module that star-imports one of these,
     to a fixpoint (a package's `__init__` by its package's name; `from . import *` by the
     package the importing file is in, `from .. import *` by the one above)."""
-    key = (world.digest, module)
-    if world.digest and key in _STARS:
-        return _STARS[key]
-    edges: list[tuple[str, str]] = []  # (the last part of the module star-imported, importer)
+    edges = _star_edges(world)
+    if edges is None:
+        return None
+    words = {module}
+    grew = True
+    while grew:
+        grew = False
+        for source, importer in edges:
+            if source in words and importer not in words:
+                words.add(importer)
+                grew = True
+    return words
+
+
+def _star_edges(world: ClassWorld) -> list[tuple[str, str]] | None:
+    """(the last part of the module star-imported, the importer's) for every star import of
+    the tree, found once per tree and worker; None if one imports from a package not known."""
+    if world.digest and world.digest in _STAR_EDGES:
+        return _STAR_EDGES[world.digest]
+    edges: list[tuple[str, str]] | None = []
     for path, data in world.files:
-        if b"import" not in data or b"*" not in data:
+        if edges is None:
+            break
+        if not _STAR_HINT.search(data):
             continue
         parts = os.path.normpath(path).split(os.sep)
         stem = parts[-1].removesuffix(".py")
@@ -526,20 +545,12 @@ def _star_importers(world: ClassWorld, module: str) -> set[str] | None:
             elif 0 < dots < len(parts):
                 edges.append((parts[-1 - dots], me))  # `from .. import *`: that package
             else:
-                return None  # a star import from somewhere unknown: any file may re-export it
-    words = {module}
-    grew = True
-    while grew:
-        grew = False
-        for source, importer in edges:
-            if source in words and importer not in words:
-                words.add(importer)
-                grew = True
+                edges = None  # a star import from somewhere unknown: any file may re-export it
+                break
     if world.digest:
-        if len(_STARS) > 1024:
-            _STARS.clear()
-        _STARS[key] = words
-    return words
+        _STAR_EDGES.clear()
+        _STAR_EDGES[world.digest] = edges
+    return edges
 
 
 def _literal_all(tree: ast.Module) -> bool:
