@@ -219,6 +219,9 @@ class ReturnedJudge:
             if up is not None and up.verdict == SAFE_ and up.outcome is not None:
                 written.append((call.lineno, f"`{owner.name}` gets it from {where} and returns it"))
                 written += up.outcome.writes
+                if up.assumption and up.assumption not in assumption:
+                    # What the callers up the chain were assumed to be decides this verdict too.
+                    assumption = f"{assumption}; {up.assumption}" if assumption else up.assumption
                 continue
             first_issue = at.gave_up or (at.issues[0].text if at.issues else "not reached")
             detail = up.why if up is not None else first_issue

@@ -53,6 +53,23 @@ def test_callers_closed_judges_public_functions_and_says_so(project: Callable[..
     assert "no code outside the scanned tree calls it" in notes[0]
 
 
+def test_an_assumption_up_the_chain_is_in_the_evidence(project: Callable[..., Path]) -> None:
+    """`_mk` is private, but its display is returned again by the public `up`: the verdict
+    relies on `up`'s callers being closed as well, and says so."""
+    project(
+        "chain.py",
+        "import torch\n\n\ndef _mk(n):\n    buf = torch.zeros(n)\n    return buf, n\n\n\n"
+        "def up(n):\n    return _mk(n)\n\n\n"
+        "def use(n):\n    b, m = up(n)\n    b.fill_(1.0)\n    return b * m\n",
+    )
+    (Path.cwd() / "pyproject.toml").write_text("[tool.zeroopt]\ncallers-closed = true\n")
+    (finding,) = _scan().findings
+    assert str(finding.verdict) == "safe"
+    (note,) = [e.text for e in finding.evidence if e.kind == "assumption"]
+    assert "`_mk` is private to its module" in note
+    assert "`up` is public, but no code outside the scanned tree calls it" in note
+
+
 def test_callers_closed_setting_is_validated(project: Callable[..., Path]) -> None:
     (Path.cwd() / "pyproject.toml").write_text('[tool.zeroopt]\ncallers-closed = "yes"\n')
     with pytest.raises(ConfigError, match="callers-closed must be true or false"):
