@@ -33,3 +33,7 @@ class AnalysisOptions:
     # is defined in the scanned tree, so `self.m(buf)` runs the class's own `def m` when no
     # class of the tree that derives from it binds `m`. `closed-world = false` turns it off.
     closed_world: bool = True
+    # Callers closed (analysis/returned.py): a public function, or a public method of a class
+    # with no base, that returns a buffer is judged at its calls in the scanned tree as a
+    # private one is, assuming no code outside the tree calls it. `callers-closed = true`.
+    callers_closed: bool = False

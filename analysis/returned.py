@@ -38,13 +38,15 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
-from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW
+from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.methods import TREE_DEP
 from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
+from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
 if TYPE_CHECKING:
+    from zeroopt.analysis.methods import ClassWorld
     from zeroopt.analysis.summaries import Summaries
 
 MAX_DEPTH = 3  # functions up the chain of callers that return the buffer again, at most
@@ -76,7 +78,10 @@ def returned_only(outcome: BufferOutcome) -> bool:
     end = outcome.exit_state
     if outcome.gave_up or not outcome.reached or end is None or not end.escapes:
         return False
-    if any(how not in (RETURNED, RETURNED_VIEW) for _, how in end.escapes):
+    if any(
+        how not in (RETURNED, RETURNED_VIEW) and returned_slot(how) is None
+        for _, how in end.escapes
+    ):
         return False
     return (
         len(outcome.issues) == 1
@@ -86,9 +91,10 @@ def returned_only(outcome: BufferOutcome) -> bool:
 
 
 def _own_layout(outcome: BufferOutcome) -> bool:
-    """Every return hands back the buffer itself, not a view in another layout."""
+    """Every return hands back the buffer itself (alone or in a display), not a view in another
+    layout."""
     end = outcome.exit_state
-    return end is not None and all(how == RETURNED for _, how in end.escapes)
+    return end is not None and all(how != RETURNED_VIEW for _, how in end.escapes)
 
 
 def _wrote_nothing(outcome: BufferOutcome) -> bool:
@@ -114,11 +120,15 @@ def _decide(outcome: BufferOutcome) -> str:
 class ReturnedJudge:
     """Judges the returned buffers of one file's functions at their callers in that file."""
 
-    def __init__(self, summaries: Summaries, real_path: str | None) -> None:
+    def __init__(
+        self, summaries: Summaries, real_path: str | None, callers_closed: bool = False
+    ) -> None:
         self.summaries = summaries
+        self.callers_closed = callers_closed  # public functions' callers too (options.py)
         self.unit = summaries.unit
         self.real_path = real_path
-        self._cfgs: dict[int, CFG] = {}
+        self._cfgs: dict[tuple[int, ...], CFG] = {}
+        self._copies: dict[tuple[int, ...], tuple[Function, Scope]] = {}
         self._calls: dict[int, tuple[ast.Call, Scope]] | None = None
 
     # --- the entry point -------------------------------------------------------------------
@@ -146,6 +156,10 @@ class ReturnedJudge:
         # A view in another layout (`.t()`, `.view(-1)`): the caller's "buffer" is the view, every
         # element of the buffer once; its layout proves nothing.
         contiguous = contiguous and _own_layout(outcome)
+        assert outcome.exit_state is not None  # returned_only
+        slot, why = returned_as(outcome.exit_state.escapes)
+        if why:
+            return Judgement(UNPROVEN_, f"`{name}`: {why}")
         calls, why, assumption = self._callers(fn, scope)
         if why:
             return Judgement(UNPROVEN_, why)
@@ -156,14 +170,14 @@ class ReturnedJudge:
         judged: list[str] = []
         for call, cscope in calls:
             owner = cscope.node
-            where = f"`{name}(...)` at line {call.lineno}"
+            where = f"`{name}(...)` at line {call.lineno}{describe(slot)}"
             if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
                 undecided = undecided or Judgement(
                     UNPROVEN_, f"{where} runs outside a function (module or class body)"
                 )
                 continue
-            judged.append(f"`{owner.name}` (line {call.lineno})")
-            at = self._analyse(owner, cscope, call, contiguous, certain)
+            judged.append(f"`{owner.name}` (line {call.lineno}{describe(slot)})")
+            at = self._analyse(owner, cscope, call, contiguous, certain, slot)
             verdict = _decide(at)
             if verdict == UNSAFE_:
                 if not _wrote_nothing(outcome):
@@ -205,9 +219,14 @@ class ReturnedJudge:
             if up is not None and up.verdict == SAFE_ and up.outcome is not None:
                 written.append((call.lineno, f"`{owner.name}` gets it from {where} and returns it"))
                 written += up.outcome.writes
+                if up.assumption and up.assumption not in assumption:
+                    # What the callers up the chain were assumed to be decides this verdict too.
+                    assumption = f"{assumption}; {up.assumption}" if assumption else up.assumption
                 continue
             first_issue = at.gave_up or (at.issues[0].text if at.issues else "not reached")
             detail = up.why if up is not None else first_issue
+            if slot is not None and up is None:
+                detail += " (the call read as the display it returns, `None` in the other slots)"
             undecided = undecided or Judgement(
                 UNPROVEN_, f"the caller `{owner.name}` ({where}) is not proven: {detail}"
             )
@@ -235,10 +254,29 @@ class ReturnedJudge:
             return [], "no enclosing scope", ""
         nested = isinstance(parent.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         method = parent.is_class
+        public = not nested and not name.startswith("_")
         if not nested:
-            if not name.startswith("_") or name.startswith("__"):
-                kind = "a public method" if method else "a public function"
+            kind = "a public method" if method else "a public function"
+            if name.startswith("__"):
                 return [], f"`{name}` is {kind}: callers outside the tree may read it", ""
+            if public and not self.callers_closed:
+                return (
+                    [],
+                    (
+                        f"`{name}` is {kind}: callers outside the tree may read it "
+                        "(`callers-closed = true` would judge it at its calls in the tree)"
+                    ),
+                    "",
+                )
+            if public and method and not _baseless(parent.node):
+                return (
+                    [],
+                    (
+                        f"`{name}` is a public method of a class with a base: a base class or a "
+                        "framework may call it by its name"
+                    ),
+                    "",
+                )
             if not method and (parent.parent is not None or unit.function(name) is not fn):
                 return [], f"`{name}` is not the only binding of its name in its module", ""
         allowed = _METHOD_DECORATORS if method else frozenset()
@@ -288,6 +326,12 @@ class ReturnedJudge:
             + " (a leading `_`); no code outside the scanned tree calls it, and every file of the "
             "tree was searched for its name"
         )
+        if public:
+            assumption = (
+                f"callers closed (`callers-closed = true`): `{name}` is public, but no code "
+                "outside the scanned tree calls it (no user of the package, no library calling "
+                "it by its name); every file of the tree was searched for its name"
+            )
         return found, "", assumption
 
     def _resolves(self, fn: Function, hit: tuple[ast.Call, Scope], nested: bool) -> bool:
@@ -313,7 +357,9 @@ class ReturnedJudge:
         has `name` as a word and, unless this module is a package's `__init__` (reached by
         `from . import name`) or binds `__all__` other than by one literal list, the last part
         of this module's name as a word too (an import of a private name spells its module:
-        `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself)."""
+        `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself). For a
+        public name (`callers-closed`), the modules that star-import this one, to a fixpoint,
+        count as its names too: a star import re-exports the name without spelling it."""
         world = self.summaries.world
         own = {self.unit.path}
         if self.real_path is not None:
@@ -331,9 +377,15 @@ class ReturnedJudge:
             and _literal_all(self.unit.tree)
             and not _HANDS.search(own_text)
         ):
-            spelled = re.compile(rb"(?<!\w)" + re.escape(module.encode()) + rb"(?!\w)")
+            # A star import re-exports a public name without spelling it: the modules that do
+            # (and those that star-import them, ...) are names of this module too.
+            words = {module} if name.startswith("_") else _star_importers(world, module)
+            if words is not None:
+                alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words))
+                spelled = re.compile(rb"(?<!\w)(?:" + alternatives + rb")(?!\w)")
         index = _word_index(world.digest, world.files)
-        for i in index.get(name, ()):
+        named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
+        for i in named:
             path, data = world.files[i]
             if path in own or os.path.realpath(path) in own:
                 continue
@@ -355,13 +407,30 @@ class ReturnedJudge:
 
     # --- one caller --------------------------------------------------------------------------
     def _analyse(
-        self, owner: Function, scope: Scope, call: ast.Call, contiguous: bool, certain: bool
+        self,
+        owner: Function,
+        scope: Scope,
+        call: ast.Call,
+        contiguous: bool,
+        certain: bool,
+        slot: Slot | None = None,
     ) -> BufferOutcome:
+        """The caller's dataflow with the call as the allocation; for a slot of a display, run on
+        a copy of the caller in which the call is that display (returned_slots.py)."""
         unit = self.unit
+        key: tuple[int, ...] = (id(owner),)
+        if slot is not None:
+            key = (id(owner), id(call))
+            if key not in self._copies:
+                made = caller_copy(owner, scope, call, slot)
+                if isinstance(made, str):
+                    return BufferOutcome(gave_up=made)
+                self._copies[key] = made  # kept alive: the memos below are keyed by ids
+            owner, scope = self._copies[key]
         qualify = partial(unit.resolver.qualified, scope)
-        cfg = self._cfgs.get(id(owner))
+        cfg = self._cfgs.get(key)
         if cfg is None:
-            cfg = self._cfgs[id(owner)] = Builder(qualify).build(owner.body)
+            cfg = self._cfgs[key] = Builder(qualify).build(owner.body)
         args = owner.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
@@ -402,6 +471,89 @@ def _binds(n: ast.AST, name: str) -> bool:
     if isinstance(n, ast.MatchMapping):
         return n.rest == name
     return False
+
+
+def _baseless(cls: ast.AST) -> bool:
+    """A class statement with no base but `object`, no keyword (metaclass) and no decorator: only
+    code that spells a method's name calls it (not a base class's, nor a framework's by name)."""
+    return (
+        isinstance(cls, ast.ClassDef)
+        and not cls.keywords
+        and not cls.decorator_list
+        and all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
+    )
+
+
+_NAMING: dict[tuple[str, str], list[int]] = {}  # (tree digest, public name) -> files naming it
+
+
+def _naming(world: ClassWorld, name: str) -> list[int]:
+    """The files of the tree whose text has `name` as a word (public names are not in the word
+    index of `_` names: searched once per name and worker)."""
+    key = (world.digest, name)
+    hit = _NAMING.get(key) if world.digest else None
+    if hit is None:
+        raw = name.encode()
+        word = re.compile(rb"(?<!\w)" + re.escape(raw) + rb"(?!\w)")
+        hit = [i for i, (_, data) in enumerate(world.files) if raw in data and word.search(data)]
+        if world.digest:
+            if len(_NAMING) > 4096:
+                _NAMING.clear()
+            _NAMING[key] = hit
+    return hit
+
+
+_STAR_HINT = re.compile(rb"import\s*\*")
+_STAR = re.compile(rb"(?<![\w.])from\s+(\.*)([\w.]*)\s+import\s*\*")
+_STAR_EDGES: dict[str, list[tuple[str, str]] | None] = {}  # tree digest -> star imports
+
+
+def _star_importers(world: ClassWorld, module: str) -> set[str] | None:
+    """`module` and the last part of the name of every module that star-imports one of these,
+    to a fixpoint (a package's `__init__` by its package's name; `from . import *` by the
+    package the importing file is in, `from .. import *` by the one above)."""
+    edges = _star_edges(world)
+    if edges is None:
+        return None
+    words = {module}
+    grew = True
+    while grew:
+        grew = False
+        for source, importer in edges:
+            if source in words and importer not in words:
+                words.add(importer)
+                grew = True
+    return words
+
+
+def _star_edges(world: ClassWorld) -> list[tuple[str, str]] | None:
+    """(the last part of the module star-imported, the importer's) for every star import of
+    the tree, found once per tree and worker; None if one imports from a package not known."""
+    if world.digest and world.digest in _STAR_EDGES:
+        return _STAR_EDGES[world.digest]
+    edges: list[tuple[str, str]] | None = []
+    for path, data in world.files:
+        if edges is None:
+            break
+        if not _STAR_HINT.search(data):
+            continue
+        parts = os.path.normpath(path).split(os.sep)
+        stem = parts[-1].removesuffix(".py")
+        package = parts[-2] if len(parts) > 1 else ""
+        me = package if stem == "__init__" else stem
+        for m in _STAR.finditer(data):
+            dots, name = len(m.group(1)), m.group(2).decode("utf-8", "replace")
+            if name:
+                edges.append((name.rpartition(".")[2], me))
+            elif 0 < dots < len(parts):
+                edges.append((parts[-1 - dots], me))  # `from .. import *`: that package
+            else:
+                edges = None  # a star import from somewhere unknown: any file may re-export it
+                break
+    if world.digest:
+        _STAR_EDGES.clear()
+        _STAR_EDGES[world.digest] = edges
+    return edges
 
 
 def _literal_all(tree: ast.Module) -> bool:

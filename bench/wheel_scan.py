@@ -2,7 +2,7 @@
 reason; optionally save the normalised JSON (findings sorted, timing dropped) for a before/after
 comparison of two engines, byte for byte:
 
-    python bench/wheel_scan.py [--out OUT.json] [--cache-dir DIR]
+    python bench/wheel_scan.py [--out OUT.json] [--cache-dir DIR] [--callers-closed]
 
 The zeroopt that runs is the one installed beside the Python that runs this script.
 """
@@ -26,11 +26,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="write the normalised JSON here")
     parser.add_argument("--cache-dir", type=Path, default=corpus.DEFAULT_CACHE)
+    parser.add_argument(
+        "--callers-closed", action="store_true", help="scan with `--callers-closed`"
+    )
     args = parser.parse_args()
     packages = corpus.ensure_corpus(args.cache_dir)
     exe = shutil.which("zeroopt", path=os.path.dirname(sys.executable)) or "zeroopt"
     root = packages[0].root.parent
     cmd = [exe, "scan", *(p.root.name for p in packages), "--format", "json", "--no-cache"]
+    if args.callers_closed:
+        cmd.append("--callers-closed")
     done = subprocess.run([*cmd, "--exit-zero"], capture_output=True, text=True, cwd=root)
     data = json.loads(done.stdout)
     data["summary"].pop("seconds", None)

@@ -141,6 +141,14 @@ def scan_command(
             "unknown call (as `closed-world = false`).",
         ),
     ] = False,
+    callers_closed: Annotated[
+        bool,
+        typer.Option(
+            "--callers-closed",
+            help="Assume no code outside the scanned tree calls its public functions: a buffer "
+            "one returns is judged at its calls in the tree (as `callers-closed = true`).",
+        ),
+    ] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only findings: no summary, no progress bar.")
     ] = False,
@@ -196,6 +204,7 @@ def scan_command(
             statistics=statistics,
             output_file=output_file,
             no_closed_world=no_closed_world,
+            callers_closed=callers_closed,
         )
     except (ConfigError, GitError) as exc:
         what = "configuration error" if isinstance(exc, ConfigError) else "--since"
@@ -258,6 +267,7 @@ def _run(
     statistics: bool = False,
     output_file: str | None = None,
     no_closed_world: bool = False,
+    callers_closed: bool = False,
 ) -> int:
     from zeroopt.report import concise, github, json, sarif, table
     from zeroopt.report import statistics as stats
@@ -281,6 +291,8 @@ def _run(
         config = replace(config, analysis=replace(config.analysis, judge_empties=True))
     if no_closed_world:
         config = replace(config, analysis=replace(config.analysis, closed_world=False))
+    if callers_closed:
+        config = replace(config, analysis=replace(config.analysis, callers_closed=True))
     stdin: bytes | None = None
     if "-" in paths:
         stream = sys.stdin

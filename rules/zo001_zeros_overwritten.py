@@ -258,14 +258,20 @@ metaclass keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (
 turns method resolution off. A cached result that relied on it is reused only while no file of the
 tree changed.
 
-Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself:
-not a view, not inside a tuple) is judged at every call of the function (analysis/returned.py),
+Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself,
+or one slot of a returned tuple, list or dict display with identifier keys, no starred item, no
+`**`, no other slot holding it; not a view of part of it) is judged at every call of the function (analysis/returned.py),
 under a closed world over callers: each call is analysed as a fresh allocation nothing has written
 (what the function wrote before returning is forgotten; the call's arguments are not taken for a
 shape). `safe` when every call writes it in full before any read, or never reads it; `unsafe` when
 one reads it before any write and the function wrote none of it (the evidence names that caller and
 line); a caller that returns it again is judged at its own callers (3 functions up at most, never
-through recursion). Only for functions no code outside the tree can reasonably call: a
+through recursion). A buffer returned in a slot is judged at each call as if the call were the
+display with the allocation in that slot and `None` in the others (analysis/returned_slots.py):
+`a, b = f(...)`, `r = f(...); b = r[1]`, `d = f(...); d["k"]` name the buffer; the display passed
+on whole, iterated, unpacked with a star, indexed by a variable or bound to a name that is then
+returned leaves it unproven; `return f(...)` is judged again at that caller's callers, the same
+slot. Only for functions no code outside the tree can reasonably call: a
 module-level def or a method whose name starts with one `_`, or a def nested in a function; a
 public name stays unproven ("callers outside the tree may read it"). Every occurrence of the name
 must be a call in its own module that resolves to the def (a method: `self._m(...)`, resolved as
@@ -276,7 +282,14 @@ may be handed anywhere); a lookup by a name the text does not spell (`getattr(x,
 reads in the module, `locals()`/`vars()`/`eval`/`exec` in a nested def's function, a decorator, a
 generator or `async def`, or a call outside a function leaves it unproven. Assumed: no code outside
 the tree reaches the function. Off with `closed-world = false`; a cached result that
-relied on it is reused only while no file of the tree changed.
+relied on it is reused only while no file of the tree changed. `[tool.zeroopt] callers-closed =
+true` (or `scan --callers-closed`; off by default) judges public functions and public methods of
+a class with no base (only `object`), no metaclass and no class decorator the same way, assuming
+no code outside the scanned tree calls them: no user of the package, no library calling them by
+name. Every such verdict carries that assumption in its evidence. Any file of the tree that has
+the public name as a word keeps it unproven (a star import re-exports a public name without
+spelling it), dunder names always stay unproven, and a public method of a class with a base
+stays unproven (`torch.nn.Module.__call__` calls `forward` by its name).
 
 Any order of a class's methods (analysis/lifecycle_anyorder.py). A buffer allocated in `__init__`
 and stored on `self`, in a class no lifecycle model matches, is judged under "after `__init__`

@@ -208,6 +208,7 @@ class Config:
                 "kernels": kernels,
                 "judge_empties": self.analysis.judge_empties,
                 "closed_world": self.analysis.closed_world,
+                "callers_closed": self.analysis.callers_closed,
             },
             sort_keys=True,
             default=str,
@@ -236,6 +237,7 @@ _KEYS = {
     "lifecycles",
     "kernels",
     "closed-world",
+    "callers-closed",
 }
 
 
@@ -356,6 +358,9 @@ def load_config(
     cfg_closed = raw.get("closed-world", True)
     if not isinstance(cfg_closed, bool):
         raise ConfigError(f"{where}: [tool.zeroopt] closed-world must be true or false")
+    cfg_callers = raw.get("callers-closed", False)
+    if not isinstance(cfg_callers, bool):
+        raise ConfigError(f"{where}: [tool.zeroopt] callers-closed must be true or false")
     cfg_force = raw.get("force-exclude", False)
     if not isinstance(cfg_force, bool):
         raise ConfigError(f"{where}: [tool.zeroopt] force-exclude must be true or false")
@@ -398,7 +403,11 @@ def load_config(
         per_file_ignores=tuple(pfi),
         force_exclude=cfg_force if force_exclude is None else force_exclude,
         analysis=AnalysisOptions(
-            contracts=contracts, kernels=kernels, lifecycles=models, closed_world=cfg_closed
+            contracts=contracts,
+            kernels=kernels,
+            lifecycles=models,
+            closed_world=cfg_closed,
+            callers_closed=cfg_callers,
         ),
         cache_dir=Path(os.path.abspath(resolved_cache)),
         jobs=jobs if jobs is not None else cfg_jobs,

@@ -222,7 +222,7 @@ def _analyse_tree(
     module = project.index.names.get(real_path) if project and real_path else None
     unit = make_unit(tree, resolver, text, path, module, frames_read)
     summaries = Summaries(unit, project, contracts, tuple(options.kernels), options.closed_world)
-    returned = ReturnedJudge(summaries, real_path)
+    returned = ReturnedJudge(summaries, real_path, options.callers_closed)
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]
         if not rules or isinstance(site.owner, ast.Lambda):

@@ -121,7 +121,7 @@ def test_reason_classes_of_unproven_findings(project: Project) -> None:
         "import torch\nfrom helpers import fill\nfrom sgl_kernel import paged\n\n"
         "def a(n):\n    x = torch.zeros(n)\n    fill(x)\n    return x.sum()\n\n"
         "def b(n):\n    y = torch.zeros(n)\n    paged(y)\n    return y.sum()\n\n"
-        "def c(n):\n    z = torch.zeros(n)\n    return [z]\n\n"
+        "def c(n):\n    z = torch.zeros(n)\n    return [z, z]\n\n"
         "def d(self, n):\n    w = torch.zeros(n)\n    self.w = w\n",
     )
     stats = json.loads(_invoke("scan", "m.py", "--no-cache", "--statistics", "-f", "json")[1])

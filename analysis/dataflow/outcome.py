@@ -23,6 +23,49 @@ UNPROVEN = "unproven"
 VIEW_READ = "read (a view written in full)"  # phase event of a read covered by a fresh path
 RETURNED = "returned to the caller"  # the escape of `return x`, x the buffer itself
 RETURNED_VIEW = f"{RETURNED} as a view of all of it"  # `return x.t()`, `return x.view(-1)`
+# `return a, x, b` / `[a, x]` / `{"k": x, ...}`: x itself is one slot of a display no other slot
+# of which holds it (analysis/returned_slots.py follows it to the callers that take it out).
+_RETURNED_IN = re.compile(
+    rf"{RETURNED} as (?:element (\d+) of a (tuple|list) of (\d+)|the value of key ('[^'\\]*') of a dict)"
+)
+
+
+def returned_in(kind: str, label: int | str, size: int) -> str:
+    """The escape of a buffer returned as slot `label` of a `kind` display of `size` slots."""
+    if kind == "dict":
+        return f"{RETURNED} as the value of key {label!r} of a dict"
+    return f"{RETURNED} as element {label} of a {kind} of {size}"
+
+
+def display_slots(value: ast.expr | None) -> list[tuple[int | str, ast.expr]] | None:
+    """The slots of a tuple or list display without starred items, or of a dict display whose
+    keys are distinct identifier strings (no `**`): (index or key, value expression)."""
+    if isinstance(value, ast.Tuple | ast.List):
+        if any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        return list(enumerate(value.elts))
+    if isinstance(value, ast.Dict):
+        keys: list[str] = []
+        for k in value.keys:
+            if not (
+                isinstance(k, ast.Constant) and type(k.value) is str and k.value.isidentifier()
+            ):
+                return None
+            keys.append(k.value)
+        if len(set(keys)) != len(keys):
+            return None
+        return list(zip(keys, value.values, strict=True))
+    return None
+
+
+def returned_slot(how: str) -> tuple[str, int | str, int] | None:
+    """(kind, label, size) of a `returned_in` escape, None for any other."""
+    m = _RETURNED_IN.fullmatch(how)
+    if m is None:
+        return None
+    if m.group(4) is not None:
+        return "dict", m.group(4)[1:-1], 0
+    return m.group(2), int(m.group(1)), int(m.group(3))
 
 
 @dataclass(frozen=True)

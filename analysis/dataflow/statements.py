@@ -8,7 +8,13 @@ from dataclasses import replace
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
-from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, UNPROVEN
+from zeroopt.analysis.dataflow.outcome import (
+    RETURNED,
+    RETURNED_VIEW,
+    UNPROVEN,
+    display_slots,
+    returned_in,
+)
 from zeroopt.analysis.dataflow.places import _bound, _own_size, _split_call, place_key
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
@@ -208,6 +214,8 @@ class Evaluator(Expressions):
         elif isinstance(s, ast.Expr):
             self.eval(s.value)
         elif isinstance(s, ast.Return):
+            if self._return_display(s):
+                return
             ref = self.eval(s.value)
             if ref is not None:
                 # The buffer itself, or a view of every element of it: analysis/returned.py
@@ -253,6 +261,27 @@ class Evaluator(Expressions):
         elif isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self._definition(s)
         # Pass, Global, Nonlocal, Break, Continue: no effect on data.
+
+    def _return_display(self, s: ast.Return) -> bool:
+        """`return a, x, b`, `return [x, a]`, `return {"k": x, ...}` (no starred item, no `**`,
+        identifier keys, each once): the buffer itself in exactly one slot and no other slot
+        holding it is an escape the callers' unpacking is judged for (analysis/returned.py);
+        otherwise every slot that holds it is stored in a container, as for any display."""
+        value = s.value
+        slots = display_slots(value)
+        if value is None or slots is None:
+            return False
+        refs = [self._eval_value(e) for _, e in slots]
+        held = [i for i, ref in enumerate(refs) if ref is not None]
+        if len(held) == 1:
+            ref = refs[held[0]]
+            if ref is not None and ref.view is View.SELF and ref.region is None:
+                kind = "dict" if isinstance(value, ast.Dict) else type(value).__name__.lower()
+                self.escape(s, returned_in(kind, slots[held[0]][0], len(slots)))
+                return True
+        for i in held:
+            self.park(slots[i][1], f"stored in a container `{self._src(value)[:60]}`", value)
+        return True
 
     def _assign_stmt(self, s: ast.Assign) -> None:
         value = s.value

@@ -6,6 +6,12 @@ over callers: the allocator referenced as a value (passed to a helper of `lib`, 
 name, wrapped by `functools.partial`, named in `__all__` or looked up in `globals()`), a public
 name, a decorator, a view or a tuple returned instead of the buffer, recursion, a def nested in
 its caller, a method called through `self`. Judged at the callers (analysis/returned.py).
+
+`slot*` traps return the buffer as one slot of a tuple, list or dict display (followed by
+analysis/returned_slots.py): taken out by unpacking, a literal index or key (`slot`), through a
+second function that returns the display as it is (`slot-up`); near misses: a starred unpacking,
+an index by a variable, the buffer in two slots with the other one read, the display handed to a
+reader in `lib`.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ CALLERS = ("full", "part", "flag", "read-first", "discard", "return-again", "lib
 _READS_UNWRITTEN = {"part", "flag", "read-first", "lib-read"}
 TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all", "string",
          "public", "decorated", "view", "tuple", "tuple-unpacked", "recursion", "nested",
-         "method", "method", "chained", "globals-handed")  # fmt: skip
+         "method", "method", "chained", "globals-handed", "slot", "slot", "slot", "slot-up",
+         "slot-starred", "slot-var-index", "slot-twice", "slot-handed")  # fmt: skip
 
 
 class ReturnedShapes(Blocks):
@@ -35,6 +42,9 @@ class ReturnedShapes(Blocks):
             lines.append(f"{x}[0] = {self.const(b)}")  # never the second row: see _caller
             tags.add("wp-returned-prewritten")
         ret = {"view": f"{x}[1:]", "tuple": f"{x}, 1", "tuple-unpacked": f"{x}, 1"}.get(trap, x)
+        slot = self._slot(u, x, trap) if trap.startswith("slot") else None
+        if slot is not None:
+            ret = slot[0]
         params = "inp, d" if trap == "recursion" else "inp"
         head = ["if d > 0:", f"    return {mk}(inp, d - 1)"] if trap == "recursion" else []
         sig = f"self, {params}" if method else params
@@ -42,8 +52,11 @@ class ReturnedShapes(Blocks):
         if trap == "decorated":
             maker = ["@functools.wraps(print)", *maker]
         call = f"{me}{mk}(inp, 1)" if trap == "recursion" else f"{me}{mk}(inp)"
-        get = {"tuple-unpacked": f"t, _ = {call}", "tuple": f"t = {call}[0]"}.get(trap)
-        get = get or f"t = {call}"
+        one = {"tuple-unpacked": f"t, _ = {call}", "tuple": f"t = {call}[0]"}.get(trap)
+        get = [one or f"t = {call}"]
+        if slot is not None:
+            get = [line.replace("CALL", f"_up{u}(inp)" if trap == "slot-up" else call)
+                   for line in slot[1]]  # fmt: skip
         count = 1 if trap == "nested" else self.ch.integer(1, 3)
         kinds = [self.ch.choice(list(CALLERS)) for _ in range(count)]
         lib: list[str] = []
@@ -55,7 +68,7 @@ class ReturnedShapes(Blocks):
             c = f"_use{u}_{i}"
             tags.add(f"wp-returned-caller-{kind}")
             rest = self._caller(kind, b, f"wfull{u}_{i}", f"wread{u}_{i}", lib, names)
-            inner = [*maker, get, *rest] if trap == "nested" else [get, *rest]
+            inner = [*maker, *get, *rest] if trap == "nested" else [*get, *rest]
             callers += [f"def {c}({'self, ' if method else ''}inp, flag):", *ind(inner), "", ""]
             target = f"K{u}().{c}(inp, flag)" if method else f"{c}(inp, flag)"
             if trap == "chained" and i == 0:
@@ -97,6 +110,17 @@ class ReturnedShapes(Blocks):
             names.append(f"peek{u}")
             fbody.append(f"out.append(peek{u}({c0}.__globals__, inp))")
             reads = True
+        elif trap in ("slot-twice", "slot-handed"):
+            # The caller reads the buffer through the other slot, or hands the display to lib.
+            extra = [f"seen{u} = []", "", ""]
+            if trap == "slot-handed":
+                lib += [f"def peek{u}(r):", "    return r[0].float().sum()", "", ""]
+                names.append(f"peek{u}")
+            fbody.insert(0, f"seen{u}.clear()")  # the module may be run more than once
+            fbody.append(f"out.append(sum(seen{u}))")
+            reads = True
+        elif trap == "slot-up":
+            extra = [f"def _up{u}(inp):", f"    return {mk}(inp)", "", ""]
         elif trap == "string":
             fbody.append(f"out.append(globals()['{mk}'](inp).float().sum())")
             reads = True
@@ -107,6 +131,30 @@ class ReturnedShapes(Blocks):
         else:
             local = [*maker, "", "", *extra, *callers]
         return Piece(lib, local, [ALLOC_IN_CLASS, *fbody], names, tags, reads)
+
+    def _slot(self, u: str, x: str, trap: str) -> tuple[str, list[str]]:
+        """(what the allocator returns, the caller's lines that take the buffer out as `t`; CALL
+        stands for the call): a tuple, list or dict display with the buffer in one slot."""
+        if trap == "slot-starred":
+            return f"{x}, 1, 2", ["t, *_ = CALL"]
+        if trap == "slot-var-index":
+            return f"1, {x}", ["r = CALL", "k = 1 if inp is not None else 0", "t = r[k]"]
+        if trap == "slot-twice":
+            return f"{x}, {x}", ["t, t2 = CALL", f"seen{u}.append(t2.float().sum())"]
+        if trap == "slot-handed":
+            return f"{x}, 1", ["r = CALL", "t = r[0]", f"seen{u}.append(peek{u}(r))"]
+        kind = self.ch.choice(["tuple", "list", "dict"])
+        if kind == "dict":
+            return f'{{"n": 1, "buf": {x}}}', ["d = CALL", 't = d["buf"]']
+        n = self.ch.integer(2, 3)
+        at = self.ch.integer(0, n - 1)
+        elts = [x if i == at else str(i) for i in range(n)]
+        shown = ", ".join(elts)
+        ret = f"[{shown}]" if kind == "list" else shown
+        if self.ch.chance(50):
+            names = ", ".join("t" if i == at else f"_o{i}" for i in range(n))
+            return ret, [f"{names} = CALL"]
+        return ret, ["r = CALL", f"t = r[{at}]"]
 
     def _caller(
         self, kind: str, b: Buf, wfull: str, wread: str, lib: list[str], names: list[str]
