@@ -87,6 +87,11 @@ class ClassInfo:
     decorated: bool  # a class decorator other than dataclass
 
 
+# What `ClassWorld.prepare_parsed` builds: the classes of some files by path, and the names each
+# file binds under computed attributes.
+ParsedFacts = tuple[dict[str, list[ClassInfo] | None], list[tuple[str, dict[str, int]]]]
+
+
 def tree_digest(items: list[tuple[str, str]]) -> str:
     """One digest over (path, sha256) of every file of the tree."""
     h = hashlib.sha256()
@@ -163,12 +168,31 @@ class ClassWorld:
         computed attributes, every file's stores and aliases), so that processes forked after
         this share them instead of each building its own. Each table is the one the lazy path
         builds: the answers do not change."""
+        self.prepare_parsed()
+        self.prepare_text()
+
+    def prepare_parsed(self) -> None:
+        """The half of `prepare` that parses files: the classes of the files that may derive
+        from any name, the names bound under computed attributes."""
         index = self.index
         for i in sorted(index.unclear | index.dynamic):
             self._parsed(*self.files[i])
         self._dynamic_bindings()
+
+    def prepare_text(self) -> None:
+        """The half of `prepare` that reads text only: every file's stores and aliases."""
         self._stores_of_every_file()
         self._aliases_of_every_file()
+
+    def parsed_facts(self) -> ParsedFacts:
+        """What `prepare_parsed` built, to hand to a world of the same files in another process."""
+        return dict(self._classes), list(self._dynamic_bindings())
+
+    def adopt_parsed(self, facts: ParsedFacts) -> None:
+        """Take what `prepare_parsed` built for a world of the same files elsewhere."""
+        classes, dynamic = facts
+        self._classes.update(classes)
+        self._dynamic = dynamic
 
     @property
     def index(self) -> _Index:

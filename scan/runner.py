@@ -375,7 +375,7 @@ def _run_analysis(
                 yield t, _analyse_path(t.file.path, t.file.display, options)
                 advance(1)
         else:
-            with tree_facts.shared_with_forks(index):
+            with tree_facts.shared_with_forks(index, MP_CONTEXT is not None):
                 yield from _run_pool(chain(head, rest), options, jobs, advance, index)
     finally:
         if bar is not None:
