@@ -22,7 +22,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 
 from zeroopt.analysis.methods import ClassWorld, ParsedFacts
@@ -45,20 +45,25 @@ def tree_world(index: ProjectIndex, helper: bool = False) -> ClassWorld:
     if known is not None:
         return known
     _ = world.index  # built before the fork: the child needs it, and so do the workers
-    pool = None
+    pool: ProcessPoolExecutor | None = None
+    parsed: Future[ParsedFacts] | None = None
     if helper:
         _SHARED = world
-        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-        parsed = pool.submit(_parse_in_child)
+        try:
+            pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            parsed = pool.submit(_parse_in_child)
+        except (OSError, RuntimeError):  # no process to be had: parse here
+            parsed = None
     try:
         world.prepare_text()
         word_index(world)
-        if pool is not None:
+        if parsed is not None:
             with suppress(Exception):  # the child died (out of memory...): parse here
                 world.adopt_parsed(parsed.result())
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+        _SHARED = None
     world.prepare_parsed()  # nothing left to do when the child's facts were adopted
     _PREPARED.clear()
     _PREPARED[world.digest] = world
