@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,11 @@ class ClassInfo:
     decorated: bool  # a class decorator other than dataclass
 
 
+# What `ClassWorld.prepare_parsed` builds: the classes of some files by path, and the names each
+# file binds under computed attributes.
+ParsedFacts = tuple[dict[str, list[ClassInfo] | None], list[tuple[str, dict[str, int]]]]
+
+
 def tree_digest(items: list[tuple[str, str]]) -> str:
     """One digest over (path, sha256) of every file of the tree."""
     h = hashlib.sha256()
@@ -128,11 +134,18 @@ class ClassWorld:
         world = project.summary_world
         if isinstance(world, ClassWorld):
             return world
-        files: list[tuple[str, bytes]] = []
-        shas: list[tuple[str, str]] = []
         paths = {*project.index.files, *project.index.names}
         if os.path.abspath(unit.path) not in {os.path.abspath(p) for p in paths}:
             paths.add(unit.path)  # one file analysed outside the index
+        world = cls.read(paths)
+        project.summary_world = world
+        return world
+
+    @classmethod
+    def read(cls, paths: Iterable[str]) -> ClassWorld:
+        """Every file of `paths`, read now, with the digest of the tree they make."""
+        files: list[tuple[str, bytes]] = []
+        shas: list[tuple[str, str]] = []
         # The same paths the runner digests (runner._tree_digest): a relative spelling of a file
         # of the index would make the digest differ, and no cached result would ever hold.
         for path in sorted(paths):
@@ -147,9 +160,39 @@ class ClassWorld:
                 data = b""
             files.append((path, data))
             shas.append((path, hashlib.sha256(data).hexdigest()))
-        world = cls(files, tree_digest(shas))
-        project.summary_world = world
-        return world
+        return cls(files, tree_digest(shas))
+
+    def prepare(self) -> None:
+        """Build now the tables a scan of many files asks for anyway (the index of class
+        statements, the classes of files that may derive from any name, the names bound under
+        computed attributes, every file's stores and aliases), so that processes forked after
+        this share them instead of each building its own. Each table is the one the lazy path
+        builds: the answers do not change."""
+        self.prepare_parsed()
+        self.prepare_text()
+
+    def prepare_parsed(self) -> None:
+        """The half of `prepare` that parses files: the classes of the files that may derive
+        from any name, the names bound under computed attributes."""
+        index = self.index
+        for i in sorted(index.unclear | index.dynamic):
+            self._parsed(*self.files[i])
+        self._dynamic_bindings()
+
+    def prepare_text(self) -> None:
+        """The half of `prepare` that reads text only: every file's stores and aliases."""
+        self._stores_of_every_file()
+        self._aliases_of_every_file()
+
+    def parsed_facts(self) -> ParsedFacts:
+        """What `prepare_parsed` built, to hand to a world of the same files in another process."""
+        return dict(self._classes), list(self._dynamic_bindings())
+
+    def adopt_parsed(self, facts: ParsedFacts) -> None:
+        """Take what `prepare_parsed` built for a world of the same files elsewhere."""
+        classes, dynamic = facts
+        self._classes.update(classes)
+        self._dynamic = dynamic
 
     @property
     def index(self) -> _Index:
@@ -184,11 +227,7 @@ class ClassWorld:
                 # Many names asked (judging buffers returned to callers asks one per class of
                 # every lineage): one pass of the patterns over every file costs less than a
                 # substring search of the whole tree per name.
-                merged: dict[str, set[str]] = {}
-                for i in range(len(self.files)):
-                    for old, new in self._aliases_in(i).items():
-                        merged.setdefault(old, set()).update(new)
-                self._all_aliases = merged
+                self._aliases_of_every_file()
             if self._all_aliases is not None:
                 hit = set(self._all_aliases.get(name, ()))
             else:
@@ -203,14 +242,11 @@ class ClassWorld:
     def stored_in(self, attr: str) -> str | None:
         """The first file of the tree that assigns an attribute `attr` (`obj.attr = ...`,
         `obj.attr: T = ...`, `setattr(obj, "attr", ...)`, ...), or None."""
-        if attr not in self._stored and len(self._stored) >= _STORES_BEFORE_FULL_PASS:
-            if self._first_store is None:  # many names asked: every file's stores, once
-                first: dict[str, str] = {}
-                for i, (path, _) in enumerate(self.files):
-                    for name in self._stored_in(i):
-                        first.setdefault(name, path)
-                self._first_store = first
-            self._stored[attr] = self._first_store.get(attr)
+        if attr not in self._stored and (
+            self._first_store is not None or len(self._stored) >= _STORES_BEFORE_FULL_PASS
+        ):
+            # Many names asked (or the table built beforehand, `prepare`): every file's stores.
+            self._stored[attr] = self._stores_of_every_file().get(attr)
         if attr not in self._stored:
             key = attr.encode()
             self._stored[attr] = next(
@@ -229,20 +265,7 @@ class ClassWorld:
         `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does. For a
         module's function (`module`: its dotted name and path), only computed names on what may
         be that module count."""
-        if self._dynamic is None:
-            self._dynamic = []
-            for path, data in self.files:
-                if not MENTIONS.search(data):
-                    continue
-                try:
-                    tree = ast.parse(data)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    self._dynamic.append((path, {ANY_NAME: 1}))
-                    continue
-                found = bound_names(tree)
-                if found:
-                    self._dynamic.append((path, found))
-        for path, found in self._dynamic:
+        for path, found in self._dynamic_bindings():
             if module is None:
                 line = found.get(ANY_NAME, 0)
             else:  # (dotted name, path) of the function's module: only patches of it count
@@ -263,6 +286,43 @@ class ClassWorld:
                     "string or a computed form"
                 )
         return ""
+
+    def _dynamic_bindings(self) -> list[tuple[str, dict[str, int]]]:
+        """(path, `bound_names`) of every file that binds attributes under computed names."""
+        if self._dynamic is None:
+            self._dynamic = []
+            for path, data in self.files:
+                if not MENTIONS.search(data):
+                    continue
+                try:
+                    tree = ast.parse(data)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    self._dynamic.append((path, {ANY_NAME: 1}))
+                    continue
+                found = bound_names(tree)
+                if found:
+                    self._dynamic.append((path, found))
+        return self._dynamic
+
+    def _stores_of_every_file(self) -> dict[str, str]:
+        """Attribute name -> the first file of the tree that stores it."""
+        if self._first_store is None:
+            first: dict[str, str] = {}
+            for i, (path, _) in enumerate(self.files):
+                for name in self._stored_in(i):
+                    first.setdefault(name, path)
+            self._first_store = first
+        return self._first_store
+
+    def _aliases_of_every_file(self) -> dict[str, set[str]]:
+        """Name -> the names bound to it anywhere in the tree."""
+        if self._all_aliases is None:
+            merged: dict[str, set[str]] = {}
+            for i in range(len(self.files)):
+                for old, new in self._aliases_in(i).items():
+                    merged.setdefault(old, set()).update(new)
+            self._all_aliases = merged
+        return self._all_aliases
 
     def _aliases_in(self, i: int) -> dict[str, set[str]]:
         """The aliases of file `i`, by the pattern above. Apart from the stored names: the full

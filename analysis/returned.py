@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
-from zeroopt.analysis.methods import TREE_DEP
+from zeroopt.analysis.methods import TREE_DEP, ClassWorld
 from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
 from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
 from zeroopt.analysis.scalars import int_names
@@ -665,6 +665,11 @@ def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool)
 
 
 _INDEX: dict[str, dict[str, list[int]]] = {}  # one tree's digest -> its `_name` words -> files
+
+
+def word_index(world: ClassWorld) -> dict[str, list[int]]:
+    """The files of `world` each word starting with `_` occurs in (see `_word_index`)."""
+    return _word_index(world.digest, world.files)
 
 
 def _word_index(digest: str, files: list[tuple[str, bytes]]) -> dict[str, list[int]]:

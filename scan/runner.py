@@ -28,7 +28,7 @@ from typing import Any
 from zeroopt.analysis.methods import TREE_DEP, tree_digest
 from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
-from zeroopt.scan import file_analysis
+from zeroopt.scan import file_analysis, tree_facts
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
@@ -375,7 +375,8 @@ def _run_analysis(
                 yield t, _analyse_path(t.file.path, t.file.display, options)
                 advance(1)
         else:
-            yield from _run_pool(chain(head, rest), options, jobs, advance, index)
+            with tree_facts.shared_with_forks(index, MP_CONTEXT is not None):
+                yield from _run_pool(chain(head, rest), options, jobs, advance, index)
     finally:
         if bar is not None:
             bar[0].stop()
@@ -469,6 +470,8 @@ _VIEW: ProjectView | None = None
 def _init_worker(index: ProjectIndex | None) -> None:
     global _VIEW
     _VIEW = ProjectView(index) if index is not None else None
+    if _VIEW is not None:
+        tree_facts.install(_VIEW)
 
 
 def _analyse_chunk(items: list[tuple[str, str]], options: AnalysisOptions) -> list[_Outcome]:
