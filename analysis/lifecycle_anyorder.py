@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
+from zeroopt.analysis.anyorder_reach import reach_reason
 from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_analysis import (
@@ -170,9 +171,7 @@ def analyse_any_order(
         if deps is not None and world.digest:
             deps[TREE_DEP] = world.digest  # any file of the tree may name the buffer
         if module_reason is None:
-            module_reason = (
-                "frames are read in this module" if frames_read else _reflection(tree, resolver)
-            )
+            module_reason = "frames are read in this module" if frames_read else ""
             facts = ModuleFacts(tree)
         assert facts is not None
         reason = module_reason or _class_reason(cls, resolver, world)
@@ -655,7 +654,7 @@ def _reached_elsewhere(
             and names & set(n.value.split("."))
         ):
             return f"the string {n.value[:40]!r} (line {n.lineno}) names the attribute"
-    far = _reflection_elsewhere(world, own_paths)
+    far = reach_reason(cls, tree, world, own_paths, lambda data: _computed_reflection(data) >= 0)
     if far:
         return far
     index = _attribute_index(world)
