@@ -228,7 +228,9 @@ class _Relations:
         if hit is None:
             found, why = self.world.lineage(other)
             names = {other} | {info.name for _, info in found}
-            hit = bool(why) or "*" in names or bool(names & self.family)
+            # A note on how a class derives is no doubt about which classes do.
+            complete = not why or why.endswith(_COMPLETE)
+            hit = not complete or "*" in names or bool(names & self.family)
             self._related[other] = hit
         return hit
 
@@ -276,17 +278,20 @@ class _Relations:
         return {name} | {info.name for _, info in found}
 
 
+_COMPLETE = ("other than through its first base only", "has a class decorator")
 _UNBOUND: dict[tuple[str, str], str] = {}
 
 
 def _unbound_call(world: ClassWorld, method: str) -> str:
-    """A file of the tree that takes `method` from a class object it does not name
-    (`type(x).m`, `x.__class__.m`, `cls.m`), or ""."""
+    """A file of the tree that may take `method` from a class object it does not name
+    (`type(x).m`, `x.__class__.m`, `cls.m`), or "". A class object
+    held in a plain name (`K = type(x)`; `K.m(obj)`) is not seen: the closed world's
+    assumption that a method runs with a `self` of its class (docs/whole-program.md)."""
     key = (world.digest, method)
     hit = _UNBOUND.get(key)
     if hit is None:
         pattern = re.compile(
-            rb"(?:__class__|\btype[ \t]*\([^()\n]*\)|\bcls)[ \t]*\.[ \t]*"
+            rb"(?:__class__|\btype[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|\bcls)[ \t]*\.[ \t]*"
             + re.escape(method.encode())
             + rb"\b"
         )
