@@ -66,6 +66,7 @@ SET = "set"  # binds or deletes attributes by a computed name
 DEEP = "deep"  # follows every object the receiver reaches
 OPAQUE = "opaque"  # anything (exec, eval, frames, a builtin taken as a value)
 
+_WORD = re.compile(rb"\w+")
 _BY_NAME = {"getattr": GET, "setattr": SET, "delattr": SET}
 _DEEP = frozenset({"deepcopy", "asdict", "astuple", "dump", "dumps", "save"})
 _DEEP_MODULES = frozenset({"pickle", "cloudpickle", "dill", "torch", "copy", "dataclasses"})
@@ -115,9 +116,17 @@ class _Tree:
     uses: list[tuple[str, Use]] = field(default_factory=list)
     read: int = 0
     modules_replaced: str = ""  # file:line of a store into sys.modules, once seen
+    world: ClassWorld | None = None
 
 
 _TREES: dict[str, _Tree] = {}
+
+
+def receivers(tree: ast.Module, names: frozenset[str]) -> dict[int, Receiver]:
+    """The receiver of every access `x.<name>` in a module, for `names`, by node id."""
+    c = _Collector(tree, names)
+    c.run()
+    return c.accesses
 
 
 def uses_of(tree: ast.Module) -> list[Use]:
@@ -169,13 +178,14 @@ def _why(use: Use) -> str:
 
 
 def _state(world: ClassWorld) -> _Tree:
-    key = world.digest
-    state = _TREES.get(key) if key else None
-    if state is None:
-        state = _Tree()
-        if key:
-            _TREES.clear()
-            _TREES[key] = state
+    """The uses read so far: per tree digest (one per worker), or per world object for a
+    file analysed alone."""
+    key = world.digest or f"id:{id(world)}"
+    state = _TREES.get(key)
+    if state is None or (not world.digest and state.world is not world):
+        state = _Tree(world=world)
+        _TREES.clear()
+        _TREES[key] = state
     return state
 
 
@@ -230,7 +240,12 @@ class _Relations:
             names = {other} | {info.name for _, info in found}
             # A note on how a class derives is no doubt about which classes do.
             complete = not why or why.endswith(_COMPLETE)
-            hit = not complete or "*" in names or bool(names & self.family)
+            hit = (
+                not complete
+                or "*" in names
+                or bool(names & self.family)
+                or not _grounded(self.world, other)
+            )
             self._related[other] = hit
         return hit
 
@@ -279,6 +294,72 @@ class _Relations:
 
 
 _COMPLETE = ("other than through its first base only", "has a class decorator")
+# Base names that are library classes (or words of a class statement that are no base): a
+# class whose bases are these, or classes of the tree whose bases are, cannot be a class of
+# the tree that the text does not name.
+_LIBRARY_BASES = frozenset(
+    {"object", "ABC", "Generic", "Protocol", "Module", "nn", "torch", "abc", "typing", "Enum",
+     "IntEnum", "StrEnum", "Flag", "IntFlag", "enum", "Exception", "BaseException", "ValueError",
+     "RuntimeError", "TypeError", "KeyError", "NamedTuple", "TypedDict", "BaseModel", "dict",
+     "list", "tuple", "str", "int", "float", "set", "metaclass", "ABCMeta", "Function",
+     "autograd", "Dataset", "data", "utils", "Thread", "threading"}
+)  # fmt: skip
+_CLASS_LINE = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^:]*)\))?[ \t]*:")
+_BRACKETS = re.compile(rb"\[[^\[\]]*\]")
+_STATEMENTS: dict[str, dict[str, list[set[str]]]] = {}
+
+
+def _class_statements(world: ClassWorld) -> dict[str, list[set[str]]]:
+    """Every class statement of the tree by name: the words of each one's bases (subscripts
+    dropped: `Generic[T]` is no base `T`), one text pass per worker."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _STATEMENTS.get(key)
+    if hit is None:
+        hit = {}
+        for _, data in world.files:
+            if b"class" not in data:
+                continue
+            i = data.find(b"class ")
+            while i >= 0:
+                start = data.rfind(b"\n", 0, i) + 1
+                m = _CLASS_LINE.match(data, i) if not data[start:i].strip() else None
+                i = data.find(b"class ", i + 6)
+                if m is None:
+                    continue
+                bases = m.group(2) or b""
+                while _BRACKETS.search(bases):
+                    bases = _BRACKETS.sub(b"", bases)
+                words = {w.decode() for w in _WORD.findall(bases) if not w[:1].isdigit()}
+                if b"(" in bases or b"*" in bases:
+                    words.add("*")
+                hit.setdefault(m.group(1).decode(), []).append(words)
+        _STATEMENTS.clear()
+        _STATEMENTS[key] = hit
+    return hit
+
+
+def _grounded(world: ClassWorld, name: str) -> bool:
+    """Every class statement called `name`, and every class of the tree its bases name, has
+    bases that are library classes or classes of the tree, to the root: none derives from a
+    value (`class P(grid_cls)`) that may be any class of the tree."""
+    statements = _class_statements(world)
+    if name not in statements:
+        return False  # a class statement the text pass does not read (`class\tD`): unknown
+    seen: set[str] = set()
+    frontier = [name]
+    while frontier:
+        n = frontier.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for words in statements.get(n, []):
+            for w in words:
+                if w in _LIBRARY_BASES:
+                    continue
+                if w == "*" or w not in statements:
+                    return False
+                frontier.append(w)
+    return True
 _UNBOUND: dict[tuple[str, str], str] = {}
 
 
@@ -312,8 +393,10 @@ def _unbound_call(world: ClassWorld, method: str) -> str:
 class _Collector:
     """One walk of a module: its import map, its classes, and every reflective use."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, watch: frozenset[str] = frozenset()) -> None:
         self.tree = tree
+        self.watch = watch  # attribute names whose receivers `accesses` records
+        self.accesses: dict[int, Receiver] = {}  # id of an `x.<watched>` node -> x
         self.bound: dict[str, int] = {}  # name -> how many bindings the file has of it
         self.calls: dict[int, ast.Call] = {}  # id of a callee -> its call
         for n in ast.walk(tree):
@@ -481,6 +564,8 @@ class _Collector:
                 self._add(n, GET, recv(first))  # imported under its own name from elsewhere
         elif isinstance(n, ast.Attribute):
             called = id(n) in self.calls
+            if n.attr in self.watch:
+                self.accesses[id(n)] = recv(n.value)
             if n.attr == "__dict__":
                 kind = SET if isinstance(n.ctx, ast.Store | ast.Del) else GET
                 self._add(n, kind, recv(n.value))
@@ -601,3 +686,85 @@ def reach_reason(
             b = b.value
         bases.add(_last(b) or "*")
     return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged)
+
+
+def others_only(
+    cls: ast.ClassDef,
+    home: ast.Module,
+    tree: ast.Module,
+    nodes: list[ast.Attribute],
+    world: ClassWorld,
+    own_paths: set[str],
+    flagged: Callable[[bytes], bool],
+) -> str:
+    """Why one of `nodes` (accesses `x.X` of a module, for attributes X that may hold the
+    buffer) may run on an instance of `cls`; "" when each provably runs on an object of an
+    unrelated class: `self` of a plain method of a class no class of the tree relates to
+    `cls`, or a local made by `K()` of such a class (and no method of those classes may run
+    with another `self`: every file of the tree is read for that, after the reflection check)."""
+    found = receivers(tree, frozenset(n.attr for n in nodes))
+    bases = {_last(b.value if isinstance(b, ast.Subscript) else b) or "*" for b in cls.bases}
+    rel = _Relations(cls.name, bases, world)
+    pending: list[tuple[ast.Attribute, Receiver]] = []
+    for n in nodes:
+        r = found.get(id(n), Receiver(ANY))
+        if r.kind not in (SELF, NEW) or rel.related(r.name):
+            return (
+                f"`{ast.unparse(n)[:50]}` (line {n.lineno}) is not `self.{n.attr}` in a method of "
+                f"{cls.name}"
+            )
+        pending.append((n, r))
+    why = reach_reason(cls, home, world, own_paths, flagged)
+    if why:
+        return why
+    state = _state(world)
+    for n, r in pending:
+        if r.kind == SELF:
+            why = rel.voided(Use(n.lineno, GET, r, ""), state)
+            if why:
+                return f"`{ast.unparse(n)[:50]}` (line {n.lineno}) may be on an instance of {cls.name}: {why}"
+    return ""
+
+
+_PARSED: dict[str, ast.Module | None] = {}  # path -> its tree, for files naming an attribute
+
+
+def elsewhere_others_only(
+    cls: ast.ClassDef,
+    home: ast.Module,
+    path: str,
+    data: bytes,
+    names: set[str],
+    world: ClassWorld,
+    own_paths: set[str],
+    flagged: Callable[[bytes], bool],
+) -> bool:
+    """Another file of the tree names an attribute that may hold the buffer: true when it does
+    so only as `x.<name>` on objects of unrelated classes (`others_only`) and in no string."""
+    if path not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        try:
+            _PARSED[path] = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _PARSED[path] = None
+    tree = _PARSED[path]
+    if tree is None:
+        return False
+    docstrings = {
+        id(s.value)
+        for s in ast.walk(tree)
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+    }
+    nodes: list[ast.Attribute] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr in names:
+            nodes.append(n)
+        elif (
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and id(n) not in docstrings
+            and any(w in names for w in re.findall(r"\w+", n.value))
+        ):
+            return False
+    return not others_only(cls, home, tree, nodes, world, own_paths, flagged)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.anyorder_reach import reach_reason
+from zeroopt.analysis.anyorder_reach import elsewhere_others_only, others_only, reach_reason
 from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_analysis import (
@@ -643,9 +643,10 @@ def _reached_elsewhere(
         for s in walk([tree])
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
     }
+    foreign: list[ast.Attribute] = []  # judged below: they may be on other classes' objects
     for n in walk([tree]):
         if isinstance(n, ast.Attribute) and n.attr in names and id(n) not in allowed:
-            return f"`{ast.unparse(n)[:50]}` (line {n.lineno}) is not `self.{n.attr}` in a method of {cls.name}"
+            foreign.append(n)
         if (
             isinstance(n, ast.Constant)
             and isinstance(n.value, str)
@@ -654,7 +655,9 @@ def _reached_elsewhere(
             and names & set(n.value.split("."))
         ):
             return f"the string {n.value[:40]!r} (line {n.lineno}) names the attribute"
-    far = reach_reason(cls, tree, world, own_paths, lambda data: _computed_reflection(data) >= 0)
+    flagged = _flagged
+    far = others_only(cls, tree, tree, foreign, world, own_paths, flagged) if foreign else ""
+    far = far or reach_reason(cls, tree, world, own_paths, flagged)
     if far:
         return far
     index = _attribute_index(world)
@@ -662,6 +665,8 @@ def _reached_elsewhere(
         for i in index.get(a, ()):
             path, data = world.files[i]
             if path in own_paths or os.path.realpath(path) in own_paths:
+                continue
+            if elsewhere_others_only(cls, tree, path, data, names, world, own_paths, flagged):
                 continue
             m = re.search(rb"[.'\"][ \t]*" + re.escape(a.encode()) + rb"\b", data)
             line = data.count(b"\n", 0, m.start()) + 1 if m else 0
@@ -700,6 +705,10 @@ def _reflection_elsewhere(world: ClassWorld, own_paths: set[str]) -> str:
         f"{_short(found[0])}:{found[1]} may reach attributes by a computed name or an "
         "object's whole state (closed world: reflection outside the class's module)"
     )
+
+
+def _flagged(data: bytes) -> bool:
+    return _computed_reflection(data) >= 0
 
 
 def _computed_reflection(data: bytes) -> int:

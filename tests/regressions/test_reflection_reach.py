@@ -316,6 +316,181 @@ def run():
     return Holder(Grid(3)).snap()
 """,
     ),
+Case(
+        "same_attribute_name_on_unrelated_objects",
+        kind="fix",
+        why="`Other` keeps its own `cells` (`self.cells` in its methods, `o.cells` on a local "
+        "made by `Other()`): objects of a class no class relates to Grid, never a Grid.",
+        source=r"""
+import torch
+
+
+class Other:
+    def __init__(self):
+        self.cells = [1.0, 2.0]
+
+    def total(self):
+        return sum(self.cells)
+
+
+def other_total():
+    o = Other()
+    o.cells = [3.0]
+    return o.total() + len(o.cells)
+"""
+        + _GRID,
+        scenario=r"""
+def run():
+    return Grid(3).fill(torch.ones(3)), torch.tensor(other_total())
+""",
+    ),
+    Case(
+        "same_attribute_name_in_another_file_on_unrelated_objects",
+        kind="fix",
+        why="another module of the tree names `.cells`, only on `self` of its own class and on a "
+        "local made from it.",
+        source=r"""
+import torch
+"""
+        + _GRID,
+        modules=(
+            ("names_cells_elsewhere/__init__", ""),
+            (
+                "names_cells_elsewhere/other",
+                r"""
+class Other:
+    def __init__(self):
+        self.cells = [1.0]
+
+    def count(self):
+        return len(self.cells)
+
+
+def make():
+    o = Other()
+    return o.cells
+""",
+            ),
+        ),
+        scenario=r"""
+def run():
+    return Grid(3).fill(torch.ones(3))
+""",
+    ),
+    Case(
+        "attribute_read_on_self_of_a_subclass",
+        why="`Peeking` derives from Grid: `self.cells` there is the Grid's buffer, read before any "
+        "`fill`.",
+        source=r"""
+import torch
+"""
+        + _GRID
+        + r"""
+
+class Peeking(Grid):
+    def peek(self):
+        return self.cells.sum()
+""",
+        scenario=r"""
+def run():
+    return Peeking(3).peek()
+""",
+    ),
+    Case(
+        "attribute_read_by_an_unrelated_method_run_through_its_class",
+        why="`Other.peek(g)` runs `Other.peek` with a Grid as `self`: `self.cells` is the buffer.",
+        source=r"""
+import torch
+"""
+        + _GRID
+        + r"""
+
+class Other:
+    def peek(self):
+        return self.cells.sum()
+
+
+def peek_grid(g):
+    return Other.peek(g)
+""",
+        scenario=r"""
+def run():
+    return peek_grid(Grid(3))
+""",
+    ),
+    Case(
+        "attribute_read_on_a_local_made_from_the_class",
+        why="`g = Grid(n)` is a Grid: `g.cells` reads the zeros.",
+        source=r"""
+import torch
+"""
+        + _GRID
+        + r"""
+
+def first(n):
+    g = Grid(n)
+    return g.cells.sum()
+""",
+        scenario=r"""
+def run():
+    return first(3)
+""",
+    ),
+    Case(
+        "attribute_read_on_a_local_bound_twice",
+        why="`o` is an Other, then the Grid passed in: `o.cells` reads the buffer.",
+        source=r"""
+import torch
+"""
+        + _GRID
+        + r"""
+
+class Other:
+    cells = None
+
+
+def peek(g):
+    o = Other()
+    o = g
+    return o.cells.sum()
+""",
+        scenario=r"""
+def run():
+    return peek(Grid(3))
+""",
+    ),
+    Case(
+        "attribute_read_in_another_file_on_self_of_a_subclass",
+        why="another module derives from Grid and reads `self.cells` before any `fill`.",
+        source=r"""
+import torch
+"""
+        + _GRID,
+        modules=(
+            ("reads_cells_elsewhere/__init__", ""),
+            (
+                "reads_cells_elsewhere/sub",
+                r"""
+import sys
+
+
+def make(n):
+    grid_cls = sys.modules["attribute_read_in_another_file_on_self_of_a_subclass"].Grid
+
+    class Peeking(grid_cls):
+        def peek(self):
+            return self.cells.sum()
+
+    return Peeking(n)
+""",
+            ),
+        ),
+        scenario=r"""
+def run():
+    from reads_cells_elsewhere.sub import make
+    return make(3).peek()
+""",
+    ),
 ]
 
 

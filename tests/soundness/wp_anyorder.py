@@ -9,7 +9,8 @@ reflection that cannot reach the object (`getattr(self, k)` in an unrelated clas
 on a local made from another class, `vars` of a class object) and reflection that can
 (`getattr(self, name)` in a subclass or in a base a subclass shares with the class, an unrelated
 method run with the object as `self` through its class or `type(x)`, `vars` of a local made from
-the class). Judged
+the class); an attribute of the same name on another class's objects, read once through that
+class with the object as `self`. Judged
 under any order of the class's methods (analysis/lifecycle_anyorder.py).
 """
 
@@ -23,7 +24,8 @@ KINDS = ("full-read", "read", "write", "part", "part-read", "flag-full-read", "h
 CLEAN = ("full-read", "write", "helper-read", "none", "part")
 TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-class", "getattr", "vars", "property",
          "returned", "alias-attr", "lambda", "base", "subclass", "refl-unrelated", "refl-unrelated",
-         "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling")  # fmt: skip
+         "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
+         "same-name-unbound")  # fmt: skip
 # (slice text, rows it writes of R rows)
 _PARTS = (("[0]", lambda r: {0}), ("[1:]", lambda r: set(range(1, r))),
           ("[::2]", lambda r: set(range(0, r, 2))))  # fmt: skip
@@ -139,6 +141,18 @@ class AnyOrderShapes(Blocks):
             fbody += [f"out.append(torch.tensor(float(Cfg{u}().get('v'))))",
                       f"opt{u}('w', 1)"]  # fmt: skip
             reads = False
+        elif trap in ("same-name", "same-name-unbound"):
+            # Another class keeps an attribute of the same name on its own objects; run through
+            # the class with the object as `self`, its method reads the buffer.
+            lib += [f"class Oth{u}:", "    def __init__(self):", f"        self.{x} = [1.0]",
+                    "    def count(self):", f"        return len(self.{x})", "",
+                    f"def oth{u}():", f"    o = Oth{u}()", f"    return o.{x}"]  # fmt: skip
+            names += [f"Oth{u}", f"oth{u}"]
+            fbody.append(f"out.append(torch.tensor(float(Oth{u}().count() + len(oth{u}()))))")
+            if trap == "same-name-unbound":
+                fbody.append(f"out.append(torch.tensor(float(Oth{u}.count(o{u}))))")
+            else:
+                reads = False
         elif trap in ("refl-subclass", "refl-sibling"):
             # `getattr(self, name)` in a class whose `self` may be an instance of the class: a
             # subclass, or a class another one derives from together with it.
