@@ -65,13 +65,15 @@ GET = "get"  # reads attributes by a computed name, or all of them, one level de
 SET = "set"  # binds or deletes attributes by a computed name
 DEEP = "deep"  # follows every object the receiver reaches
 OPAQUE = "opaque"  # anything (exec, eval, frames, a builtin taken as a value)
+MAKE = "make"  # `type(name, bases, ns)`: a class made from bases (recv.name: "a,b", "" unknown)
 
 _WORD = re.compile(rb"\w+")
 _BY_NAME = {"getattr": GET, "setattr": SET, "delattr": SET}
 _DEEP = frozenset({"deepcopy", "asdict", "astuple", "dump", "dumps", "save"})
 _DEEP_MODULES = frozenset({"pickle", "cloudpickle", "dill", "torch", "copy", "dataclasses"})
 _SHALLOW = {"copy": "copy", "replace": "dataclasses", "getmembers": "inspect"}
-_OPAQUE_CALLS = frozenset({"exec", "eval", "attrgetter", "methodcaller", "compile"})
+_OPAQUE_CALLS = frozenset({"attrgetter", "methodcaller"})
+_OPAQUE_BUILTINS = frozenset({"exec", "eval", "compile"})  # as names or `builtins.x` only
 _OPAQUE_ATTRS = frozenset({"f_locals", "f_globals", "f_back", "gi_frame", "cr_frame"})
 _GET_DUNDERS = frozenset({"__getstate__", "__reduce__", "__reduce_ex__", "__getattribute__"})
 _SET_DUNDERS = frozenset({"__setstate__", "__setattr__", "__delattr__"})
@@ -171,6 +173,8 @@ def _why(use: Use) -> str:
         return "may reach any object's attributes"
     if use.kind == DEEP:
         return "may follow every object its argument reaches"
+    if use.kind == MAKE:
+        return "makes a class whose bases may derive from the class"
     what = {ANY: "a value of unknown type", LITERAL: "a literal", MODULE: "a module",
             CLASS: "a class object", SELF: f"`self` of {use.recv.name}",
             NEW: f"a {use.recv.name} object"}[use.recv.kind]  # fmt: skip
@@ -254,6 +258,10 @@ class _Relations:
         r = use.recv
         if use.kind == OPAQUE:
             return True
+        if use.kind == MAKE:
+            # A class made at run time is one of the class's family only through its bases.
+            bases = r.name.split(",") if r.name else ["*"]
+            return any(b not in _LIBRARY_BASES and self.related(b) for b in bases)
         if use.kind == DEEP:
             return r.kind != NOTHING
         if r.kind in (NOTHING, LITERAL, MODULE):
@@ -535,8 +543,12 @@ class _Collector:
             elif last == "vars" and isinstance(func, ast.Name):
                 if n.args:
                     self._add(n, GET, recv(first))
-            elif last in _OPAQUE_CALLS or (last == "type" and len(n.args) == 3):
+            elif last in _OPAQUE_CALLS or (
+                last in _OPAQUE_BUILTINS and qual in (last, f"builtins.{last}")
+            ):
                 self._add(n, OPAQUE, Receiver(ANY))
+            elif last == "type" and isinstance(func, ast.Name) and len(n.args) == 3:
+                self._add(n, MAKE, Receiver(CLASS, _made_bases(n.args[1])))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute
             ):
@@ -652,6 +664,15 @@ def _binds(n: ast.AST) -> list[str]:
     if isinstance(n, ast.MatchAs | ast.MatchStar) and n.name:
         return [n.name]
     return []
+
+
+def _made_bases(spec: ast.expr) -> str:
+    """The names of the bases of `type(name, (A, B), ns)` ("A,B"), or "" when they are not a
+    literal tuple of names."""
+    if not isinstance(spec, ast.Tuple | ast.List):
+        return ""
+    names = [_last(e) if isinstance(e, ast.Name | ast.Attribute) else "" for e in spec.elts]
+    return ",".join(names) if names and all(names) else ""
 
 
 def _last(e: ast.expr) -> str:

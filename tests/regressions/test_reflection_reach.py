@@ -491,6 +491,37 @@ def run():
     return make(3).peek()
 """,
     ),
+    Case(
+        "class_made_at_run_time_from_the_class",
+        why="`type(...)` over three lines makes a subclass of Filled whose `_fill` writes "
+        "nothing: `step` on it reads the zeros.",
+        source=r"""
+import torch
+
+
+class Filled:
+    def __init__(self, n):
+        self.cells = torch.zeros(n)  # <- site
+
+    def _fill(self):
+        self.cells.fill_(1.0)
+
+    def step(self):
+        self._fill()
+        return self.cells.sum()
+
+
+def make(n):
+    lazy = type(
+        "Lazy", (Filled,), {"_fill": lambda self: None}
+    )
+    return lazy(n)
+""",
+        scenario=r"""
+def run():
+    return make(3).step()
+""",
+    ),
 ]
 
 
