@@ -314,17 +314,18 @@ _LIBRARY_BASES = frozenset(
 )  # fmt: skip
 _CLASS_LINE = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^:]*)\))?[ \t]*:")
 _BRACKETS = re.compile(rb"\[[^\[\]]*\]")
-_STATEMENTS: dict[str, dict[str, list[set[str]]]] = {}
+_STATEMENTS: dict[str, dict[str, list[tuple[int, set[str]]]]] = {}
 
 
-def _class_statements(world: ClassWorld) -> dict[str, list[set[str]]]:
-    """Every class statement of the tree by name: the words of each one's bases (subscripts
-    dropped: `Generic[T]` is no base `T`), one text pass per worker."""
+def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]:
+    """Every class statement of the tree by name: its file's index in `world.files` and the
+    words of its bases (subscripts dropped: `Generic[T]` is no base `T`), one text pass per
+    worker."""
     key = world.digest or f"id:{id(world)}"
     hit = _STATEMENTS.get(key)
     if hit is None:
         hit = {}
-        for _, data in world.files:
+        for k, (_, data) in enumerate(world.files):
             if b"class" not in data:
                 continue
             i = data.find(b"class ")
@@ -340,7 +341,7 @@ def _class_statements(world: ClassWorld) -> dict[str, list[set[str]]]:
                 words = {w.decode() for w in _WORD.findall(bases) if not w[:1].isdigit()}
                 if b"(" in bases or b"*" in bases:
                     words.add("*")
-                hit.setdefault(m.group(1).decode(), []).append(words)
+                hit.setdefault(m.group(1).decode(), []).append((k, words))
         _STATEMENTS.clear()
         _STATEMENTS[key] = hit
     return hit
@@ -350,7 +351,7 @@ def _grounded(world: ClassWorld, name: str) -> bool:
     """Every class statement called `name`, and every class of the tree its bases name, has
     bases that are library classes or classes of the tree, to the root: none derives from a
     value (`class P(grid_cls)`) that may be any class of the tree."""
-    statements = _class_statements(world)
+    statements = class_statements(world)
     if name not in statements:
         return False  # a class statement the text pass does not read (`class\tD`): unknown
     seen: set[str] = set()
@@ -360,7 +361,7 @@ def _grounded(world: ClassWorld, name: str) -> bool:
         if n in seen:
             continue
         seen.add(n)
-        for words in statements.get(n, []):
+        for _, words in statements.get(n, []):
             for w in words:
                 if w in _LIBRARY_BASES:
                     continue

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
+from zeroopt.analysis.anyorder_bases import base_reason
 from zeroopt.analysis.anyorder_reach import elsewhere_others_only, others_only, reach_reason
 from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
@@ -174,7 +175,7 @@ def analyse_any_order(
             module_reason = "frames are read in this module" if frames_read else ""
             facts = ModuleFacts(tree)
         assert facts is not None
-        reason = module_reason or _class_reason(cls, resolver, world)
+        reason = module_reason or _class_reason(cls, resolver, world, tree, own_paths)
         for site in by_owner[id(init)]:
             attr = _self_attribute(site)
             model = Lifecycle(NAME, (INIT,), (INIT,), (), (), "any order of the class's methods")
@@ -455,7 +456,13 @@ def holders(cls: ast.ClassDef, attr: str) -> set[str]:
     return held
 
 
-def _class_reason(cls: ast.ClassDef, resolver: Resolver, world: ClassWorld) -> str:
+def _class_reason(
+    cls: ast.ClassDef,
+    resolver: Resolver,
+    world: ClassWorld,
+    home: ast.Module | None = None,
+    own_paths: set[str] | None = None,
+) -> str:
     """Why the class's own defs may not be all the code that runs on its objects, or ""."""
     if cls.decorator_list:
         return f"class decorator (line {cls.decorator_list[0].lineno}) may change the class"
@@ -463,13 +470,21 @@ def _class_reason(cls: ast.ClassDef, resolver: Resolver, world: ClassWorld) -> s
         return "a metaclass or class keyword may change what its methods are"
     scope = resolver.scope_of(cls)
     outer = scope.parent or scope
+    tree_bases = 0
     for base in cls.bases:
         b = base.value if isinstance(base, ast.Subscript) else base
         if resolver.qualified(outer, b) not in _BASES:
-            return (
-                f"its base `{ast.unparse(base)[:40]}` (line {base.lineno}) has code that may "
-                "run on the object"
+            tree_bases += 1
+            why = (
+                base_reason(cls, base, home, own_paths or set(), world)
+                if home is not None and tree_bases == 1
+                else "a second base of the tree"
             )
+            if why:
+                return (
+                    f"its base `{ast.unparse(base)[:40]}` (line {base.lineno}) has code that may "
+                    f"run on the object ({why})"
+                )
     seen: set[str] = set()
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
