@@ -10,7 +10,7 @@ on a local made from another class, `vars` of a class object) and reflection tha
 (`getattr(self, name)` in a subclass or in a base a subclass shares with the class, an unrelated
 method run with the object as `self` through its class or `type(x)`, `vars` of a local made from
 the class); an attribute of the same name on another class's objects, read once through that
-class with the object as `self`. Judged
+class with the object as `self`; a base of the tree that keeps to its own attributes. Judged
 under any order of the class's methods (analysis/lifecycle_anyorder.py).
 """
 
@@ -25,7 +25,7 @@ CLEAN = ("full-read", "write", "helper-read", "none", "part")
 TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-class", "getattr", "vars", "property",
          "returned", "alias-attr", "lambda", "base", "subclass", "refl-unrelated", "refl-unrelated",
          "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
-         "same-name-unbound")  # fmt: skip
+         "same-name-unbound", "base-clean", "base-clean")  # fmt: skip
 # (slice text, rows it writes of R rows)
 _PARTS = (("[0]", lambda r: {0}), ("[1:]", lambda r: set(range(1, r))),
           ("[::2]", lambda r: set(range(0, r, 2))))  # fmt: skip
@@ -141,6 +141,15 @@ class AnyOrderShapes(Blocks):
             fbody += [f"out.append(torch.tensor(float(Cfg{u}().get('v'))))",
                       f"opt{u}('w', 1)"]  # fmt: skip
             reads = False
+        elif trap == "base-clean":
+            # A base of the tree that keeps to its own attributes and methods.
+            lib += [f"class P{u}:", "    tag = 1", "    def __init__(self):",
+                    "        self.count = 0", f"    def bump{u}(self):",
+                    "        self.count += self.tag", "        return self.count"]  # fmt: skip
+            names.append(f"P{u}")
+            init.insert(1, "    super().__init__()")
+            fbody.append(f"out.append(torch.tensor(float(o{u}.bump{u}())))")
+            reads = False
         elif trap in ("same-name", "same-name-unbound"):
             # Another class keeps an attribute of the same name on its own objects; run through
             # the class with the object as `self`, its method reads the buffer.
@@ -185,7 +194,7 @@ class AnyOrderShapes(Blocks):
             if reads_it and written | pre != every:
                 reads = True
             written |= total
-        base = f"(P{u})" if trap == "base" else ""
+        base = f"(P{u})" if trap in ("base", "base-clean") else ""
         local += [f"class {cls}{base}:", *ind([*init, "", *methods]), "", ""]
         if trap == "subclass":
             local += [f"class S{u}({cls}):", f"    def _fill{u}(self):", "        pass", "", ""]
