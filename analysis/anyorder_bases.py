@@ -169,12 +169,8 @@ def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str |
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             _TREES[path] = None
     tree = _TREES[path]
-    nodes = (
-        [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
-        if tree
-        else []
-    )
-    if len(nodes) != 1 or tree is None or nodes[0] not in tree.body:
+    nodes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name] if tree else []
+    if len(nodes) != 1:
         return None, None, f"`{name}` is not one module-level class statement of {_short(path)}"
     return nodes[0], path, ""
 

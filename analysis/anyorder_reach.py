@@ -125,7 +125,10 @@ _TREES: dict[str, _Tree] = {}
 
 
 def receivers(tree: ast.Module, names: frozenset[str]) -> dict[int, Receiver]:
-    """The receiver of every access `x.<name>` in a module, for `names`, by node id."""
+    """The receiver of every access `x.<name>` in a module, for `names`, by node id (for the
+    module whose classes are judged: every access, read once with its uses)."""
+    if _OWN and _OWN[0][0] is tree:
+        return _OWN[0][2]
     c = _Collector(tree, names)
     c.run()
     return c.accesses
@@ -369,6 +372,8 @@ def _grounded(world: ClassWorld, name: str) -> bool:
                     return False
                 frontier.append(w)
     return True
+
+
 _UNBOUND: dict[tuple[str, str], str] = {}
 
 
@@ -402,38 +407,49 @@ def _unbound_call(world: ClassWorld, method: str) -> str:
 class _Collector:
     """One walk of a module: its import map, its classes, and every reflective use."""
 
-    def __init__(self, tree: ast.Module, watch: frozenset[str] = frozenset()) -> None:
+    def __init__(self, tree: ast.Module, watch: frozenset[str] | None = frozenset()) -> None:
         self.tree = tree
-        self.watch = watch  # attribute names whose receivers `accesses` records
+        self.watch = watch  # attribute names whose receivers `accesses` records (None: all)
         self.accesses: dict[int, Receiver] = {}  # id of an `x.<watched>` node -> x
         self.bound: dict[str, int] = {}  # name -> how many bindings the file has of it
         self.calls: dict[int, ast.Call] = {}  # id of a callee -> its call
-        for n in ast.walk(tree):
-            for name in _binds(n):
-                self.bound[name] = self.bound.get(name, 0) + 1
-            if isinstance(n, ast.Call):
-                self.calls[id(n.func)] = n
-        self.modules: set[str] = set()  # names bound only by `import m`
-        self.classes: dict[str, ast.ClassDef] = {}  # module-level classes never rebound
         self.imported: dict[str, str] = {}  # local name -> what `from m import f` binds
         self.module_alias: dict[str, str] = {}  # local name -> module (`import copy as c`)
+        bound = self.bound
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name):
+                if not isinstance(n.ctx, ast.Load):
+                    bound[n.id] = bound.get(n.id, 0) + 1
+            elif isinstance(n, ast.Call):
+                self.calls[id(n.func)] = n
+            elif isinstance(n, ast.arg):
+                bound[n.arg] = bound.get(n.arg, 0) + 1
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound[n.name] = bound.get(n.name, 0) + 1
+            elif isinstance(n, ast.Import | ast.ImportFrom):
+                for a in n.names:
+                    local = a.asname or a.name.split(".")[0]
+                    bound[local] = bound.get(local, 0) + 1
+                    if isinstance(n, ast.ImportFrom):
+                        self.imported[a.asname or a.name] = f"{n.module or ''}.{a.name}"
+                    else:
+                        self.module_alias.setdefault(local, a.name if a.asname else local)
+            elif isinstance(n, ast.Global | ast.Nonlocal):
+                for name in n.names:
+                    bound[name] = bound.get(name, 0) + 1
+            elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+                bound[n.name] = bound.get(n.name, 0) + 1
+        self.modules: set[str] = set()  # names bound only by `import m`
+        self.classes: dict[str, ast.ClassDef] = {}  # module-level classes never rebound
         self.uses: list[Use] = []
         for stmt in tree.body:
             if isinstance(stmt, ast.Import):
                 for a in stmt.names:
                     local = a.asname or a.name.split(".")[0]
-                    if self.bound.get(local, 0) == 1:
+                    if bound.get(local, 0) == 1:
                         self.modules.add(local)
-            elif isinstance(stmt, ast.ClassDef) and self.bound.get(stmt.name, 0) == 1:
+            elif isinstance(stmt, ast.ClassDef) and bound.get(stmt.name, 0) == 1:
                 self.classes[stmt.name] = stmt
-        for n in ast.walk(tree):
-            if isinstance(n, ast.ImportFrom):
-                for a in n.names:
-                    self.imported[a.asname or a.name] = f"{n.module or ''}.{a.name}"
-            elif isinstance(n, ast.Import):
-                for a in n.names:
-                    local = a.asname or a.name.split(".")[0]
-                    self.module_alias.setdefault(local, a.name if a.asname else local)
 
     def run(self) -> list[Use]:
         for stmt in self.tree.body:
@@ -474,9 +490,14 @@ class _Collector:
             self._node(d, outer, {})
         stores: dict[str, list[ast.Name]] = {}
         declared: set[str] = set()
+        made: dict[int, str] = {}  # id of an assignment's only target -> the class it makes
         for n in ast.walk(fn):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-                stores.setdefault(n.id, []).append(n)
+            if isinstance(n, ast.Name):
+                if not isinstance(n.ctx, ast.Load):
+                    stores.setdefault(n.id, []).append(n)
+            elif isinstance(n, ast.Assign):
+                if len(n.targets) == 1:
+                    made[id(n.targets[0])] = self._maker(n.value)
             elif isinstance(n, ast.Global | ast.Nonlocal):
                 declared.update(n.names)
         method = outer
@@ -491,10 +512,6 @@ class _Collector:
                     method = (owner, fn.name if not isinstance(fn, ast.Lambda) else "", first, "")
                 elif kinds == {"classmethod"}:
                     method = (owner, "", "", first)
-        made: dict[int, str] = {}
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1:
-                made[id(n.targets[0])] = self._maker(n.value)
         locals_: dict[str, str] = {}
         for name, nodes in stores.items():
             makers = {made.get(id(x), "") for x in nodes}
@@ -577,7 +594,7 @@ class _Collector:
                 self._add(n, GET, recv(first))  # imported under its own name from elsewhere
         elif isinstance(n, ast.Attribute):
             called = id(n) in self.calls
-            if n.attr in self.watch:
+            if self.watch is None or n.attr in self.watch:
                 self.accesses[id(n)] = recv(n.value)
             if n.attr == "__dict__":
                 kind = SET if isinstance(n.ctx, ast.Store | ast.Del) else GET
@@ -648,25 +665,6 @@ _Method = tuple[str, str, str, str]
 _VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple"})
 
 
-def _binds(n: ast.AST) -> list[str]:
-    """Names a node binds in whatever scope it is in."""
-    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-        return [n.id]
-    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [n.name]
-    if isinstance(n, ast.arg):
-        return [n.arg]
-    if isinstance(n, ast.Import | ast.ImportFrom):
-        return [a.asname or a.name.split(".")[0] for a in n.names]
-    if isinstance(n, ast.Global | ast.Nonlocal):
-        return list(n.names)
-    if isinstance(n, ast.ExceptHandler) and n.name:
-        return [n.name]
-    if isinstance(n, ast.MatchAs | ast.MatchStar) and n.name:
-        return [n.name]
-    return []
-
-
 def _made_bases(spec: ast.expr) -> str:
     """The names of the bases of `type(name, (A, B), ns)` ("A,B"), or "" when they are not a
     literal tuple of names."""
@@ -688,7 +686,14 @@ def _literal_name(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and isinstance(e.value, str)
 
 
-_OWN: list[tuple[ast.Module, list[Use]]] = []  # the last module read (its classes ask in turn)
+# The last module whose classes were judged: its uses and the receiver of every access.
+_OWN: list[tuple[ast.Module, list[Use], dict[int, Receiver]]] = []
+
+
+def _read_own(tree: ast.Module) -> None:
+    if not _OWN or _OWN[0][0] is not tree:
+        c = _Collector(tree, None)
+        _OWN[:] = [(tree, c.run(), c.accesses)]
 
 
 def reach_reason(
@@ -700,8 +705,7 @@ def reach_reason(
 ) -> str:
     """Why a reflective use of the class's module or of the tree may reach an instance of
     `cls` (file:line of the first), or ""."""
-    if not _OWN or _OWN[0][0] is not tree:
-        _OWN[:] = [(tree, uses_of(tree))]
+    _read_own(tree)
     bases: set[str] = set()
     for b in cls.bases:
         while isinstance(b, ast.Subscript):
@@ -724,6 +728,8 @@ def others_only(
     unrelated class: `self` of a plain method of a class no class of the tree relates to
     `cls`, or a local made by `K()` of such a class (and no method of those classes may run
     with another `self`: every file of the tree is read for that, after the reflection check)."""
+    if tree is home:
+        _read_own(home)
     found = receivers(tree, frozenset(n.attr for n in nodes))
     bases = {_last(b.value if isinstance(b, ast.Subscript) else b) or "*" for b in cls.bases}
     rel = _Relations(cls.name, bases, world)
