@@ -49,7 +49,7 @@ _HOOKS = frozenset(
 _METHOD_DECORATORS = frozenset({"staticmethod", "classmethod", "abstractmethod"})
 _REGISTERING = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 _MAX_CHAIN = 8
-_TREES: dict[str, ast.Module | None] = {}
+_TREES: dict[tuple[str, int], ast.Module | None] = {}  # (path, hash of its text) -> tree
 
 
 def base_reason(
@@ -89,9 +89,7 @@ def base_reason(
         if len(tree_bases) > 1 or any(not _name(b) for b in node.bases):
             return f"`{name}` has more than one base that is not object, ABC, Generic, Protocol"
         expr = tree_bases[0] if tree_bases else None
-        tree = _TREES.get(path)
-        assert tree is not None
-        where = (path, tree)
+        where = (path, _parse(world, path))
     own: set[str] = set()  # what the chain binds: methods, class attributes, what it stores
     for node in chain:
         own |= _class_binds(node)
@@ -129,6 +127,14 @@ def _first(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return params[0].arg if params else ""
 
 
+def _parse(world: ClassWorld, path: str) -> ast.Module:
+    """The tree `_one_class` parsed for `path` (it parsed, or the class was not found)."""
+    data = next(d for p, d in world.files if p == path)
+    tree = _TREES.get((path, hash(data)))
+    assert tree is not None
+    return tree
+
+
 def _binds_to(where: tuple[str, ast.Module], name: str, path: str) -> bool:
     """`name` in the module at `where` is the class statement of the file `path`: a class of
     the module itself, or `from M import name` (no alias) where M is that file's module."""
@@ -161,14 +167,15 @@ def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str |
         return None, None, f"{len(statements)} class statements of the tree are called `{name}`"
     ((k, _),) = statements
     path, data = world.files[k]
-    if path not in _TREES:
+    key = (path, hash(data))
+    if key not in _TREES:
         if len(_TREES) > 32:
             _TREES.clear()
         try:
-            _TREES[path] = ast.parse(data)
+            _TREES[key] = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _TREES[path] = None
-    tree = _TREES[path]
+            _TREES[key] = None
+    tree = _TREES[key]
     nodes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name] if tree else []
     if len(nodes) != 1:
         return None, None, f"`{name}` is not one module-level class statement of {_short(path)}"

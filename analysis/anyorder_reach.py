@@ -317,7 +317,7 @@ _LIBRARY_BASES = frozenset(
 )  # fmt: skip
 _CLASS_LINE = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^:]*)\))?[ \t]*:")
 _BRACKETS = re.compile(rb"\[[^\[\]]*\]")
-_STATEMENTS: dict[str, dict[str, list[tuple[int, set[str]]]]] = {}
+_STATEMENTS: dict[str, tuple[ClassWorld, dict[str, list[tuple[int, set[str]]]]]] = {}
 
 
 def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]:
@@ -325,7 +325,8 @@ def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]
     words of its bases (subscripts dropped: `Generic[T]` is no base `T`), one text pass per
     worker."""
     key = world.digest or f"id:{id(world)}"
-    hit = _STATEMENTS.get(key)
+    entry = _STATEMENTS.get(key)
+    hit = entry[1] if entry is not None and (world.digest or entry[0] is world) else None
     if hit is None:
         hit = {}
         for k, (_, data) in enumerate(world.files):
@@ -346,7 +347,7 @@ def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]
                     words.add("*")
                 hit.setdefault(m.group(1).decode(), []).append((k, words))
         _STATEMENTS.clear()
-        _STATEMENTS[key] = hit
+        _STATEMENTS[key] = (world, hit)
     return hit
 
 
@@ -456,8 +457,6 @@ class _Collector:
             self._node(stmt, None, {})
         return self.uses
 
-    # -- scopes --------------------------------------------------------------------------
-
     def _node(self, node: ast.AST, method: _Method | None, locals_: dict[str, str]) -> None:
         """Visit `node` and everything under it. `method`: (class, method, self name, cls
         name) of the plain method enclosing it, names never rebound there; `locals_`: the
@@ -540,8 +539,6 @@ class _Collector:
             )
             return k if plain else ""
         return k if k in _BUILTIN_TYPES and k not in self.bound else ""
-
-    # -- uses ----------------------------------------------------------------------------
 
     def _add(self, n: ast.expr, kind: str, recv: Receiver) -> None:
         self.uses.append(Use(n.lineno, kind, recv, ast.unparse(n)[:60]))
@@ -754,7 +751,8 @@ def others_only(
     return ""
 
 
-_PARSED: dict[str, ast.Module | None] = {}  # path -> its tree, for files naming an attribute
+# (path, hash of its text) -> its tree, for files naming an attribute
+_PARSED: dict[tuple[str, int], ast.Module | None] = {}
 
 
 def elsewhere_others_only(
@@ -769,14 +767,15 @@ def elsewhere_others_only(
 ) -> bool:
     """Another file of the tree names an attribute that may hold the buffer: true when it does
     so only as `x.<name>` on objects of unrelated classes (`others_only`) and in no string."""
-    if path not in _PARSED:
+    key = (path, hash(data))
+    if key not in _PARSED:
         if len(_PARSED) > 64:
             _PARSED.clear()
         try:
-            _PARSED[path] = ast.parse(data)
+            _PARSED[key] = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _PARSED[path] = None
-    tree = _PARSED[path]
+            _PARSED[key] = None
+    tree = _PARSED[key]
     if tree is None:
         return False
     docstrings = {
