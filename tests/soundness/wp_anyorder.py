@@ -153,13 +153,13 @@ class AnyOrderShapes(Blocks):
         elif trap in ("same-name", "same-name-unbound"):
             # Another class keeps an attribute of the same name on its own objects; run through
             # the class with the object as `self`, its method reads the buffer.
-            lib += [f"class Oth{u}:", "    def __init__(self):", f"        self.{x} = [1.0]",
-                    "    def count(self):", f"        return len(self.{x})", "",
+            lib += [f"class Oth{u}:", "    def __init__(self):", f"        self.{x} = torch.ones(2)",
+                    "    def total(self):", f"        return self.{x}.float().sum()", "",
                     f"def oth{u}():", f"    o = Oth{u}()", f"    return o.{x}"]  # fmt: skip
             names += [f"Oth{u}", f"oth{u}"]
-            fbody.append(f"out.append(torch.tensor(float(Oth{u}().count() + len(oth{u}()))))")
+            fbody.append(f"out.append(Oth{u}().total() + oth{u}().sum())")
             if trap == "same-name-unbound":
-                fbody.append(f"out.append(torch.tensor(float(Oth{u}.count(o{u}))))")
+                fbody.append(f"out.append(Oth{u}.total(o{u}))")
             else:
                 reads = False
         elif trap in ("refl-subclass", "refl-sibling"):
