@@ -367,11 +367,10 @@ def _grounded(world: ClassWorld, name: str) -> bool:
         seen.add(n)
         for _, words in statements.get(n, []):
             for w in words:
-                if w in _LIBRARY_BASES:
-                    continue
-                if w == "*" or w not in statements:
+                if w in statements:
+                    frontier.append(w)  # a class of the tree, even one named like a library's
+                elif w == "*" or w not in _LIBRARY_BASES:
                     return False
-                frontier.append(w)
     return True
 
 
