@@ -12,13 +12,15 @@ read in another one a possible read, never a certain one.
 Who else reaches the buffer is settled by the whole-program view under the closed world
 (docs/whole-program.md, "Any order of a class's methods"): every attribute access `.X` (any
 receiver) and every string naming `X` in the scanned tree must be `self.X` in a method of the
-class itself, for `X` and every attribute that may hold the buffer; no subclass in the tree
+class itself (or `.X` on an object of an unrelated class), for `X` and every attribute that may
+hold the buffer; no subclass in the tree
 overrides a method but `__init__` (methods.py finds them); the class binds no attribute hook,
 has no class decorator, no base but `object`, `ABC`, `Generic`, `Protocol` or `torch.nn.Module`
 (whose own code names its attributes by fixed names only; a buffer named like a library
 attribute is given up); its module reads no attribute by a computed name, no `__dict__`,
-`vars()`, copy, pickle or frames, and no other file of the tree has text that may (a computed
-`getattr`, `__dict__`, `vars(`, copy, pickle, `type(n, bases, ns)`: `_reflection_elsewhere`).
+`vars()`, copy, pickle or frames on a receiver that may hold an instance of the class, and no
+other file of the tree either (analysis/anyorder_reach.py: each use judged by its receiver); a
+base of the tree is taken in under analysis/anyorder_bases.py's conditions.
 
 `unsafe` only where the any-order program shows a read before any write (no method writes the
 buffer, or no code writes the elements read) AND the straight program "`__init__`, then the
@@ -34,6 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
+from zeroopt.analysis.anyorder_bases import base_reason
+from zeroopt.analysis.anyorder_reach import elsewhere_others_only, others_only, reach_reason
 from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_analysis import (
@@ -90,26 +94,13 @@ _MODULE_STATE = frozenset(
      "_state_dict_hooks", "_state_dict_pre_hooks", "training"}
 )  # fmt: skip
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__dict__")
-_REFLECTION = frozenset(
-    {"builtins.vars", "builtins.exec", "builtins.eval", "builtins.dir", "copy.copy",
-     "copy.deepcopy", "copy.replace", "pickle.dump", "pickle.dumps", "dataclasses.asdict",
-     "dataclasses.astuple", "dataclasses.replace", "torch.save", "inspect.getmembers"}
-)  # fmt: skip
-_BY_NAME = frozenset(
-    {"builtins.getattr", "builtins.setattr", "builtins.hasattr", "builtins.delattr"}
-)
-_DUNDER_REFLECTION = frozenset(
-    {"__dict__", "__getstate__", "__setstate__", "__reduce__", "__reduce_ex__", "__getattribute__",
-     "__setattr__", "__delattr__", "f_locals", "f_globals"}
-)  # fmt: skip
 _DOTTED = re.compile(r"[\w.]+")
 # Words after a `.` or a quote: every attribute access and every string starting with a name.
 _ATTR_WORDS = re.compile(rb"[.'\"][ \t]*(\w+)")
 _INDEX: dict[str, dict[str, list[int]]] = {}
 # Text that may reach an object's attributes by a name computed at run time, its whole state, or
-# make a class whose bases are values (`type(name, bases, ns)`): any such file of the tree may
-# read the buffer or change which method runs, so none may exist outside the class's own module
-# (which is checked precisely on its syntax tree). `getattr(o, "lit")` with a plain string is fine.
+# make a class whose bases are values (`type(name, bases, ns)`): the files of the tree that
+# anyorder_reach.py parses to judge each use by its receiver. `getattr(o, "lit")` is fine.
 _BY_NAME_CALL = re.compile(rb"\b(?:get|set|has|del)attr\s*\(")
 _LITERAL_SECOND = re.compile(rb"[^(),]*,\s*[rRbB]?['\"]\w*['\"]\s*[,)]")
 _WHOLE_STATE = re.compile(
@@ -118,9 +109,6 @@ _WHOLE_STATE = re.compile(
     rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers)\b|\bexec\s*\("
     rb"|\beval\s*\(|__getstate__|__reduce|\bf_locals\b|\bf_globals\b|\btype\s*\([^()]*,\s*\("
 )
-# Per tree digest: the reflective files found so far, in file order, as (path, line), and how
-# many files have been read; a file is read at most once per worker whatever module asks.
-_TREE_REFLECTION: dict[str, tuple[list[tuple[str, int]], list[int]]] = {}
 
 
 @dataclass
@@ -170,12 +158,10 @@ def analyse_any_order(
         if deps is not None and world.digest:
             deps[TREE_DEP] = world.digest  # any file of the tree may name the buffer
         if module_reason is None:
-            module_reason = (
-                "frames are read in this module" if frames_read else _reflection(tree, resolver)
-            )
+            module_reason = "frames are read in this module" if frames_read else ""
             facts = ModuleFacts(tree)
         assert facts is not None
-        reason = module_reason or _class_reason(cls, resolver, world)
+        reason = module_reason or _class_reason(cls, resolver, world, tree, own_paths)
         for site in by_owner[id(init)]:
             attr = _self_attribute(site)
             model = Lifecycle(NAME, (INIT,), (INIT,), (), (), "any order of the class's methods")
@@ -456,7 +442,13 @@ def holders(cls: ast.ClassDef, attr: str) -> set[str]:
     return held
 
 
-def _class_reason(cls: ast.ClassDef, resolver: Resolver, world: ClassWorld) -> str:
+def _class_reason(
+    cls: ast.ClassDef,
+    resolver: Resolver,
+    world: ClassWorld,
+    home: ast.Module | None = None,
+    own_paths: set[str] | None = None,
+) -> str:
     """Why the class's own defs may not be all the code that runs on its objects, or ""."""
     if cls.decorator_list:
         return f"class decorator (line {cls.decorator_list[0].lineno}) may change the class"
@@ -464,13 +456,21 @@ def _class_reason(cls: ast.ClassDef, resolver: Resolver, world: ClassWorld) -> s
         return "a metaclass or class keyword may change what its methods are"
     scope = resolver.scope_of(cls)
     outer = scope.parent or scope
+    tree_bases = 0
     for base in cls.bases:
         b = base.value if isinstance(base, ast.Subscript) else base
         if resolver.qualified(outer, b) not in _BASES:
-            return (
-                f"its base `{ast.unparse(base)[:40]}` (line {base.lineno}) has code that may "
-                "run on the object"
+            tree_bases += 1
+            why = (
+                base_reason(cls, base, home, own_paths or set(), world)
+                if home is not None and tree_bases == 1
+                else "a second base of the tree"
             )
+            if why:
+                return (
+                    f"its base `{ast.unparse(base)[:40]}` (line {base.lineno}) has code that may "
+                    f"run on the object ({why})"
+                )
     seen: set[str] = set()
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -644,9 +644,10 @@ def _reached_elsewhere(
         for s in walk([tree])
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
     }
+    foreign: list[ast.Attribute] = []  # judged below: they may be on other classes' objects
     for n in walk([tree]):
         if isinstance(n, ast.Attribute) and n.attr in names and id(n) not in allowed:
-            return f"`{ast.unparse(n)[:50]}` (line {n.lineno}) is not `self.{n.attr}` in a method of {cls.name}"
+            foreign.append(n)
         if (
             isinstance(n, ast.Constant)
             and isinstance(n.value, str)
@@ -655,7 +656,9 @@ def _reached_elsewhere(
             and names & set(n.value.split("."))
         ):
             return f"the string {n.value[:40]!r} (line {n.lineno}) names the attribute"
-    far = _reflection_elsewhere(world, own_paths)
+    flagged = _flagged
+    far = others_only(cls, tree, tree, foreign, world, own_paths, flagged) if foreign else ""
+    far = far or reach_reason(cls, tree, world, own_paths, flagged)
     if far:
         return far
     index = _attribute_index(world)
@@ -664,43 +667,16 @@ def _reached_elsewhere(
             path, data = world.files[i]
             if path in own_paths or os.path.realpath(path) in own_paths:
                 continue
+            if elsewhere_others_only(cls, tree, path, data, names, world, own_paths, flagged):
+                continue
             m = re.search(rb"[.'\"][ \t]*" + re.escape(a.encode()) + rb"\b", data)
             line = data.count(b"\n", 0, m.start()) + 1 if m else 0
             return f"{_short(path)}:{line} names an attribute `{a}` (closed world)"
     return ""
 
 
-def _reflection_elsewhere(world: ClassWorld, own_paths: set[str]) -> str:
-    """The first file of the tree outside the class's module whose text may reach attributes by
-    a computed name or an object's whole state, or make a class from bases held in values
-    (`_WHOLE_STATE`, computed `getattr`): such code may read the buffer at any time. Over-matches
-    by design (text, not syntax): a hit only leaves the buffer unproven."""
-    cached = _TREE_REFLECTION.get(world.digest) if world.digest else None
-    if cached is None:
-        cached = ([], [0])
-        if world.digest:
-            _TREE_REFLECTION.clear()
-            _TREE_REFLECTION[world.digest] = cached
-    hits, read = cached
-
-    def outside(path: str) -> bool:
-        return path not in own_paths and os.path.realpath(path) not in own_paths
-
-    found = next(((p, n) for p, n in hits if outside(p)), None)
-    while found is None and read[0] < len(world.files):
-        path, data = world.files[read[0]]
-        read[0] += 1
-        at = _computed_reflection(data)
-        if at >= 0:
-            hits.append((path, data.count(b"\n", 0, at) + 1))
-            if outside(path):
-                found = hits[-1]
-    if found is None:
-        return ""
-    return (
-        f"{_short(found[0])}:{found[1]} may reach attributes by a computed name or an "
-        "object's whole state (closed world: reflection outside the class's module)"
-    )
+def _flagged(data: bytes) -> bool:
+    return _computed_reflection(data) >= 0
 
 
 def _computed_reflection(data: bytes) -> int:
@@ -726,50 +702,3 @@ def _attribute_index(world: ClassWorld) -> dict[str, list[int]]:
             _INDEX.clear()
             _INDEX[world.digest] = hit
     return hit
-
-
-def _reflection(tree: ast.Module, resolver: Resolver) -> str:
-    """The first use in the module of attributes by computed names or of an object's whole
-    state (`getattr(o, name)`, `vars(o)`, `o.__dict__`, copy, pickle), or ""."""
-    module = resolver.scope_of(tree)
-    local = {n for node, sc in resolver.scopes.items() if node is not tree for n in sc.bindings}
-    for n in walk([tree]):
-        if isinstance(n, ast.Attribute) and n.attr in _DUNDER_REFLECTION:
-            return f"`{ast.unparse(n)[:50]}` (line {n.lineno}) may reach any attribute"
-        if not isinstance(n, ast.Call):
-            continue
-        func = n.func
-        qual = (
-            resolver.qualified(module, func) if isinstance(func, ast.Name | ast.Attribute) else None
-        )
-        if qual in _REFLECTION or (qual or "").startswith("pickle."):
-            return f"`{ast.unparse(n)[:50]}` (line {n.lineno}) may reach any attribute"
-        computed = (
-            qual in _BY_NAME
-            and len(n.args) >= 2
-            and not (isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str))
-            and not _module_level(n.args[0], resolver, module, local)
-        ) or (
-            isinstance(func, ast.Attribute)
-            and func.attr in ("register_buffer", "register_parameter")
-            and bool(n.args)
-            and not isinstance(n.args[0], ast.Constant)
-        )
-        if computed:
-            return (
-                f"`{ast.unparse(n)[:50]}` (line {n.lineno}) names an attribute computed at run time"
-            )
-    return ""
-
-
-def _module_level(recv: ast.expr, resolver: Resolver, module: Scope, local: set[str]) -> bool:
-    """A receiver that is an imported module, a module-level class or function (no function
-    binds its root name): not an instance of a class of the tree."""
-    root = recv
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    return (
-        isinstance(root, ast.Name)
-        and root.id not in local
-        and bool(resolver.qualified(module, recv))
-    )

@@ -308,17 +308,25 @@ tree binds a method of the class but `__init__`, or an attribute hook; the class
 decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`__delattr__`/
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
-one of nn.Module's own instance attributes) and `super()` reaches only `__init__`; methods naming
-the buffer are plain or under staticmethod/classmethod/abstractmethod or known transparent
-decorators (a property naming it is given up); its module reads no attribute by a computed name
-(`getattr`/`setattr`/`hasattr`/`delattr`, `register_buffer` of a non-literal), no `__dict__`,
-`vars()`, `dir()`, copy, pickle, `dataclasses.asdict`/`replace`, `exec`/`eval` or frames; and no
-other file of the tree has text that may do so or make a class from bases held in values
-(`getattr(o, name)` with a non-literal name, `__dict__`, `vars(`, `copy(`, `deepcopy(`, `pickle`,
-`attrgetter`, `type(n, (...), ns)`, ...: a text match, over-matching by design). Assumed: a
-method runs to its end before another starts (no threads); a class statement with a base held in
-a variable (`class X(Mixin, base)`) is outside the closed world, as for method resolution; calls
-not handed the buffer do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
+one of nn.Module's own instance attributes), or one base of the tree whose chain of bases of the
+tree (single inheritance, no torch.nn.Module) binds no hook, property or `__init_subclass__`,
+hands `self` on nowhere and touches on `self` only its own methods and attributes, none bound by
+the class or a subclass; `super()` reaches only `__init__`; methods naming the buffer are plain
+or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
+naming it is given up). An access `o.X` elsewhere passes when `o` is `self` of an unrelated
+class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
+`register_buffer` of a non-literal, `__dict__`, `vars()`, copy, `dataclasses.replace`, in the
+class's module or any file of the tree, read from each file's syntax tree) blocks only where its
+receiver may hold an instance of the class: not a module, a class object, `self` of an unrelated
+class (related: some class of the tree derives from both, by name, or its bases are not library
+classes or classes of the tree to the root) or a local made from one; deep uses (deepcopy,
+pickle, `torch.save`, `asdict`) pass only a constant; `exec`/`eval`, frames, `attrgetter` and a
+`type(n, bases, ns)` whose bases may be of the class's family block. Assumed: a method runs to
+its end before another starts (no threads); a class statement with a base held in a variable
+(`class X(Mixin, base)`) is outside the closed world, as for method resolution; a method runs
+with a `self` of its class unless the text takes it from a class (`D.m(obj)`, `getattr(D, ...)`,
+`vars(D)`, `type(x).m`, `x.__class__.m`, `cls.m`: those are checked); calls not handed the buffer
+do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 
 Calls on a receiver of unknown type, `obj.f(buf)` (analysis/dispatch.py), under the same closed

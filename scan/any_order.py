@@ -26,9 +26,11 @@ MakeFinding = Callable[[Allocation, str, Verdict, BufferOutcome, list[str], str]
 
 CLOSED_WORLD = (
     "closed world: every `.{attr}` and every string naming `{attr}` in the scanned tree is "
-    "`self.{attr}` in a method of {cls} (checked, with the attributes that may hold it); no code "
-    "of the tree reaches attributes by a computed name, `__dict__`, copying or pickling "
-    "(checked); calls not handed the buffer do not write it (assumed)"
+    "`self.{attr}` in a method of {cls}, or `.{attr}` on an object of an unrelated class "
+    "(checked, with the attributes that may hold it); no code of the tree reaches attributes of "
+    "a {cls} by a computed name, `__dict__`, copying or pickling (checked: no such use on a "
+    "receiver that may hold one); a method runs with a `self` of its class unless the text "
+    "takes it from a class (assumed); calls not handed the buffer do not write it (assumed)"
 )
 
 

@@ -4,7 +4,13 @@ it first, accumulate into it, write part of it, write it under a flag, write it 
 helper, leave it alone); f makes an object and calls the methods in a drawn order. Traps: the
 attribute read by another class or a `lib` function, by `getattr` with a computed name, through
 `vars()`, a property handing out a view, a method returning it, a second attribute holding it, a
-lambda made in `__init__`, a base class method, a subclass overriding the writing helper. Judged
+lambda made in `__init__`, a base class method, a subclass overriding the writing helper;
+reflection that cannot reach the object (`getattr(self, k)` in an unrelated class, on a module,
+on a local made from another class, `vars` of a class object) and reflection that can
+(`getattr(self, name)` in a subclass or in a base a subclass shares with the class, an unrelated
+method run with the object as `self` through its class or `type(x)`, `vars` of a local made from
+the class); an attribute of the same name on another class's objects, read once through that
+class with the object as `self`; a base of the tree that keeps to its own attributes. Judged
 under any order of the class's methods (analysis/lifecycle_anyorder.py).
 """
 
@@ -17,7 +23,9 @@ KINDS = ("full-read", "read", "write", "part", "part-read", "flag-full-read", "h
 # Kinds that never read what they did not write first: a class made of them only is `safe`.
 CLEAN = ("full-read", "write", "helper-read", "none", "part")
 TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-class", "getattr", "vars", "property",
-         "returned", "alias-attr", "lambda", "base", "subclass")  # fmt: skip
+         "returned", "alias-attr", "lambda", "base", "subclass", "refl-unrelated", "refl-unrelated",
+         "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
+         "same-name-unbound", "base-clean", "base-clean")  # fmt: skip
 # (slice text, rows it writes of R rows)
 _PARTS = (("[0]", lambda r: {0}), ("[1:]", lambda r: set(range(1, r))),
           ("[::2]", lambda r: set(range(0, r, 2))))  # fmt: skip
@@ -79,10 +87,13 @@ class AnyOrderShapes(Blocks):
         if helper or trap == "subclass":
             methods += [f"def _fill{u}(self):", *ind(self.full(f"self.{x}", b)), ""]
         lib: list[str] = []
+        tail_classes: list[str] = []  # after the class: subclasses, functions making one
         names: list[str] = []
         local: list[str] = []
         fbody: list[str] = []
-        made = f"S{u}" if trap == "subclass" else cls
+        made = {"subclass": f"S{u}", "refl-subclass": f"D{u}", "refl-sibling": f"E{u}"}.get(
+            trap, cls
+        )
         fbody.append(f"o{u} = {made}(inp)")
         reads = True  # a trap reads it right after __init__
         if trap == "other-class":
@@ -118,6 +129,62 @@ class AnyOrderShapes(Blocks):
             ]
             names.append(f"P{u}")
             fbody.append(f"out.append(o{u}.peekb{u}())")
+        elif trap == "refl-unrelated":
+            # Reflection that reaches no instance of the class: `self` of an unrelated class, a
+            # module, a local made from another class, a class object.
+            lib += [f"class Cfg{u}:", "    def __init__(self):", "        self.v = 2",
+                    "    def get(self, k):", "        return getattr(self, k)", "",
+                    f"class Reg{u}:", "    size = 3", "",
+                    f"def opt{u}(k, v):", f"    o = Reg{u}()", "    setattr(o, k, v)",
+                    f"    return getattr(torch, 'flo' + 'at32'), len(vars(Reg{u})), o"]  # fmt: skip
+            names += [f"Cfg{u}", f"Reg{u}", f"opt{u}"]
+            fbody += [f"out.append(torch.tensor(float(Cfg{u}().get('v'))))",
+                      f"opt{u}('w', 1)"]  # fmt: skip
+            reads = False
+        elif trap == "base-clean":
+            # A base of the tree that keeps to its own attributes and methods.
+            lib += [f"class P{u}:", "    tag = 1", "    def __init__(self):",
+                    "        self.count = 0", f"    def bump{u}(self):",
+                    "        self.count += self.tag", "        return self.count"]  # fmt: skip
+            names.append(f"P{u}")
+            init.insert(1, "    super().__init__()")
+            fbody.append(f"out.append(torch.tensor(float(o{u}.bump{u}())))")
+            reads = False
+        elif trap in ("same-name", "same-name-unbound"):
+            # Another class keeps an attribute of the same name on its own objects; run through
+            # the class with the object as `self`, its method reads the buffer.
+            lib += [f"class Oth{u}:", "    def __init__(self):", f"        self.{x} = torch.ones(2)",
+                    "    def total(self):", f"        return self.{x}.float().sum()", "",
+                    f"def oth{u}():", f"    o = Oth{u}()", f"    return o.{x}"]  # fmt: skip
+            names += [f"Oth{u}", f"oth{u}"]
+            fbody.append(f"out.append(Oth{u}().total() + oth{u}().sum())")
+            if trap == "same-name-unbound":
+                fbody.append(f"out.append(Oth{u}.total(o{u}))")
+            else:
+                reads = False
+        elif trap in ("refl-subclass", "refl-sibling"):
+            # `getattr(self, name)` in a class whose `self` may be an instance of the class: a
+            # subclass, or a class another one derives from together with it.
+            dump = ["    def dump(self, name):", "        return getattr(self, name).float().sum()"]
+            if trap == "refl-subclass":
+                tail_classes += [f"class D{u}({cls}):", *dump, "", ""]
+            else:
+                lib += [f"class D{u}:", *dump]
+                names.append(f"D{u}")
+                tail_classes += [f"class E{u}({cls}, D{u}):", "    pass", "", ""]
+            fbody.append(f"out.append(o{u}.dump('b' + '{u}'))")
+        elif trap in ("refl-unbound", "refl-type"):
+            # An unrelated class's method run with the object as `self`.
+            lib += [f"class Q{u}:", "    def peek(self, name):",
+                    "        return getattr(self, name).float().sum()"]  # fmt: skip
+            names.append(f"Q{u}")
+            how = f"Q{u}.peek" if trap == "refl-unbound" else f"type(Q{u}()).peek"
+            fbody.append(f"out.append({how}(o{u}, 'b' + '{u}'))")
+        elif trap == "refl-local":
+            tail_classes += [f"def tot{u}(inp):", f"    g = {cls}(inp)",
+                             "    return sum(v.float().sum() for v in vars(g).values() "
+                             "if isinstance(v, torch.Tensor))", "", ""]  # fmt: skip
+            fbody.append(f"out.append(tot{u}(inp))")
         else:
             reads = False
         written: set[int] = set()
@@ -127,8 +194,9 @@ class AnyOrderShapes(Blocks):
             if reads_it and written | pre != every:
                 reads = True
             written |= total
-        base = f"(P{u})" if trap == "base" else ""
+        base = f"(P{u})" if trap in ("base", "base-clean") else ""
         local += [f"class {cls}{base}:", *ind([*init, "", *methods]), "", ""]
         if trap == "subclass":
             local += [f"class S{u}({cls}):", f"    def _fill{u}(self):", "        pass", "", ""]
+        local += tail_classes
         return Piece(lib, local, [ALLOC_IN_CLASS, *fbody], names, tags, reads)

@@ -1,0 +1,259 @@
+"""Base classes of the tree that the any-order pass may take in (analysis/lifecycle_anyorder.py).
+
+A base's methods are code that may run on the object at any time, and its `__init__` runs
+inside the class's through `super().__init__(...)`. Under any order of methods that is harmless
+when such code can touch no attribute that may hold the buffer, directly or through the class's
+own methods. The rest of the closed world sees to the first half: every `.X` and every string
+naming X elsewhere is judged (a base's `self` is related to the class, so its `self.X` blocks),
+and so is every reflective use (`getattr(self, n)` in a base reaches the object). What this
+module checks is the structure of each base, one class of the tree per name, to the root:
+
+- exactly one class statement of the tree has its name, and the text of the class's own base
+  names it (no alias); no class decorator, no keyword (metaclass), one base of the tree at most
+  besides `object`, `ABC`, `Generic[...]`, `Protocol` (no torch.nn.Module in the chain: its own
+  attribute names would have to be checked as for a direct base); the class's own base is that
+  name itself (`class C(B)` where `B` is a class statement of the module or `from M import B`
+  of that file's module);
+- its body binds only methods and literals, none an attribute hook (`__getattr__`,
+  `__getattribute__`, `__setattr__`, `__delattr__`, `__slots__`, `__init_subclass__`, `__new__`,
+  `__class_getitem__`, `__set_name__`, `__call__`), no method decorator but staticmethod,
+  classmethod, abstractmethod (a property setter named like an attribute the class stores would
+  take the buffer in);
+- in its methods, `self` is never rebound, never handed on as a value (a call given `self` may
+  call any method of the object), only the receiver of `self.a` where `a` is a method or
+  attribute of the chain that no class of the tree deriving from the class binds and the class
+  itself does not bind (`self.a()` in a base may run the class's own method in the middle of
+  the base's, or a subclass's), or one of torch.nn.Module's registering methods; `super()` only
+  as `super().__init__(...)` in `__init__`.
+
+Under these, the base's code runs only its own methods on the object and stores only attributes
+no method of the class binds: any order of the class's methods, with the base's code anywhere in
+between, is what the program models.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from zeroopt.analysis.anyorder_reach import class_statements
+from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
+
+_PLAIN = frozenset({"object", "ABC", "abc", "Generic", "Protocol", "typing"})
+_HOOKS = frozenset(
+    {"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__dict__",
+     "__init_subclass__", "__new__", "__class_getitem__", "__set_name__", "__call__"}
+)  # fmt: skip
+# No property: a setter of the chain named like an attribute the class stores would take the
+# buffer into attributes the class's methods never name.
+_METHOD_DECORATORS = frozenset({"staticmethod", "classmethod", "abstractmethod"})
+_REGISTERING = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+_MAX_CHAIN = 8
+_TREES: dict[tuple[str, int], ast.Module | None] = {}  # (path, hash of its text) -> tree
+
+
+def base_reason(
+    cls: ast.ClassDef,
+    base: ast.expr,
+    home: ast.Module,
+    own_paths: set[str],
+    world: ClassWorld,
+) -> str:
+    """Why `base` (a base expression of `cls`, not a library base; `cls` is in `home`, the
+    module at `own_paths`) may run code that touches the object's buffers other than by what
+    the any-order program models; "" when it and its own bases of the tree satisfy the
+    conditions above."""
+    found, why = world.lineage(cls.name)
+    if why and not why.endswith("other than through its first base only"):
+        return why
+    forbidden = set(_class_binds(cls))
+    for _, info in found:
+        forbidden |= info.binds
+    chain: list[ast.ClassDef] = []
+    paths = [p for p, _ in world.files if p in own_paths or os.path.realpath(p) in own_paths]
+    where: tuple[str, ast.Module] = (paths[0] if paths else "", home)
+    expr: ast.expr | None = base
+    while expr is not None:
+        name = _name(expr)
+        if not isinstance(expr, ast.Name | ast.Subscript) or not name:
+            return f"its base `{ast.unparse(expr)[:40]}` is not a plain name"
+        if len(chain) >= _MAX_CHAIN:
+            return f"more than {_MAX_CHAIN} bases of the tree"
+        node, path, why = _one_class(world, name)
+        if node is None or path is None:
+            return why
+        if not _binds_to(where, name, path):
+            return f"`{name}` may not be the class statement of {_short(path)}"
+        chain.append(node)
+        tree_bases = [b for b in node.bases if _name(b) not in _PLAIN]
+        if len(tree_bases) > 1 or any(not _name(b) for b in node.bases):
+            return f"`{name}` has more than one base that is not object, ABC, Generic, Protocol"
+        expr = tree_bases[0] if tree_bases else None
+        where = (path, _parse(world, path))
+    own: set[str] = set()  # what the chain binds: methods, class attributes, what it stores
+    for node in chain:
+        own |= _class_binds(node)
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                own.add(stmt.name)
+                me = _first(stmt)
+                for n in ast.walk(stmt):
+                    if (
+                        isinstance(n, ast.Attribute)
+                        and isinstance(n.ctx, ast.Store)
+                        and isinstance(n.value, ast.Name)
+                        and n.value.id == me
+                    ):
+                        own.add(n.attr)
+    for node in chain:
+        why = _class_ok(node, own - forbidden)
+        if why:
+            return f"`{node.name}`: {why}"
+    return ""
+
+
+def _name(b: ast.expr) -> str:
+    while isinstance(b, ast.Subscript):
+        b = b.value
+    if isinstance(b, ast.Name):
+        return b.id
+    if isinstance(b, ast.Attribute):
+        return b.attr
+    return ""
+
+
+def _first(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    return params[0].arg if params else ""
+
+
+def _parse(world: ClassWorld, path: str) -> ast.Module:
+    """The tree `_one_class` parsed for `path` (it parsed, or the class was not found)."""
+    data = next(d for p, d in world.files if p == path)
+    tree = _TREES.get((path, hash(data)))
+    assert tree is not None
+    return tree
+
+
+def _binds_to(where: tuple[str, ast.Module], name: str, path: str) -> bool:
+    """`name` in the module at `where` is the class statement of the file `path`: a class of
+    the module itself, or `from M import name` (no alias) where M is that file's module."""
+    here, tree = where
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name == name:
+            return os.path.realpath(here) == os.path.realpath(path)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and any(
+            a.name == name and a.asname is None for a in stmt.names
+        ):
+            if stmt.level:
+                folder = os.path.dirname(os.path.realpath(here))
+                for _ in range(stmt.level - 1):
+                    folder = os.path.dirname(folder)
+            else:
+                folder = ""
+            rel = (stmt.module or "").replace(".", os.sep)
+            target = os.path.splitext(os.path.realpath(path))[0]
+            if target.endswith(os.sep + "__init__"):
+                target = target[: -len(os.sep + "__init__")]
+            want = os.path.join(folder, rel) if folder else rel
+            return bool(want) and (target == want if folder else target.endswith(os.sep + want))
+    return False
+
+
+def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str | None, str]:
+    statements = class_statements(world).get(name, [])
+    if len(statements) != 1:
+        return None, None, f"{len(statements)} class statements of the tree are called `{name}`"
+    ((k, _),) = statements
+    path, data = world.files[k]
+    key = (path, hash(data))
+    if key not in _TREES:
+        if len(_TREES) > 32:
+            _TREES.clear()
+        try:
+            _TREES[key] = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _TREES[key] = None
+    tree = _TREES[key]
+    nodes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name] if tree else []
+    if len(nodes) != 1:
+        return None, None, f"`{name}` is not one module-level class statement of {_short(path)}"
+    return nodes[0], path, ""
+
+
+def _class_ok(node: ast.ClassDef, allowed: set[str]) -> str:
+    if node.decorator_list or node.keywords:
+        return "a class decorator or keyword may change it"
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if stmt.name in _HOOKS:
+                return f"it defines `{stmt.name}`"
+            for d in stmt.decorator_list:
+                d = d.func if isinstance(d, ast.Call) else d
+                last = d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
+                if last not in _METHOD_DECORATORS:
+                    return f"a decorator of `{stmt.name}` (line {d.lineno}) may run it otherwise"
+            why = _method_ok(stmt, allowed)
+            if why:
+                return why
+        elif not _literal_statement(stmt):
+            return f"its body binds names other than by `def` (line {stmt.lineno})"
+        else:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and n.id in _HOOKS:
+                    return f"it binds `{n.id}`"
+    return ""
+
+
+def _method_ok(fn: ast.FunctionDef | ast.AsyncFunctionDef, allowed: set[str]) -> str:
+    kinds = {_name(d.func if isinstance(d, ast.Call) else d) for d in fn.decorator_list}
+    me = "" if kinds & {"staticmethod", "classmethod"} else _first(fn)
+    receivers: set[int] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
+            receivers.add(id(n.value))
+            if n.attr not in allowed and n.attr not in _REGISTERING:
+                return (
+                    f"`{fn.name}` uses `{me}.{n.attr}` (line {n.lineno}): the class or a "
+                    "subclass may bind it"
+                )
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            inner = n.func.value
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == "super"
+                and not (fn.name == "__init__" and n.func.attr == "__init__")
+            ):
+                return f"`super().{n.func.attr}` in `{fn.name}` (line {n.lineno})"
+        elif isinstance(n, ast.Global | ast.Nonlocal) and me in n.names:
+            return f"`{fn.name}` rebinds `{me}`"
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == me and id(n) not in receivers:
+            return f"`{fn.name}` hands `{me}` on or rebinds it (line {n.lineno})"
+        if isinstance(n, ast.arg) and n.arg == me and n is not _first_arg(fn):
+            return f"a nested function of `{fn.name}` shadows `{me}` (line {n.lineno})"
+    return ""
+
+
+def _first_arg(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.arg | None:
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    return params[0] if params else None
+
+
+def _literal_statement(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+    ):
+        return True
+    value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+    targets = (
+        stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if isinstance(stmt, ast.AnnAssign) else []
+    )  # fmt: skip
+    return (
+        bool(targets)
+        and all(isinstance(t, ast.Name) for t in targets)
+        and (value is None or isinstance(value, ast.Constant))
+    )
