@@ -34,6 +34,7 @@ between, is what the program models.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 
 from zeroopt.analysis.anyorder_reach import class_statements
@@ -50,6 +51,12 @@ _METHOD_DECORATORS = frozenset({"staticmethod", "classmethod", "abstractmethod"}
 _REGISTERING = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 _MAX_CHAIN = 8
 _TREES: dict[tuple[str, int], ast.Module | None] = {}  # (path, hash of its text) -> tree
+
+
+@functools.cache
+def _realpath(path: str) -> str:
+    """`os.path.realpath`, once per path: each class asks it of every file of the tree."""
+    return os.path.realpath(path)
 
 
 def base_reason(
@@ -70,7 +77,7 @@ def base_reason(
     for _, info in found:
         forbidden |= info.binds
     chain: list[ast.ClassDef] = []
-    paths = [p for p, _ in world.files if p in own_paths or os.path.realpath(p) in own_paths]
+    paths = [p for p, _ in world.files if p in own_paths or _realpath(p) in own_paths]
     where: tuple[str, ast.Module] = (paths[0] if paths else "", home)
     expr: ast.expr | None = base
     while expr is not None:
@@ -141,19 +148,19 @@ def _binds_to(where: tuple[str, ast.Module], name: str, path: str) -> bool:
     here, tree = where
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef) and stmt.name == name:
-            return os.path.realpath(here) == os.path.realpath(path)
+            return _realpath(here) == _realpath(path)
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and any(
             a.name == name and a.asname is None for a in stmt.names
         ):
             if stmt.level:
-                folder = os.path.dirname(os.path.realpath(here))
+                folder = os.path.dirname(_realpath(here))
                 for _ in range(stmt.level - 1):
                     folder = os.path.dirname(folder)
             else:
                 folder = ""
             rel = (stmt.module or "").replace(".", os.sep)
-            target = os.path.splitext(os.path.realpath(path))[0]
+            target = os.path.splitext(_realpath(path))[0]
             if target.endswith(os.sep + "__init__"):
                 target = target[: -len(os.sep + "__init__")]
             want = os.path.join(folder, rel) if folder else rel

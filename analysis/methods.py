@@ -115,6 +115,7 @@ class ClassWorld:
         self.digest = digest
         self._classes: dict[str, list[ClassInfo] | None] = {}
         self._lineage: dict[str, tuple[list[tuple[str, ClassInfo]], str]] = {}
+        self._unclear_words: tuple[dict[str, set[int]], set[int]] | None = None
         self._answers: dict[tuple[str, str], str] = {}
         self._index: _Index | None = None
         self._aliases: dict[str, set[str]] = {}
@@ -358,6 +359,29 @@ class ClassWorld:
             ]
         return self._classes[path]
 
+    def _unclear_matching(self, name: str) -> set[int]:
+        """Those of the unclear and dynamic files whose classes name `name` among their
+        bases, may derive from any name, or that cannot be parsed: the rest add nothing to a
+        lineage through `name`, and scanning all of them for each name of a large family cost
+        seconds per class."""
+        if self._unclear_words is None:
+            words: dict[str, set[int]] = {}
+            always: set[int] = set()
+            for i in self.index.unclear | self.index.dynamic:
+                infos = self._parsed(*self.files[i])
+                if infos is None:
+                    always.add(i)
+                    continue
+                for info in infos:
+                    for ids in info.bases:
+                        if ANY in ids:
+                            always.add(i)
+                        for word in ids:
+                            words.setdefault(word, set()).add(i)
+            self._unclear_words = (words, always)
+        words, always = self._unclear_words
+        return words.get(name, set()) | always
+
     def lineage(self, name: str) -> tuple[list[tuple[str, ClassInfo]], str]:
         """Classes of the tree that may derive from a class called `name`, or why not certain."""
         hit = self._lineage.get(name)
@@ -379,8 +403,9 @@ class ClassWorld:
                 why = f"more than {_MAX_FILES} files have classes whose bases name `{n}`"
                 break
             # The unclear and dynamic ones (computed bases, classes made by `type(...)`) are
-            # parsed once and may derive from any name.
-            for i in sorted(candidates | index.unclear | index.dynamic):
+            # parsed once and may derive from any name; only those that name `n`, may derive
+            # from any name or cannot be parsed can add to the loop below.
+            for i in sorted(candidates | self._unclear_matching(n)):
                 path, data = self.files[i]
                 infos = self._parsed(path, data)
                 if infos is None:
