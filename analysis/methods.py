@@ -394,7 +394,7 @@ class ClassWorld:
         index = self.index
         while frontier and not why:
             n = frontier.pop()
-            for new in self.aliases(n):
+            for new in sorted(self.aliases(n)):  # a set: its order varies between runs
                 if new not in names:
                     names.add(new)
                     frontier.append(new)
