@@ -49,6 +49,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.methods import ClassWorld, _short
 
 # Receiver kinds.
@@ -503,7 +504,7 @@ class _Collector:
             method = None  # the enclosing method's `self` is shadowed or rebound here
         if owner:
             method = None
-            kinds = {_last(d.func if isinstance(d, ast.Call) else d) for d in decorators}
+            kinds = {last_name(d.func if isinstance(d, ast.Call) else d) for d in decorators}
             first = params[0].arg if params else ""
             if first and first not in stores and first not in declared:
                 if kinds <= _PLAIN_METHOD_DECORATORS:
@@ -548,7 +549,7 @@ class _Collector:
 
         if isinstance(n, ast.Call):
             func = n.func
-            last = _last(func)
+            last = last_name(func)
             qual = self._qual(func)
             first = n.args[0] if n.args else None
             if last in _BY_NAME and isinstance(func, ast.Name):
@@ -569,7 +570,7 @@ class _Collector:
                 explicit = isinstance(func.value, ast.Name) and func.value.id in ("object", "type")
                 args = n.args[1:] if explicit else n.args
                 target: ast.expr | None = first if explicit else func.value
-                if isinstance(func.value, ast.Call) and _last(func.value.func) == "super":
+                if isinstance(func.value, ast.Call) and last_name(func.value.func) == "super":
                     target = ast.Name(id=method[2], ctx=ast.Load()) if method else None
                 if not (args and _literal_name(args[0])):
                     self._add(n, GET if last == "__getattribute__" else SET, recv(target))
@@ -641,10 +642,10 @@ class _Collector:
         if isinstance(e, ast.Attribute) and e.attr == "__class__":
             inner = self._receiver(e.value, method, locals_)
             return Receiver(CLASS, inner.name if inner.kind in (SELF, NEW) else "")
-        if isinstance(e, ast.Subscript) and _last(e.value) == "modules":
+        if isinstance(e, ast.Subscript) and last_name(e.value) == "modules":
             return Receiver(MODULE)
         if isinstance(e, ast.Call):
-            last = _last(e.func)
+            last = last_name(e.func)
             if last == "type" and len(e.args) == 1:
                 inner = self._receiver(e.args[0], method, locals_)
                 return Receiver(CLASS, inner.name if inner.kind in (SELF, NEW) else "")
@@ -666,16 +667,8 @@ def _made_bases(spec: ast.expr) -> str:
     literal tuple of names."""
     if not isinstance(spec, ast.Tuple | ast.List):
         return ""
-    names = [_last(e) if isinstance(e, ast.Name | ast.Attribute) else "" for e in spec.elts]
+    names = [last_name(e) if isinstance(e, ast.Name | ast.Attribute) else "" for e in spec.elts]
     return ",".join(names) if names and all(names) else ""
-
-
-def _last(e: ast.expr) -> str:
-    if isinstance(e, ast.Name):
-        return e.id
-    if isinstance(e, ast.Attribute):
-        return e.attr
-    return ""
 
 
 def _literal_name(e: ast.expr) -> bool:
@@ -706,7 +699,7 @@ def reach_reason(
     for b in cls.bases:
         while isinstance(b, ast.Subscript):
             b = b.value
-        bases.add(_last(b) or "*")
+        bases.add(last_name(b) or "*")
     return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged)
 
 
@@ -727,7 +720,7 @@ def others_only(
     if tree is home:
         _read_own(home)
     found = receivers(tree, frozenset(n.attr for n in nodes))
-    bases = {_last(b.value if isinstance(b, ast.Subscript) else b) or "*" for b in cls.bases}
+    bases = {last_name(b.value if isinstance(b, ast.Subscript) else b) or "*" for b in cls.bases}
     rel = _Relations(cls.name, bases, world)
     pending: list[tuple[ast.Attribute, Receiver]] = []
     for n in nodes:

@@ -42,7 +42,8 @@ _FIELDS = frozenset(
 _NAMESPACES = frozenset({"SimpleNamespace", "Namespace"})
 
 
-def _last(e: ast.expr) -> str:
+def last_name(e: ast.expr) -> str:
+    """The last identifier of a name or dotted attribute (`a.b.c` -> "c"), else ""."""
     if isinstance(e, ast.Name):
         return e.id
     if isinstance(e, ast.Attribute):
@@ -54,7 +55,7 @@ def _dict_of(e: ast.expr) -> bool:
     """`x.__dict__`, `vars(x)`, `globals()`: a namespace as a mapping."""
     if isinstance(e, ast.Attribute):
         return e.attr == "__dict__"
-    return isinstance(e, ast.Call) and _last(e.func) in ("vars", "globals") and len(e.args) <= 1
+    return isinstance(e, ast.Call) and last_name(e.func) in ("vars", "globals") and len(e.args) <= 1
 
 
 def _owner(mapping: ast.expr) -> ast.expr | None:
@@ -126,13 +127,13 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
         parts: list[str] = []
         while isinstance(e, ast.Attribute | ast.Subscript):
             if isinstance(e, ast.Subscript):
-                return "" if _last(e.value) == "modules" else None
+                return "" if last_name(e.value) == "modules" else None
             parts.append(e.attr)
             e = e.value
         if isinstance(e, ast.Call):
-            if _last(e.func) in ("globals", "vars") and not e.args and not parts:
+            if last_name(e.func) in ("globals", "vars") and not e.args and not parts:
                 return SELF
-            return "" if _last(e.func) in ("import_module", "__import__", "getmodule") else None
+            return "" if last_name(e.func) in ("import_module", "__import__", "getmodule") else None
         if isinstance(e, ast.Name) and e.id in imported:
             base = imported[e.id]
             return ".".join([base, *reversed(parts)]) if base else ""
@@ -148,7 +149,7 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
     for node in binders:
         if isinstance(node, ast.Call):
             func = node.func
-            last = _last(func)
+            last = last_name(func)
             if last in ("setattr", "__setattr__"):
                 # `setattr(obj, k, v)`, `object.__setattr__(obj, k, v)`, `obj.__setattr__(k, v)`
                 args = node.args
