@@ -1,0 +1,178 @@
+"""Counterexamples to the reach of reflection (analysis/anyorder_reach.py): ways a receiver the
+pass calls unrelated to the judged class (`self` of another class, a local made by `K()`, a
+class object) holds, or hands out, an instance of it after all. Each case executes: the zeros
+are read before any write. A case marked `KNOWN` is still judged `safe`: it documents an open
+hole (strict xfail, so a fix makes it fail until the mark goes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import Case, check_case, params
+
+KNOWN = (pytest.mark.xfail(strict=True, reason="still judged safe: an open hole"),)
+
+_GRID = r"""
+class Grid:
+    def __init__(self, n=3):
+        self.cells = torch.zeros(n)  # <- site
+
+    def fill(self, x):
+        self.cells.copy_(x)
+        return self.cells * 2
+"""
+
+_PEEK = r"""
+
+class Peek:
+    def peek(self, name):
+        return getattr(self, name).sum()
+"""
+
+_DUMPER = r"""
+
+class Dumper:
+    def dump(self, name):
+        return getattr(self, name).sum()
+"""
+
+CASES = [
+    Case(
+        "class_of_an_instance_reassigned",
+        why="`g.__class__ = Peek` turns a Grid into a Peek: `Peek.peek`'s `self`, of a class "
+        "unrelated to Grid by name, is the Grid, and `getattr` reads its buffer unwritten.",
+        source="import torch\n" + _GRID + _PEEK + r"""
+
+def convert(g):
+    g.__class__ = Peek
+    return g
+""",
+        scenario=r"""
+def run():
+    return convert(Grid(3)).peek("ce" + "lls")
+""",
+        marks=KNOWN,
+    ),
+    Case(
+        "class_made_by_calling_a_metaclass",
+        why="`abc.ABCMeta(name, (Grid, Peek), ns)` makes a class deriving from both, like "
+        "`type(...)` does: `Peek.peek`'s `self` may be a Grid.",
+        source="import abc\n\nimport torch\n" + _GRID + _PEEK + r"""
+
+def both():
+    return abc.ABCMeta("Both", (Grid, Peek), {})
+""",
+        scenario=r"""
+def run():
+    return both()(3).peek("ce" + "lls")
+""",
+        marks=KNOWN,
+    ),
+    Case(
+        "plain_class_name_rebound_through_globals",
+        why="`globals()['Opts'] = Grid` rebinds the class name without a statement: `Opts()` "
+        "makes a Grid, and `getattr` on it reads the fresh buffer.",
+        source="import torch\n" + _GRID + r"""
+
+class Opts:
+    pass
+
+
+def peek(name):
+    o = Opts()
+    return getattr(o, name).sum()
+
+
+def swap():
+    globals()["Opts"] = Grid
+""",
+        scenario=r"""
+def run():
+    swap()
+    return peek("ce" + "lls")
+""",
+        marks=KNOWN,
+    ),
+    Case(
+        "plain_class_name_rebound_from_another_module",
+        why="another module of the tree stores `m.Opts = m.Grid`: `Opts()` in this module then "
+        "makes a Grid, and `getattr` on it reads the fresh buffer.",
+        source="import torch\n" + _GRID + r"""
+
+class Opts:
+    pass
+
+
+def peek(name):
+    o = Opts()
+    return getattr(o, name).sum()
+""",
+        scenario=r"""
+def run():
+    import swapper
+
+    swapper.swap()
+    return peek("ce" + "lls")
+""",
+        modules=(
+            (
+                "swapper",
+                "import plain_class_name_rebound_from_another_module as m\n\n\n"
+                "def swap():\n    m.Opts = m.Grid\n",
+            ),
+        ),
+        marks=KNOWN,
+    ),
+    Case(
+        "instance_dict_through_the_class_dict_descriptor",
+        why="`Grid.__dict__['__dict__']` is the descriptor of every Grid's own `__dict__`: a "
+        "class object's namespace hands out instance state, and `[name]` reads the buffer.",
+        source="import torch\n" + _GRID + r"""
+
+def peek(g, name):
+    return Grid.__dict__["__dict__"].__get__(g, Grid)[name].sum()
+""",
+        scenario=r"""
+def run():
+    return peek(Grid(3), "ce" + "lls")
+""",
+        marks=KNOWN,
+    ),
+    Case(
+        "function_of_a_bound_method_called_with_another_self",
+        why="`Dumper().dump.__func__` is the plain function: called with a Grid, its "
+        "`getattr(self, name)` reads the buffer (no class object is named).",
+        source="import torch\n" + _GRID + _DUMPER + r"""
+
+def run_dump(g):
+    return Dumper().dump.__func__(g, "ce" + "lls")
+""",
+        scenario=r"""
+def run():
+    return run_dump(Grid(3))
+""",
+        marks=KNOWN,
+    ),
+    Case(
+        "function_of_a_bound_method_bound_to_another_object",
+        why="`types.MethodType(d.dump.__func__, g)` binds Dumper's method to a Grid.",
+        source="import types\n\nimport torch\n" + _GRID + _DUMPER + r"""
+
+def run_dump(g):
+    return types.MethodType(Dumper().dump.__func__, g)("ce" + "lls")
+""",
+        scenario=r"""
+def run():
+    return run_dump(Grid(3))
+""",
+        marks=KNOWN,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
