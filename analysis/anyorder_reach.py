@@ -12,16 +12,17 @@ the code shows, no more:
   next is a use of its own (unless some file of the tree stores into `sys.modules`: then a
   module may be an instance, and these uses count as anything);
 - a class object: a class statement's name at module level of the file (never rebound),
-  `cls` of a classmethod, `type(x)`, `x.__class__`. Attributes read on a class are class-level
-  ones (its namespace, its bases', its metaclass's), never what an instance keeps in its
-  `__dict__`; binding one on C or a class related to it (a descriptor) counts;
+  `cls` of a classmethod, `type(x)`, `x.__class__`. A class's namespace holds descriptors of
+  instance state (`C.__dict__['__dict__']`, a slot's member), so reading or binding by a
+  computed name on C or a class related to it counts; on an unrelated class it does not;
 - `self` of a plain method of a class D (never rebound, no decorator but properties and
   abstractmethod): an instance of D or of a class deriving from D. It may be a C only if D and
   C are related: a class of the tree derives, by name, from both (D is C, a base of C, a
   subclass of C, or a class names both among its bases). Also only if D's methods run with
   a `self` of D: nothing names the method through a class (methods.py `through_class`:
   `D.m(obj)`, `getattr(D, ...)`, `vars(D)`), calls it on `type(x)`/`x.__class__`/`cls`, and
-  no reflective use reads a class object the tree does not name;
+  no reflective use reads a class object the tree does not name, and no file takes a method's
+  function off a bound method (`__func__`) or replaces an object's class (`__class__` stored);
 - a local bound only by `K(...)` where K is a class statement of the file with no base but
   `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance;
 - a literal: never an instance of a class of the tree (a list or dict literal may hold one:
@@ -31,7 +32,9 @@ the code shows, no more:
 Deep uses (`copy.deepcopy`, pickling, `torch.save`, `dataclasses.asdict`/`astuple`) follow
 every object the receiver reaches: any receiver but a constant may reach a C. `exec`, `eval`,
 frames (`f_locals`), `attrgetter`/`methodcaller`, the builtins taken as values
-(`g = getattr`) and `type(name, bases, ns)` count as anything. `hasattr` and `dir` read no
+(`g = getattr`) count as anything; `type(name, bases, ns)`, `types.new_class`, a metaclass
+called like `type` (a callee named `...Meta`, `M.__new__`, or a string, a bases display and a
+namespace display) count when one of its bases (any, when they are not names) may be related. `hasattr` and `dir` read no
 attribute's value (`hasattr` may run a property getter, and those are methods of the any-order
 program): they never count.
 
@@ -49,6 +52,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.anyorder_forms import _class_made, _last, _self_replaced, _unbound_call
 from zeroopt.analysis.methods import ClassWorld, _short
 
 # Receiver kinds.
@@ -270,7 +274,9 @@ class _Relations:
         if r.kind in (NOTHING, LITERAL, MODULE):
             return False
         if r.kind == CLASS:
-            return use.kind == SET and self.related(r.name)
+            # A class's namespace holds descriptors of instance state (`C.__dict__['__dict__']`,
+            # a slot's member): reading it by a computed name may hand out an instance's.
+            return self.related(r.name)
         if r.kind in (SELF, NEW):
             return self.related(r.name)
         return True
@@ -297,7 +303,7 @@ class _Relations:
                 where = f"{_short(path)}:{other.line}"
                 return f"{where} reads a class object's attributes by a computed name: a method of {r.name} may run with another `self`"
         why = self.world.through_class(r.name, r.method) or _unbound_call(self.world, r.method)
-        return why
+        return why or _self_replaced(self.world)
 
     def _lineage(self, name: str) -> set[str]:
         found, _ = self.world.lineage(name)
@@ -372,36 +378,6 @@ def _grounded(world: ClassWorld, name: str) -> bool:
                 elif w == "*" or w not in _LIBRARY_BASES:
                     return False
     return True
-
-
-_UNBOUND: dict[tuple[str, str], str] = {}
-
-
-def _unbound_call(world: ClassWorld, method: str) -> str:
-    """A file of the tree that may take `method` from a class object it does not name
-    (`type(x).m`, `x.__class__.m`, `cls.m`), or "". A class object
-    held in a plain name (`K = type(x)`; `K.m(obj)`) is not seen: the closed world's
-    assumption that a method runs with a `self` of its class (docs/whole-program.md)."""
-    key = (world.digest, method)
-    hit = _UNBOUND.get(key)
-    if hit is None:
-        pattern = re.compile(
-            rb"(?:__class__|\btype[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|\bcls)[ \t]*\.[ \t]*"
-            + re.escape(method.encode())
-            + rb"\b"
-        )
-        hit = ""
-        needle = method.encode()
-        for path, data in world.files:
-            if needle in data:
-                m = pattern.search(data)
-                if m:
-                    line = data.count(b"\n", 0, m.start()) + 1
-                    hit = f"{_short(path)}:{line} takes `{method}` from a class object: it may run with another `self`"
-                    break
-        if world.digest:
-            _UNBOUND[key] = hit
-    return hit
 
 
 class _Collector:
@@ -561,8 +537,8 @@ class _Collector:
                 last in _OPAQUE_BUILTINS and qual in (last, f"builtins.{last}")
             ):
                 self._add(n, OPAQUE, Receiver(ANY))
-            elif last == "type" and isinstance(func, ast.Name) and len(n.args) == 3:
-                self._add(n, MAKE, Receiver(CLASS, _made_bases(n.args[1])))
+            elif (made := _class_made(n, last)) is not None:
+                self._add(n, MAKE, Receiver(CLASS, made))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute
             ):
@@ -659,23 +635,6 @@ class _Collector:
 _Method = tuple[str, str, str, str]
 # Functions that reach attributes by name or follow objects, taken as values (`g = getattr`).
 _VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple"})
-
-
-def _made_bases(spec: ast.expr) -> str:
-    """The names of the bases of `type(name, (A, B), ns)` ("A,B"), or "" when they are not a
-    literal tuple of names."""
-    if not isinstance(spec, ast.Tuple | ast.List):
-        return ""
-    names = [_last(e) if isinstance(e, ast.Name | ast.Attribute) else "" for e in spec.elts]
-    return ",".join(names) if names and all(names) else ""
-
-
-def _last(e: ast.expr) -> str:
-    if isinstance(e, ast.Name):
-        return e.id
-    if isinstance(e, ast.Attribute):
-        return e.attr
-    return ""
 
 
 def _literal_name(e: ast.expr) -> bool:
