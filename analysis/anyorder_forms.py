@@ -17,6 +17,32 @@ _SELF_REPLACED = re.compile(rb"__func__|__class__[ \t]*=(?!=)|[\"']__class__[\"'
 _REPLACED: dict[str, str] = {}
 
 
+_REBOUND: dict[tuple[str, str], str] = {}
+
+
+def _name_rebound(world: ClassWorld, name: str) -> str:
+    """A file of the tree that may rebind the module-level name `name` without a statement of
+    its module: `globals()`, an attribute store `m.name = ...`, a string `"name"` (`setattr(m,
+    "name", v)`, `globals()["name"]`); "" if none."""
+    key = (world.digest or f"id:{id(world)}", name)
+    hit = _REBOUND.get(key) if world.digest else None
+    if hit is None:
+        n = re.escape(name.encode())
+        pattern = re.compile(
+            rb"\bglobals[ \t]*\(|\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
+        )
+        hit = ""
+        for path, data in world.files:
+            m = pattern.search(data)
+            if m:
+                line = data.count(b"\n", 0, m.start()) + 1
+                hit = f"{_short(path)}:{line} may rebind `{name}`: it may name another class"
+                break
+        if world.digest:
+            _REBOUND[key] = hit
+    return hit
+
+
 def _self_replaced(world: ClassWorld) -> str:
     """A file of the tree that may run a method with a `self` of another class without naming
     the method or a class: `__func__`, a store of `__class__`; "" if none."""

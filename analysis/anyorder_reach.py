@@ -52,7 +52,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from zeroopt.analysis.anyorder_forms import _class_made, _last, _self_replaced, _unbound_call
+from zeroopt.analysis.anyorder_forms import (
+    _class_made,
+    _last,
+    _name_rebound,
+    _self_replaced,
+    _unbound_call,
+)
 from zeroopt.analysis.methods import ClassWorld, _short
 
 # Receiver kinds.
@@ -164,7 +170,7 @@ def first_reach(
             continue
         if rel.reaches(use, path):
             return f"{_short(path)}:{use.line} `{use.text}` {_why(use)} (closed world)"
-        if use.recv.kind in (SELF, MODULE) and use.kind in (GET, SET):
+        if use.recv.kind in (SELF, MODULE, NEW, CLASS) and use.kind in (GET, SET):
             pending.append((path, use))
     # Every file read: what voids a `self` or module exoneration is known now.
     for path, use in [*(("", u) for u in own), *pending]:
@@ -291,6 +297,10 @@ class _Relations:
             return (
                 f"{state.modules_replaced} stores into `sys.modules` (a module may be any object)"
             )
+        if r.kind in (NEW, CLASS) and r.name:
+            # `K` names the class only while no file rebinds it: `globals()`, `m.K = ...`, a
+            # string naming it, a module's attributes bound by a computed name.
+            return _name_rebound(self.world, r.name) or _modules_bound(state)
         if r.kind != SELF:
             return ""
         for path, other in state.uses:
@@ -308,6 +318,17 @@ class _Relations:
     def _lineage(self, name: str) -> set[str]:
         found, _ = self.world.lineage(name)
         return {name} | {info.name for _, info in found}
+
+
+def _modules_bound(state: _Tree) -> str:
+    """A use of the tree that binds a module's attributes by a computed name (`setattr(m, k,
+    v)`, `vars(m)[k] = v`, `m.__dict__`): a class name of that module may be any class."""
+    for path, use in state.uses:
+        if use.recv.kind == MODULE and (
+            use.kind == SET or use.text.startswith("vars(") or "__dict__" in use.text
+        ):
+            return f"{_short(path)}:{use.line} `{use.text}` may bind a module's names"
+    return ""
 
 
 _COMPLETE = ("other than through its first base only", "has a class decorator")

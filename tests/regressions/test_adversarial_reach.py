@@ -100,7 +100,6 @@ def run():
     swap()
     return peek("ce" + "lls")
 """,
-        marks=KNOWN,
     ),
     Case(
         "plain_class_name_rebound_from_another_module",
@@ -132,7 +131,6 @@ def run():
                 "def swap():\n    m.Opts = m.Grid\n",
             ),
         ),
-        marks=KNOWN,
     ),
     Case(
         "instance_dict_through_the_class_dict_descriptor",
