@@ -10,10 +10,13 @@ import re
 from zeroopt.analysis.methods import ClassWorld, _short
 
 _UNBOUND: dict[tuple[str, str], str] = {}
-# A method's plain function taken off a bound method (`d.m.__func__`), or an object's class
-# replaced (`x.__class__ = K`, `setattr(x, "__class__", K)`): a method may then run with a
+# A method's plain function taken off a bound method (`d.m.__func__`) or a class
+# (`inspect.getattr_static`), an object's class replaced (`x.__class__ = K`, `setattr(x,
+# "__class__", K)`) or a class's bases (`K.__bases__ = ...`): a method may then run with a
 # `self` of any class.
-_SELF_REPLACED = re.compile(rb"__func__|__class__[ \t]*=(?!=)|[\"']__class__[\"']")
+_SELF_REPLACED = re.compile(
+    rb"__func__|getattr_static|__(?:class|bases)__[ \t]*=(?!=)|[\"']__(?:class|bases)__[\"']"
+)
 _REPLACED: dict[str, str] = {}
 
 
@@ -22,14 +25,15 @@ _REBOUND: dict[tuple[str, str], str] = {}
 
 def _name_rebound(world: ClassWorld, name: str) -> str:
     """A file of the tree that may rebind the module-level name `name` without a statement of
-    its module: `globals()`, an attribute store `m.name = ...`, a string `"name"` (`setattr(m,
-    "name", v)`, `globals()["name"]`); "" if none."""
+    its module, or make the class it names another: `globals()`, `__bases__` (a class's bases
+    replaced), an attribute store `m.name = ...`, a string `"name"` (`setattr(m, "name", v)`,
+    `globals()["name"]`); "" if none."""
     key = (world.digest or f"id:{id(world)}", name)
     hit = _REBOUND.get(key) if world.digest else None
     if hit is None:
         n = re.escape(name.encode())
         pattern = re.compile(
-            rb"\bglobals[ \t]*\(|\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
+            rb"\bglobals[ \t]*\(|__bases__|\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
         )
         hit = ""
         for path, data in world.files:
@@ -94,10 +98,10 @@ def _unbound_call(world: ClassWorld, method: str) -> str:
 def _class_made(n: ast.Call, last: str) -> str | None:
     """The bases ("A,B", "" unknown) of the class `n` may make, or None if it makes none:
     `type(name, bases, ns)`, `types.new_class(name, bases)`, a metaclass called like `type`
-    (`ABCMeta("N", (A, B), {...})`: a string, a bases display and a namespace display, or
-    any callee whose name ends in `Meta`), `M.__new__(mcs, name, bases, ns)`."""
+    (`ABCMeta("N", (A, B), ns)`: a string, a bases display and a namespace, or any callee
+    whose name ends in `Meta`, or `K.__class__(...)`), `M.__new__(mcs, name, bases, ns)`."""
     args = n.args[1:] if last == "__new__" else n.args
-    maker = last in ("new_class", "__new__") or last.endswith("Meta")
+    maker = last in ("new_class", "__new__", "__class__") or last.endswith("Meta")
     if len(args) < 2 or any(isinstance(a, ast.Starred) for a in args[:2]):
         return "" if maker or (last == "type" and len(args) != 1) else None
     if maker or (len(args) == 3 and last == "type"):
@@ -106,7 +110,6 @@ def _class_made(n: ast.Call, last: str) -> str | None:
         len(args) == 3
         and isinstance(args[0], ast.Constant | ast.JoinedStr)
         and isinstance(args[1], ast.Tuple | ast.List)
-        and isinstance(args[2], ast.Dict | ast.DictComp)
     ):
         return _made_bases(args[1])  # a name, a bases display, a namespace: like `type`
     return None

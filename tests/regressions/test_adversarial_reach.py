@@ -181,6 +181,60 @@ def run():
     return run_dump(Grid(3))
 """,
     ),
+    Case(
+        "method_function_read_statically",
+        why="`inspect.getattr_static(Peek(), 'peek')` is the plain function of the class, "
+        "taken without naming the class: called with a Grid, it reads the buffer.",
+        source="import inspect\n\nimport torch\n"
+        + _GRID
+        + _PEEK
+        + r"""
+
+def go(g):
+    return inspect.getattr_static(Peek(), "peek")(g, "ce" + "lls")
+""",
+        scenario=r"""
+def run():
+    return go(Grid(3))
+""",
+    ),
+    Case(
+        "class_made_by_the_class_of_a_class",
+        why="`Grid.__class__` is `type`: called with a name, `(Grid, Peek)` and a namespace it "
+        "makes a class deriving from both, and `Peek.peek`'s `self` is a Grid.",
+        source="import torch\n"
+        + _GRID
+        + _PEEK
+        + r"""
+
+def both():
+    return Grid.__class__("Both", (Grid, Peek), dict())
+""",
+        scenario=r"""
+def run():
+    return both()(3).peek("ce" + "lls")
+""",
+    ),
+    Case(
+        "bases_of_a_class_replaced",
+        why="`Both.__bases__ = (Grid, Peek)` makes a class that names only Peek derive from "
+        "Grid: `Peek.peek`'s `self` is a Grid.",
+        source="import torch\n"
+        + _GRID
+        + _PEEK
+        + r"""
+
+class Both(Peek):
+    pass
+
+
+Both.__bases__ = (Grid, Peek)
+""",
+        scenario=r"""
+def run():
+    return Both(3).peek("ce" + "lls")
+""",
+    ),
 ]
 
 
