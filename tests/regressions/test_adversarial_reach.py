@@ -1,8 +1,8 @@
-"""Counterexamples to the reach of reflection (analysis/anyorder_reach.py): ways a receiver the
-pass calls unrelated to the judged class (`self` of another class, a local made by `K()`, a
-class object) holds, or hands out, an instance of it after all. Each case executes: the zeros
-are read before any write. A case marked `KNOWN` is still judged `safe`: it documents an open
-hole (strict xfail, so a fix makes it fail until the mark goes).
+"""Counterexamples to the any-order pass's reach of reflection (analysis/anyorder_reach.py) and
+bases of the tree (analysis/anyorder_bases.py): ways a receiver the pass calls unrelated to the
+judged class (`self` of another class, a local made by `K()`, a class object) holds, or hands
+out, an instance of it after all, and a base that is not the class statement it names. Each
+case executes: the zeros are read before any write.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 
 from tests.regressions.harness import Case, check_case, params
-
-KNOWN = (pytest.mark.xfail(strict=True, reason="still judged safe: an open hole"),)
 
 _GRID = r"""
 class Grid:
@@ -234,6 +232,59 @@ Both.__bases__ = (Grid, Peek)
 def run():
     return Both(3).peek("ce" + "lls")
 """,
+    ),
+    Case(
+        "imported_base_rebound_after_its_class_statement",
+        why="`basemod` rebinds `Base = wrap(Base)` after its class statement: the Base that Grid "
+        "derives from is `Wrapped`, whose `__init_subclass__` replaces Grid's `_fill` with a "
+        "method that writes nothing, so `step` reads the zeros.",
+        source=r"""
+import torch
+
+from basemod import Base
+
+
+class Grid(Base):
+    def __init__(self, n=3):
+        super().__init__()
+        self.cells = torch.zeros(n)  # <- site
+
+    def _fill(self):
+        self.cells.fill_(1.0)
+
+    def step(self):
+        self._fill()
+        return self.cells.sum()
+""",
+        scenario=r"""
+def run():
+    return Grid(3).step()
+""",
+        modules=(
+            (
+                "basemod",
+                r"""
+class Base:
+    def __init__(self):
+        self.k = 0
+
+
+def wrap(b):
+    class Wrapped(b):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            cls._fill = cls._skip
+
+        def _skip(self):
+            return None
+
+    return Wrapped
+
+
+Base = wrap(Base)
+""",
+            ),
+        ),
     ),
 ]
 
