@@ -24,7 +24,9 @@ the code shows, no more:
   no reflective use reads a class object the tree does not name, and no file takes a method's
   function off a bound method (`__func__`) or replaces an object's class (`__class__` stored);
 - a local bound only by `K(...)` where K is a class statement of the file with no base but
-  `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance;
+  `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance,
+  while no file of the tree may rebind K (`globals()`, `m.K = ...`, a string "K", `__bases__`,
+  a module's attributes bound by a computed name); the same holds for a class object named K;
 - a literal: never an instance of a class of the tree (a list or dict literal may hold one:
   only the shallow uses pass them);
 - anything else (a parameter, an element of a container, a call's result): may be a C.
