@@ -50,12 +50,15 @@ whether the zero fill is ever observed:
   loop, or as `n + k` (k >= 1), every such write bounded by the same `n` along the same
   dimension; assumed: `n` need not be a multiple of `T` (none for `n + k`), and the other
   dimensions are not empty; not claimed where the function computes `n % ...` (an
-  `assert n % 128 == 0` may keep the padding empty). Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
+  `assert n % 128 == 0` may keep the padding empty) or `n` provably is a multiple of `T` (an
+  int constant `T` divides, a product with `T` as a factor). Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
   `index_fill_`, `index_copy_`, `index_put_`, `masked_fill_`, `masked_scatter_`, `put_` on the
   buffer itself, all through the same index text; assumed: the index need not pick every
   position. Not claimed (the site stays `unproven`) where the index, or a name it depends on, is
   bound from `sort`, `argsort`, `randperm`, `arange`, `range`, `unique`, `flip`, `roll`,
-  `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, or by a loop or other
+  `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, a list of positions
+  (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`), a scatter or index fill along a dimension of size 1
+  in the allocation, or by a loop or other
   binding not followed (a permutation or the full range covers every position), or a name on
   the way says it is one (`perm`, `order`, `sort`, `inv`, `shuffle`); the index is followed
   through names, views, conversions and call arguments, but not into what `topk`, `argmax`,
