@@ -550,10 +550,11 @@ class _Collector:
             last = _last(func)
             qual = self._qual(func)
             first = n.args[0] if n.args else None
-            if last in _BY_NAME and isinstance(func, ast.Name):
+            builtin = isinstance(func, ast.Name) or qual == f"builtins.{last}"
+            if last in _BY_NAME and builtin:
                 if len(n.args) < 2 or not _literal_name(n.args[1]):
                     self._add(n, _BY_NAME[last], recv(first))
-            elif last == "vars" and isinstance(func, ast.Name):
+            elif last == "vars" and builtin:
                 if n.args:
                     self._add(n, GET, recv(first))
             elif last in _OPAQUE_CALLS or (

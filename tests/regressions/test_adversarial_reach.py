@@ -286,6 +286,26 @@ Base = wrap(Base)
             ),
         ),
     ),
+    Case(
+        "builtins_taken_through_their_module",
+        why="`builtins.getattr(g, name)` and `builtins.vars(g)` are the builtins called through "
+        "their module: `g` may be a Grid, whose buffer they read unwritten.",
+        source=r"""
+import builtins
+
+import torch
+"""
+        + _GRID
+        + r"""
+
+def peek(g, name):
+    return builtins.getattr(g, name).sum() + builtins.vars(g)[name].sum()
+""",
+        scenario=r"""
+def run():
+    return peek(Grid(3), "ce" + "lls")
+""",
+    ),
 ]
 
 
