@@ -312,7 +312,8 @@ decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`_
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
 one of nn.Module's own instance attributes), or one base of the tree whose chain of bases of the
-tree (single inheritance, no torch.nn.Module) binds no hook, property or `__init_subclass__`,
+tree (single inheritance, no torch.nn.Module; each name bound once where it is defined and
+where it is imported, and rebound by no other file) binds no hook, property or `__init_subclass__`,
 hands `self` on nowhere and touches on `self` only its own methods and attributes, none bound by
 the class or a subclass; `super()` reaches only `__init__`; methods naming the buffer are plain
 or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
@@ -320,15 +321,19 @@ naming it is given up). An access `o.X` elsewhere passes when `o` is `self` of a
 class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
 `register_buffer` of a non-literal, `__dict__`, `vars()`, copy, `dataclasses.replace`, in the
 class's module or any file of the tree, read from each file's syntax tree) blocks only where its
-receiver may hold an instance of the class: not a module, a class object, `self` of an unrelated
-class (related: some class of the tree derives from both, by name, or its bases are not library
-classes or classes of the tree to the root) or a local made from one; deep uses (deepcopy,
-pickle, `torch.save`, `asdict`) pass only a constant; `exec`/`eval`, frames, `attrgetter` and a
-`type(n, bases, ns)` whose bases may be of the class's family block. Assumed: a method runs to
+receiver may hold an instance of the class: not a module, an unrelated class object (a related
+one's namespace holds descriptors of instance state), `self` of an unrelated class (related:
+some class of the tree derives from both, by name, or its bases are not library classes or
+classes of the tree to the root) or a local made from one, while no file may rebind that class's
+name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names bound by a computed
+name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
+`exec`/`eval`, frames, `attrgetter` and a class made at run time (`type(n, bases, ns)`,
+`new_class`, a metaclass called like `type`) whose bases may be of the class's family block. Assumed: a method runs to
 its end before another starts (no threads); a class statement with a base held in a variable
 (`class X(Mixin, base)`) is outside the closed world, as for method resolution; a method runs
 with a `self` of its class unless the text takes it from a class (`D.m(obj)`, `getattr(D, ...)`,
-`vars(D)`, `type(x).m`, `x.__class__.m`, `cls.m`: those are checked); calls not handed the buffer
+`vars(D)`, `type(x).m`, `x.__class__.m`, `cls.m`, `__func__`, `inspect.getattr_static`, a store
+of `__class__` or `__bases__`: those are checked); calls not handed the buffer
 do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 
