@@ -13,7 +13,9 @@ module checks is the structure of each base, one class of the tree per name, to 
   besides `object`, `ABC`, `Generic[...]`, `Protocol` (no torch.nn.Module in the chain: its own
   attribute names would have to be checked as for a direct base); the class's own base is that
   name itself (`class C(B)` where `B` is a class statement of the module or `from M import B`
-  of that file's module);
+  of that file's module), bound once in each of the two modules (`B = wrap(B)` after the
+  statement makes it another class) and rebound by no other file (`M.B = ...`, `globals()`,
+  a string naming it: anyorder_forms.py `_name_rebound`);
 - its body binds only methods and literals, none an attribute hook (`__getattr__`,
   `__getattribute__`, `__setattr__`, `__delattr__`, `__slots__`, `__init_subclass__`, `__new__`,
   `__class_getitem__`, `__set_name__`, `__call__`), no method decorator but staticmethod,
@@ -37,6 +39,7 @@ import ast
 import functools
 import os
 
+from zeroopt.analysis.anyorder_forms import _name_rebound
 from zeroopt.analysis.anyorder_reach import class_statements
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
 
@@ -91,6 +94,11 @@ def base_reason(
             return why
         if not _binds_to(where, name, path):
             return f"`{name}` may not be the class statement of {_short(path)}"
+        if not (_bound_once(where[1], name) and _bound_once(_parse(world, path), name)):
+            return f"`{name}` is bound more than once in its module or where it is imported"
+        why = _name_rebound(world, name)
+        if why:
+            return why
         chain.append(node)
         tree_bases = [b for b in node.bases if _name(b) not in _PLAIN]
         if len(tree_bases) > 1 or any(not _name(b) for b in node.bases):
@@ -166,6 +174,24 @@ def _binds_to(where: tuple[str, ast.Module], name: str, path: str) -> bool:
             want = os.path.join(folder, rel) if folder else rel
             return bool(want) and (target == want if folder else target.endswith(os.sep + want))
     return False
+
+
+def _bound_once(tree: ast.Module, name: str) -> bool:
+    """`name` has one binding in the module, nested scopes included (`Base = wrap(Base)`
+    after the class statement makes the name another class)."""
+    count = 0
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            count += n.id == name
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count += n.name == name
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            count += sum((a.asname or a.name.split(".")[0]) == name for a in n.names)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            count += name in n.names
+        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            count += n.name == name
+    return count == 1
 
 
 def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str | None, str]:

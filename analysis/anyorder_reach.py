@@ -12,18 +12,21 @@ the code shows, no more:
   next is a use of its own (unless some file of the tree stores into `sys.modules`: then a
   module may be an instance, and these uses count as anything);
 - a class object: a class statement's name at module level of the file (never rebound),
-  `cls` of a classmethod, `type(x)`, `x.__class__`. Attributes read on a class are class-level
-  ones (its namespace, its bases', its metaclass's), never what an instance keeps in its
-  `__dict__`; binding one on C or a class related to it (a descriptor) counts;
+  `cls` of a classmethod, `type(x)`, `x.__class__`. A class's namespace holds descriptors of
+  instance state (`C.__dict__['__dict__']`, a slot's member), so reading or binding by a
+  computed name on C or a class related to it counts; on an unrelated class it does not;
 - `self` of a plain method of a class D (never rebound, no decorator but properties and
   abstractmethod): an instance of D or of a class deriving from D. It may be a C only if D and
   C are related: a class of the tree derives, by name, from both (D is C, a base of C, a
   subclass of C, or a class names both among its bases). Also only if D's methods run with
   a `self` of D: nothing names the method through a class (methods.py `through_class`:
   `D.m(obj)`, `getattr(D, ...)`, `vars(D)`), calls it on `type(x)`/`x.__class__`/`cls`, and
-  no reflective use reads a class object the tree does not name;
+  no reflective use reads a class object the tree does not name, and no file takes a method's
+  function off a bound method (`__func__`) or replaces an object's class (`__class__` stored);
 - a local bound only by `K(...)` where K is a class statement of the file with no base but
-  `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance;
+  `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance,
+  while no file of the tree may rebind K (`globals()`, `m.K = ...`, a string "K", `__bases__`,
+  a module's attributes bound by a computed name); the same holds for a class object named K;
 - a literal: never an instance of a class of the tree (a list or dict literal may hold one:
   only the shallow uses pass them);
 - anything else (a parameter, an element of a container, a call's result): may be a C.
@@ -31,7 +34,9 @@ the code shows, no more:
 Deep uses (`copy.deepcopy`, pickling, `torch.save`, `dataclasses.asdict`/`astuple`) follow
 every object the receiver reaches: any receiver but a constant may reach a C. `exec`, `eval`,
 frames (`f_locals`), `attrgetter`/`methodcaller`, the builtins taken as values
-(`g = getattr`) and `type(name, bases, ns)` count as anything. `hasattr` and `dir` read no
+(`g = getattr`) count as anything; `type(name, bases, ns)`, `types.new_class`, a metaclass
+called like `type` (a callee named `...Meta`, `M.__new__`, or a string, a bases display and a
+namespace display) count when one of its bases (any, when they are not names) may be related. `hasattr` and `dir` read no
 attribute's value (`hasattr` may run a property getter, and those are methods of the any-order
 program): they never count.
 
@@ -49,6 +54,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.anyorder_forms import (
+    _class_made,
+    _name_rebound,
+    _self_replaced,
+    _unbound_call,
+)
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.methods import ClassWorld, _short
 
@@ -161,7 +172,7 @@ def first_reach(
             continue
         if rel.reaches(use, path):
             return f"{_short(path)}:{use.line} `{use.text}` {_why(use)} (closed world)"
-        if use.recv.kind in (SELF, MODULE) and use.kind in (GET, SET):
+        if use.recv.kind in (SELF, MODULE, NEW, CLASS) and use.kind in (GET, SET):
             pending.append((path, use))
     # Every file read: what voids a `self` or module exoneration is known now.
     for path, use in [*(("", u) for u in own), *pending]:
@@ -271,7 +282,9 @@ class _Relations:
         if r.kind in (NOTHING, LITERAL, MODULE):
             return False
         if r.kind == CLASS:
-            return use.kind == SET and self.related(r.name)
+            # A class's namespace holds descriptors of instance state (`C.__dict__['__dict__']`,
+            # a slot's member): reading it by a computed name may hand out an instance's.
+            return self.related(r.name)
         if r.kind in (SELF, NEW):
             return self.related(r.name)
         return True
@@ -286,6 +299,10 @@ class _Relations:
             return (
                 f"{state.modules_replaced} stores into `sys.modules` (a module may be any object)"
             )
+        if r.kind in (NEW, CLASS) and r.name:
+            # `K` names the class only while no file rebinds it: `globals()`, `m.K = ...`, a
+            # string naming it, a module's attributes bound by a computed name.
+            return _name_rebound(self.world, r.name) or _modules_bound(state)
         if r.kind != SELF:
             return ""
         for path, other in state.uses:
@@ -298,11 +315,22 @@ class _Relations:
                 where = f"{_short(path)}:{other.line}"
                 return f"{where} reads a class object's attributes by a computed name: a method of {r.name} may run with another `self`"
         why = self.world.through_class(r.name, r.method) or _unbound_call(self.world, r.method)
-        return why
+        return why or _self_replaced(self.world)
 
     def _lineage(self, name: str) -> set[str]:
         found, _ = self.world.lineage(name)
         return {name} | {info.name for _, info in found}
+
+
+def _modules_bound(state: _Tree) -> str:
+    """A use of the tree that binds a module's attributes by a computed name (`setattr(m, k,
+    v)`, `vars(m)[k] = v`, `m.__dict__`): a class name of that module may be any class."""
+    for path, use in state.uses:
+        if use.recv.kind == MODULE and (
+            use.kind == SET or use.text.startswith("vars(") or "__dict__" in use.text
+        ):
+            return f"{_short(path)}:{use.line} `{use.text}` may bind a module's names"
+    return ""
 
 
 _COMPLETE = ("other than through its first base only", "has a class decorator")
@@ -373,36 +401,6 @@ def _grounded(world: ClassWorld, name: str) -> bool:
                 elif w == "*" or w not in _LIBRARY_BASES:
                     return False
     return True
-
-
-_UNBOUND: dict[tuple[str, str], str] = {}
-
-
-def _unbound_call(world: ClassWorld, method: str) -> str:
-    """A file of the tree that may take `method` from a class object it does not name
-    (`type(x).m`, `x.__class__.m`, `cls.m`), or "". A class object
-    held in a plain name (`K = type(x)`; `K.m(obj)`) is not seen: the closed world's
-    assumption that a method runs with a `self` of its class (docs/whole-program.md)."""
-    key = (world.digest, method)
-    hit = _UNBOUND.get(key)
-    if hit is None:
-        pattern = re.compile(
-            rb"(?:__class__|\btype[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|\bcls)[ \t]*\.[ \t]*"
-            + re.escape(method.encode())
-            + rb"\b"
-        )
-        hit = ""
-        needle = method.encode()
-        for path, data in world.files:
-            if needle in data:
-                m = pattern.search(data)
-                if m:
-                    line = data.count(b"\n", 0, m.start()) + 1
-                    hit = f"{_short(path)}:{line} takes `{method}` from a class object: it may run with another `self`"
-                    break
-        if world.digest:
-            _UNBOUND[key] = hit
-    return hit
 
 
 class _Collector:
@@ -552,18 +550,19 @@ class _Collector:
             last = last_name(func)
             qual = self._qual(func)
             first = n.args[0] if n.args else None
-            if last in _BY_NAME and isinstance(func, ast.Name):
+            builtin = isinstance(func, ast.Name) or qual == f"builtins.{last}"
+            if last in _BY_NAME and builtin:
                 if len(n.args) < 2 or not _literal_name(n.args[1]):
                     self._add(n, _BY_NAME[last], recv(first))
-            elif last == "vars" and isinstance(func, ast.Name):
+            elif last == "vars" and builtin:
                 if n.args:
                     self._add(n, GET, recv(first))
             elif last in _OPAQUE_CALLS or (
                 last in _OPAQUE_BUILTINS and qual in (last, f"builtins.{last}")
             ):
                 self._add(n, OPAQUE, Receiver(ANY))
-            elif last == "type" and isinstance(func, ast.Name) and len(n.args) == 3:
-                self._add(n, MAKE, Receiver(CLASS, _made_bases(n.args[1])))
+            elif (made := _class_made(n, last)) is not None:
+                self._add(n, MAKE, Receiver(CLASS, made))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute
             ):
@@ -660,15 +659,6 @@ class _Collector:
 _Method = tuple[str, str, str, str]
 # Functions that reach attributes by name or follow objects, taken as values (`g = getattr`).
 _VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple"})
-
-
-def _made_bases(spec: ast.expr) -> str:
-    """The names of the bases of `type(name, (A, B), ns)` ("A,B"), or "" when they are not a
-    literal tuple of names."""
-    if not isinstance(spec, ast.Tuple | ast.List):
-        return ""
-    names = [last_name(e) if isinstance(e, ast.Name | ast.Attribute) else "" for e in spec.elts]
-    return ",".join(names) if names and all(names) else ""
 
 
 def _literal_name(e: ast.expr) -> bool:

@@ -50,12 +50,15 @@ whether the zero fill is ever observed:
   loop, or as `n + k` (k >= 1), every such write bounded by the same `n` along the same
   dimension; assumed: `n` need not be a multiple of `T` (none for `n + k`), and the other
   dimensions are not empty; not claimed where the function computes `n % ...` (an
-  `assert n % 128 == 0` may keep the padding empty). Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
+  `assert n % 128 == 0` may keep the padding empty) or `n` provably is a multiple of `T` (an
+  int constant `T` divides, a product with `T` as a factor). Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)` (no `reduce=`),
   `index_fill_`, `index_copy_`, `index_put_`, `masked_fill_`, `masked_scatter_`, `put_` on the
   buffer itself, all through the same index text; assumed: the index need not pick every
   position. Not claimed (the site stays `unproven`) where the index, or a name it depends on, is
   bound from `sort`, `argsort`, `randperm`, `arange`, `range`, `unique`, `flip`, `roll`,
-  `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, or by a loop or other
+  `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, a list of positions
+  (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`), a scatter or index fill along a dimension of size 1
+  in the allocation, or by a loop or other
   binding not followed (a permutation or the full range covers every position), or a name on
   the way says it is one (`perm`, `order`, `sort`, `inv`, `shuffle`); the index is followed
   through names, views, conversions and call arguments, but not into what `topk`, `argmax`,
@@ -309,7 +312,8 @@ decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`_
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
 one of nn.Module's own instance attributes), or one base of the tree whose chain of bases of the
-tree (single inheritance, no torch.nn.Module) binds no hook, property or `__init_subclass__`,
+tree (single inheritance, no torch.nn.Module; each name bound once where it is defined and
+where it is imported, and rebound by no other file) binds no hook, property or `__init_subclass__`,
 hands `self` on nowhere and touches on `self` only its own methods and attributes, none bound by
 the class or a subclass; `super()` reaches only `__init__`; methods naming the buffer are plain
 or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
@@ -317,15 +321,19 @@ naming it is given up). An access `o.X` elsewhere passes when `o` is `self` of a
 class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
 `register_buffer` of a non-literal, `__dict__`, `vars()`, copy, `dataclasses.replace`, in the
 class's module or any file of the tree, read from each file's syntax tree) blocks only where its
-receiver may hold an instance of the class: not a module, a class object, `self` of an unrelated
-class (related: some class of the tree derives from both, by name, or its bases are not library
-classes or classes of the tree to the root) or a local made from one; deep uses (deepcopy,
-pickle, `torch.save`, `asdict`) pass only a constant; `exec`/`eval`, frames, `attrgetter` and a
-`type(n, bases, ns)` whose bases may be of the class's family block. Assumed: a method runs to
+receiver may hold an instance of the class: not a module, an unrelated class object (a related
+one's namespace holds descriptors of instance state), `self` of an unrelated class (related:
+some class of the tree derives from both, by name, or its bases are not library classes or
+classes of the tree to the root) or a local made from one, while no file may rebind that class's
+name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names bound by a computed
+name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
+`exec`/`eval`, frames, `attrgetter` and a class made at run time (`type(n, bases, ns)`,
+`new_class`, a metaclass called like `type`) whose bases may be of the class's family block. Assumed: a method runs to
 its end before another starts (no threads); a class statement with a base held in a variable
 (`class X(Mixin, base)`) is outside the closed world, as for method resolution; a method runs
 with a `self` of its class unless the text takes it from a class (`D.m(obj)`, `getattr(D, ...)`,
-`vars(D)`, `type(x).m`, `x.__class__.m`, `cls.m`: those are checked); calls not handed the buffer
+`vars(D)`, `type(x).m`, `x.__class__.m`, `cls.m`, `__func__`, `inspect.getattr_static`, a store
+of `__class__` or `__bases__`: those are checked); calls not handed the buffer
 do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 

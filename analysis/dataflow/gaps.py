@@ -6,14 +6,17 @@ Two patterns, each decided by one written assumption (rules/zo001_zeros_overwrit
   dimension allocated as a round-up of `n` (`cdiv(n, T) * T`, `(n + T - 1) // T * T`,
   `align(n, T)`, `round_up(n, T)`, `ceil_align`, `_ceil_to_multiple`, `math.ceil(n / T) * T`)
   or as `n + k` (k >= 1). Row `n` exists whenever `n` is not a multiple of `T` (always for
-  `n + k`), and no such write touches it. The names involved must each be bound once in the
+  `n + k`), and no such write touches it. Not assumed where `n` provably is one (an int
+  constant that `T` divides, a product with `T` as a factor). The names involved must each be bound once in the
   function (a parameter or one assignment outside any loop), so equal text is an equal value.
 - Index writes: `m[idx] = v`, `m.scatter_(d, idx, v)`, `index_fill_`, `index_copy_`,
   `index_put_`, `masked_fill_`, `masked_scatter_`, `put_` write only the positions the index or
   mask picks; assumed: it need not pick every position. Not assumed where the index may be a
   permutation or the full range: any name it depends on bound from `sort`, `argsort`,
   `randperm`, `arange`, `range`, `unique`, `flip`, `roll`, `meshgrid`, `ones`, `full`, a slice
-  object or `...`, or bound otherwise than by a plain assignment (a loop variable).
+  object or `...`, a list of positions (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`), or bound
+  otherwise than by a plain assignment (a loop variable); nor for a scatter or index fill
+  along a dimension the allocation gives size 1 (every index there picks it all).
 
 A write that runs in a loop the allocation is not in covers an unknown union: it never counts.
 Each such write still enters `State.may_writes` as covering all of its dimension (so the
@@ -275,8 +278,22 @@ def _ceil_div(e: ast.expr, u: ast.expr) -> ast.expr | None:
     return None
 
 
-def _padding(d: ast.expr, u: ast.expr) -> str | None:
-    """Why index `u` may exist along a dimension allocated as `d` (both expanded), or None."""
+def _multiple(u: ast.expr, tile: ast.expr) -> bool:
+    """`u` is provably a multiple of `tile`: int constants that divide (`256` of `128`), or a
+    product with the tile (or a constant multiple of it) as a factor (`t * 128`)."""
+    t = tile.value if isinstance(tile, ast.Constant) and type(tile.value) is int else None
+    if isinstance(u, ast.Constant) and type(u.value) is int:
+        return t is not None and t != 0 and u.value % t == 0
+    if isinstance(u, ast.BinOp) and isinstance(u.op, ast.Mult):
+        for side in (u.left, u.right):
+            if _same(side, tile) or _multiple(side, tile):
+                return True
+    return False
+
+
+def _padding(d: ast.expr, u: ast.expr, value: ast.expr | None = None) -> str | None:
+    """Why index `u` may exist along a dimension allocated as `d` (both expanded), or None;
+    none when `u` (or `value`, what it expands to) is provably a multiple of the tile."""
     if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Add):
         for side, other in ((d.left, d.right), (d.right, d.left)):
             if (
@@ -300,6 +317,8 @@ def _padding(d: ast.expr, u: ast.expr) -> str | None:
     ):
         tile = d.args[1]
     if tile is None or (isinstance(tile, ast.Constant) and tile.value == 1):
+        return None
+    if _multiple(u, tile) or (value is not None and _multiple(value, tile)):
         return None
     return (
         f"assuming `{ast.unparse(u)}` need not be a multiple of `{ast.unparse(tile)}`, the "
@@ -347,7 +366,7 @@ def pad_gap(
         uu = _expand(facts, item.upper, alloc)
         if u is None or size is None or uu is None:
             continue
-        why = _padding(size, uu) or _padding(size, u)
+        why = _padding(size, uu) or _padding(size, u, uu)
         if why is not None and not _remainder_checked(func, item.upper):
             bound = ast.unparse(item.upper)
             note = (
@@ -404,7 +423,9 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
     if isinstance(e, ast.Subscript):
         # `perm[:k]`, `idx[1:-1]`: positions of what it indexes; its bounds pick no positions.
         return _covering(facts, e.value, depth, top=False)
-    if isinstance(e, ast.Tuple | ast.List) and top:
+    if isinstance(e, ast.List | ast.ListComp) or (isinstance(e, ast.Tuple) and not top):
+        return True  # positions listed one by one (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`): all
+    if isinstance(e, ast.Tuple):
         return any(_covering(facts, x, depth, top=True) for x in e.elts)
     children = [c for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]
     return any(_covering(facts, c, depth, top=False) for c in children)
@@ -422,6 +443,24 @@ def _like_operand(alloc: ast.Call, call: ast.Call, index: ast.expr) -> bool:
         *(k.value for k in call.keywords if k.arg in ("src", "value", "source")),
     ]
     return any(_same(alloc.args[0], o) for o in operands)
+
+
+def _size_one(shape: list[ast.expr], call: ast.Call) -> bool:
+    """`call` (`scatter_(dim, ...)`, `index_fill_(dim, ...)`) works along a dimension the
+    allocation gives size 1: each index there is 0, and every position is written."""
+    dims = [k.value for k in call.keywords if k.arg == "dim"] or call.args[:1]
+    if len(dims) != 1 or any(isinstance(a, ast.Starred) for a in shape):
+        return False
+    d, sign = dims[0], 1
+    if isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub):
+        d, sign = d.operand, -1
+    if not (isinstance(d, ast.Constant) and type(d.value) is int):
+        return False
+    k = sign * d.value
+    if not -len(shape) <= k < len(shape):
+        return False
+    size = shape[k]
+    return isinstance(size, ast.Constant) and size.value == 1
 
 
 def index_gap(
@@ -459,6 +498,8 @@ def index_gap(
     shape = shape_args(alloc) if _called(alloc) in _SIZED else []
     if shape and all(isinstance(a, ast.Constant) and a.value == 1 for a in shape):
         return None  # one element: any write of it writes it all
+    if isinstance(node, ast.Call) and shape and _size_one(shape, node):
+        return None  # along a dimension of one position, every row's index picks it all
     key = ast.unparse(index)[:60]
     note = (
         f"{what} (line {line}), assuming `{key}` need not pick every position (nothing shows it "

@@ -501,6 +501,109 @@ def run():
 """,
         covered=True,
     ),
+    NearMiss(
+        "scatter_along_a_dimension_of_one",
+        why="`scatter_(1, idx, src)` on a `(b, 1)` buffer: along a dimension of size 1 every row's index is 0, and every element is written.",
+        source=r"""
+import torch
+
+
+def f(src):
+    b = src.shape[0]
+    m = torch.zeros(b, 1)  # <- site
+    idx = torch.zeros(b, 1, dtype=torch.long)
+    m.scatter_(1, idx, src)
+    return m.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(4, 1))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "index_tensor_listing_every_position",
+        why="`torch.tensor([0, 1, 2])` lists every position of a buffer of 3.",
+        source=r"""
+import torch
+
+
+def f(v):
+    m = torch.zeros(3)  # <- site
+    idx = torch.tensor([0, 1, 2])
+    m[idx] = v
+    return m.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "index_list_listing_every_position",
+        why="`m[[0, 1, 2]]` lists every position of a buffer of 3.",
+        source=r"""
+import torch
+
+
+def f(v):
+    m = torch.zeros(3)  # <- site
+    m[[0, 1, 2]] = v
+    return m.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "round_up_of_a_constant_multiple",
+        why="`n = 256` rounded up to a multiple of 128 is 256: `xp[:n]` is all of it.",
+        source=r"""
+import torch
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def f(w):
+    n = 256
+    xp = torch.zeros((cdiv(n, 128) * 128, 2))  # <- site
+    xp[:n] = w
+    return xp.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(256, 2))
+""",
+        covered=True,
+    ),
+    NearMiss(
+        "round_up_of_a_product_with_the_tile",
+        why="`n = t * 128` is a multiple of 128: the round-up adds no row.",
+        source=r"""
+import torch
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def f(w, t):
+    n = t * 128
+    xp = torch.zeros((cdiv(n, 128) * 128, 2))  # <- site
+    xp[:n] = w
+    return xp.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(256, 2), 2)
+""",
+        covered=True,
+    ),
 ]
 
 

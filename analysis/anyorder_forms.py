@@ -1,0 +1,125 @@
+"""Tree-wide forms that let a method run with a `self` of another class, and the calls that
+make a class at run time: the text and syntax checks the reach of reflection
+(anyorder_reach.py) asks about, kept apart to keep that module readable."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from zeroopt.analysis.dynamic_attributes import last_name
+from zeroopt.analysis.methods import ClassWorld, _short
+
+_UNBOUND: dict[tuple[str, str], str] = {}
+# A method's plain function taken off a bound method (`d.m.__func__`) or a class
+# (`inspect.getattr_static`), an object's class replaced (`x.__class__ = K`, `setattr(x,
+# "__class__", K)`) or a class's bases (`K.__bases__ = ...`): a method may then run with a
+# `self` of any class.
+_SELF_REPLACED = re.compile(
+    rb"__func__|getattr_static|__(?:class|bases)__[ \t]*=(?!=)|[\"']__(?:class|bases)__[\"']"
+)
+_REPLACED: dict[str, str] = {}
+
+
+_REBOUND: dict[tuple[str, str], str] = {}
+
+
+def _name_rebound(world: ClassWorld, name: str) -> str:
+    """A file of the tree that may rebind the module-level name `name` without a statement of
+    its module, or make the class it names another: `globals()`, `__bases__` (a class's bases
+    replaced), an attribute store `m.name = ...`, a string `"name"` (`setattr(m, "name", v)`,
+    `globals()["name"]`); "" if none."""
+    key = (world.digest or f"id:{id(world)}", name)
+    hit = _REBOUND.get(key) if world.digest else None
+    if hit is None:
+        n = re.escape(name.encode())
+        pattern = re.compile(
+            rb"\bglobals[ \t]*\(|__bases__|\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
+        )
+        hit = ""
+        for path, data in world.files:
+            m = pattern.search(data)
+            if m:
+                line = data.count(b"\n", 0, m.start()) + 1
+                hit = f"{_short(path)}:{line} may rebind `{name}`: it may name another class"
+                break
+        if world.digest:
+            _REBOUND[key] = hit
+    return hit
+
+
+def _self_replaced(world: ClassWorld) -> str:
+    """A file of the tree that may run a method with a `self` of another class without naming
+    the method or a class: `__func__`, a store of `__class__`; "" if none."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _REPLACED.get(key) if world.digest else None
+    if hit is None:
+        hit = ""
+        for path, data in world.files:
+            m = _SELF_REPLACED.search(data)
+            if m:
+                line = data.count(b"\n", 0, m.start()) + 1
+                hit = (
+                    f"{_short(path)}:{line} takes a method's function or replaces an object's "
+                    "class: a method may run with another `self`"
+                )
+                break
+        if world.digest:
+            _REPLACED[key] = hit
+    return hit
+
+
+def _unbound_call(world: ClassWorld, method: str) -> str:
+    """A file of the tree that may take `method` from a class object it does not name
+    (`type(x).m`, `x.__class__.m`, `cls.m`), or "". A class object
+    held in a plain name (`K = type(x)`; `K.m(obj)`) is not seen: the closed world's
+    assumption that a method runs with a `self` of its class (docs/whole-program.md)."""
+    key = (world.digest, method)
+    hit = _UNBOUND.get(key)
+    if hit is None:
+        pattern = re.compile(
+            rb"(?:__class__|\btype[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|\bcls)[ \t]*\.[ \t]*"
+            + re.escape(method.encode())
+            + rb"\b"
+        )
+        hit = ""
+        needle = method.encode()
+        for path, data in world.files:
+            if needle in data:
+                m = pattern.search(data)
+                if m:
+                    line = data.count(b"\n", 0, m.start()) + 1
+                    hit = f"{_short(path)}:{line} takes `{method}` from a class object: it may run with another `self`"
+                    break
+        if world.digest:
+            _UNBOUND[key] = hit
+    return hit
+
+
+def _class_made(n: ast.Call, last: str) -> str | None:
+    """The bases ("A,B", "" unknown) of the class `n` may make, or None if it makes none:
+    `type(name, bases, ns)`, `types.new_class(name, bases)`, a metaclass called like `type`
+    (`ABCMeta("N", (A, B), ns)`: a string, a bases display and a namespace, or any callee
+    whose name ends in `Meta`, or `K.__class__(...)`), `M.__new__(mcs, name, bases, ns)`."""
+    args = n.args[1:] if last == "__new__" else n.args
+    maker = last in ("new_class", "__new__", "__class__") or last.endswith("Meta")
+    if len(args) < 2 or any(isinstance(a, ast.Starred) for a in args[:2]):
+        return "" if maker or (last == "type" and len(args) != 1) else None
+    if maker or (len(args) == 3 and last == "type"):
+        return _made_bases(args[1])
+    if (
+        len(args) == 3
+        and isinstance(args[0], ast.Constant | ast.JoinedStr)
+        and isinstance(args[1], ast.Tuple | ast.List)
+    ):
+        return _made_bases(args[1])  # a name, a bases display, a namespace: like `type`
+    return None
+
+
+def _made_bases(spec: ast.expr) -> str:
+    """The names of the bases of `type(name, (A, B), ns)` ("A,B"), or "" when they are not a
+    literal tuple of names."""
+    if not isinstance(spec, ast.Tuple | ast.List):
+        return ""
+    names = [last_name(e) if isinstance(e, ast.Name | ast.Attribute) else "" for e in spec.elts]
+    return ",".join(names) if names and all(names) else ""
