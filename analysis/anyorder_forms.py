@@ -24,6 +24,18 @@ _REPLACED: dict[str, str] = {}
 _REBOUND: dict[tuple[str, str], str] = {}
 
 
+def _first_match(world: ClassWorld, pattern: re.Pattern[bytes], needle: bytes = b"") -> str:
+    """`path:line` of the first match of `pattern` in the tree's files (only those that
+    contain `needle`), or ""."""
+    for path, data in world.files:
+        if needle in data:
+            m = pattern.search(data)
+            if m:
+                line = data.count(b"\n", 0, m.start()) + 1
+                return f"{_short(path)}:{line}"
+    return ""
+
+
 def _name_rebound(world: ClassWorld, name: str) -> str:
     """A file of the tree that may rebind the module-level name `name` without a statement of
     its module, or make the class it names another: `globals()`, `__bases__` (a class's bases
@@ -36,13 +48,8 @@ def _name_rebound(world: ClassWorld, name: str) -> str:
         pattern = re.compile(
             rb"\bglobals[ \t]*\(|__bases__|\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
         )
-        hit = ""
-        for path, data in world.files:
-            m = pattern.search(data)
-            if m:
-                line = data.count(b"\n", 0, m.start()) + 1
-                hit = f"{_short(path)}:{line} may rebind `{name}`: it may name another class"
-                break
+        at = _first_match(world, pattern)
+        hit = f"{at} may rebind `{name}`: it may name another class" if at else ""
         if world.digest:
             _REBOUND[key] = hit
     return hit
@@ -54,16 +61,13 @@ def _self_replaced(world: ClassWorld) -> str:
     key = world.digest or f"id:{id(world)}"
     hit = _REPLACED.get(key) if world.digest else None
     if hit is None:
-        hit = ""
-        for path, data in world.files:
-            m = _SELF_REPLACED.search(data)
-            if m:
-                line = data.count(b"\n", 0, m.start()) + 1
-                hit = (
-                    f"{_short(path)}:{line} takes a method's function or replaces an object's "
-                    "class: a method may run with another `self`"
-                )
-                break
+        at = _first_match(world, _SELF_REPLACED)
+        hit = (
+            f"{at} takes a method's function or replaces an object's class: a method may run "
+            "with another `self`"
+            if at
+            else ""
+        )
         if world.digest:
             _REPLACED[key] = hit
     return hit
@@ -82,15 +86,12 @@ def _unbound_call(world: ClassWorld, method: str) -> str:
             + re.escape(method.encode())
             + rb"\b"
         )
-        hit = ""
-        needle = method.encode()
-        for path, data in world.files:
-            if needle in data:
-                m = pattern.search(data)
-                if m:
-                    line = data.count(b"\n", 0, m.start()) + 1
-                    hit = f"{_short(path)}:{line} takes `{method}` from a class object: it may run with another `self`"
-                    break
+        at = _first_match(world, pattern, method.encode())
+        hit = (
+            f"{at} takes `{method}` from a class object: it may run with another `self`"
+            if at
+            else ""
+        )
         if world.digest:
             _UNBOUND[key] = hit
     return hit
