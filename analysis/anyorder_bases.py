@@ -40,7 +40,7 @@ import functools
 import os
 
 from zeroopt.analysis.anyorder_forms import _name_rebound
-from zeroopt.analysis.anyorder_reach import class_statements
+from zeroopt.analysis.anyorder_reach import class_statements, parsed
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
 
 _PLAIN = frozenset({"object", "ABC", "abc", "Generic", "Protocol", "typing"})
@@ -53,7 +53,6 @@ _HOOKS = frozenset(
 _METHOD_DECORATORS = frozenset({"staticmethod", "classmethod", "abstractmethod"})
 _REGISTERING = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 _MAX_CHAIN = 8
-_TREES: dict[tuple[str, int], ast.Module | None] = {}  # (path, hash of its text) -> tree
 
 
 @functools.cache
@@ -145,7 +144,7 @@ def _first(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 def _parse(world: ClassWorld, path: str) -> ast.Module:
     """The tree `_one_class` parsed for `path` (it parsed, or the class was not found)."""
     data = next(d for p, d in world.files if p == path)
-    tree = _TREES.get((path, hash(data)))
+    tree = parsed(path, data)
     assert tree is not None
     return tree
 
@@ -200,15 +199,7 @@ def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str |
         return None, None, f"{len(statements)} class statements of the tree are called `{name}`"
     ((k, _),) = statements
     path, data = world.files[k]
-    key = (path, hash(data))
-    if key not in _TREES:
-        if len(_TREES) > 32:
-            _TREES.clear()
-        try:
-            _TREES[key] = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _TREES[key] = None
-    tree = _TREES[key]
+    tree = parsed(path, data)
     nodes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name] if tree else []
     if len(nodes) != 1:
         return None, None, f"`{name}` is not one module-level class statement of {_short(path)}"

@@ -733,8 +733,22 @@ def others_only(
     return ""
 
 
-# (path, hash of its text) -> its tree, for files naming an attribute
+# (path, hash of its text) -> its tree, for files naming an attribute or holding a base
 _PARSED: dict[tuple[str, int], ast.Module | None] = {}
+
+
+def parsed(path: str, data: bytes) -> ast.Module | None:
+    """The tree of a file of the tree (None if it cannot be parsed); the last 64 are kept,
+    since one class's checks read the same few files again."""
+    key = (path, hash(data))
+    if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        try:
+            _PARSED[key] = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _PARSED[key] = None
+    return _PARSED[key]
 
 
 def elsewhere_others_only(
@@ -749,15 +763,7 @@ def elsewhere_others_only(
 ) -> bool:
     """Another file of the tree names an attribute that may hold the buffer: true when it does
     so only as `x.<name>` on objects of unrelated classes (`others_only`) and in no string."""
-    key = (path, hash(data))
-    if key not in _PARSED:
-        if len(_PARSED) > 64:
-            _PARSED.clear()
-        try:
-            _PARSED[key] = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _PARSED[key] = None
-    tree = _PARSED[key]
+    tree = parsed(path, data)
     if tree is None:
         return False
     docstrings = {
