@@ -27,6 +27,7 @@ to paste into a grouped module.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 import tempfile
@@ -49,8 +50,10 @@ from zeroopt.runtime_checks import PoisonSite as Site
 from zeroopt.runtime_checks.compare import flatten_outputs, outputs_difference
 from zeroopt.runtime_checks.intercept import Interceptor, Target
 from zeroopt.runtime_checks.patterns import DEFAULT_PATTERNS
+from zeroopt.scan.config import load_config
 from zeroopt.scan.file_analysis import analyse_source
 from zeroopt.scan.findings import Verdict
+from zeroopt.scan.runner import scan
 
 __all__ = [
     "NOT_SAFE",
@@ -156,6 +159,41 @@ def check_verdict(case: Case) -> None:
                 assert Verdict.SAFE in verdicts, (line, verdicts)
             else:
                 assert all(v in case.expect for v in verdicts), (line, verdicts)
+
+
+def scanned_verdicts(
+    case: Case, folder: Path, named: str, cache: Path | None = None
+) -> dict[int, list[Verdict]]:
+    """The site verdicts of a scan through the command's pipeline (scan/runner.py), run in
+    `folder` with the case's file and its modules written there (what is written is kept):
+    `named` is what the command line names: "." (the tree), the case's file alone (as pre-commit
+    names the changed files) or "-" (its source on stdin). `cache`: a cache folder (warm scans)."""
+    own = f"{case.name}.py"
+    path = folder / own
+    if not path.exists():
+        _write(case, folder, case.source.lstrip("\n"))
+    config = load_config([named], cwd=folder, stdin_filename=own if named == "-" else None)
+    stdin = path.read_bytes() if named == "-" else None
+    cwd = Path.cwd()
+    try:
+        os.chdir(folder)
+        report = scan(
+            [named],
+            config,
+            jobs=1,
+            use_cache=cache is not None,
+            cache_dir=cache,
+            stdin_filename=own if named == "-" else None,
+            stdin=stdin,
+        )
+    finally:
+        os.chdir(cwd)
+    assert not report.errors, report.errors
+    found: dict[int, list[Verdict]] = {line: [] for line in case.sites}
+    for finding in report.findings:
+        if Path(finding.path).name == own and finding.line in found:
+            found[finding.line].append(finding.verdict)
+    return found
 
 
 # --- the run -----------------------------------------------------------------------------------
