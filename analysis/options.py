@@ -37,3 +37,7 @@ class AnalysisOptions:
     # with no base, that returns a buffer is judged at its calls in the scanned tree as a
     # private one is, assuming no code outside the tree calls it. `callers-closed = true`.
     callers_closed: bool = False
+    # Why the files scanned are not the whole tree (files named one by one, as pre-commit passes
+    # the staged ones; source from stdin): the closed world is off, since the rest of the tree
+    # (subclasses, callers, reflection) is not seen. "" for a scan of directories.
+    partial_tree: str = ""

@@ -168,12 +168,14 @@ class Summaries:
         contracts: dict[str, Contract],
         kernels: tuple[KernelContract, ...],
         closed_world: bool,
+        partial_tree: str = "",
     ) -> None:
         self.unit = unit
         self.project = project
         self.contracts = contracts
         self.kernels = kernels
         self.closed_world = closed_world
+        self.partial_tree = partial_tree  # why the closed world is off (options.py), or ""
         # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary):
         # shared by the engines of every module this file's analysis reaches.
         self._memo: dict[tuple[int, str], tuple[ast.AST, Summary]] = {}
@@ -225,6 +227,8 @@ class Summaries:
             return self._imported(qual)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             if not self.closed_world:
+                if self.partial_tree:
+                    self._refusal = f"the closed world is off: {self.partial_tree}"
                 return None
             found = method_of(scope, func.value.id, func.attr, self.unit, self.world)
             if found is None:
@@ -401,7 +405,9 @@ class Summaries:
 
     def _for(self, unit: Unit) -> Summaries:
         """The engine of another module's functions, sharing the recursion stack."""
-        other = Summaries(unit, self.project, self.contracts, self.kernels, self.closed_world)
+        other = Summaries(
+            unit, self.project, self.contracts, self.kernels, self.closed_world, self.partial_tree
+        )
         other._stack = self._stack
         other._world = self._world
         other._memo = self._memo

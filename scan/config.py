@@ -209,6 +209,7 @@ class Config:
                 "judge_empties": self.analysis.judge_empties,
                 "closed_world": self.analysis.closed_world,
                 "callers_closed": self.analysis.callers_closed,
+                "partial_tree": self.analysis.partial_tree,
             },
             sort_keys=True,
             default=str,

@@ -221,7 +221,9 @@ def _analyse_tree(
     frames_read = any(w in text for w in _FRAME_WORDS) and _FRAMES.search(text) is not None
     module = project.index.names.get(real_path) if project and real_path else None
     unit = make_unit(tree, resolver, text, path, module, frames_read)
-    summaries = Summaries(unit, project, contracts, tuple(options.kernels), options.closed_world)
+    summaries = Summaries(
+        unit, project, contracts, tuple(options.kernels), options.closed_world, options.partial_tree
+    )
     returned = ReturnedJudge(summaries, real_path, options.callers_closed)
     for site in sites:
         rules = [r for r in ALL_RULES if site.name in r.calls]

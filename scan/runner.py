@@ -171,6 +171,10 @@ def scan(
     report = ScanReport()
     found = discover(paths, config, stdin_filename=stdin_filename)
     report.errors.extend(found.errors)
+    partial = _partial_tree(paths, found.files)
+    if partial and config.analysis.closed_world:
+        analysis = replace(config.analysis, closed_world=False, partial_tree=partial)
+        config = replace(config, analysis=analysis)
     cache = (
         ScanCache(Path(cache_dir) if cache_dir else config.cache_dir, config.analysis_fingerprint())
         if use_cache
@@ -288,6 +292,26 @@ def scan(
     report.errors.sort(key=lambda e: e.path)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _partial_tree(paths: Sequence[str], files: Sequence[SourceFile]) -> str:
+    """Why the scanned files are not a whole tree, or "": a file named by itself (pre-commit
+    passes only the staged files) or source from stdin, outside every directory scanned. The
+    closed world needs every file of the tree: a subclass, a caller or a lookup by name in a
+    file left out would go unseen."""
+    dirs = [
+        os.path.join(os.path.abspath(p), "")
+        for p in paths
+        if p != STDIN and os.path.isdir(os.path.abspath(p))
+    ]
+    for sf in files:
+        if sf.path == STDIN:
+            return "the source came from stdin: no other file of its tree was scanned"
+        if sf.explicit and not any(sf.path.startswith(d) for d in dirs):
+            return (
+                f"{sf.display} was named alone (pre-commit names the changed files), not its tree"
+            )
+    return ""
 
 
 _TREE_DIGESTS: dict[tuple[int, int], str] = {}
