@@ -104,3 +104,18 @@ def test_not_safe_through_part_of_the_tree(case: Case, named: str, tmp_path: Pat
     arg = f"{case.name}.py" if named == "alone" else named
     for line, verdicts in scanned_verdicts(case, tmp_path, arg).items():
         assert verdicts and all(v in NOT_SAFE for v in verdicts), (line, verdicts)
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_not_safe_with_a_linked_directory(case: Case, tmp_path: Path) -> None:
+    """The other file lies in a directory the tree reaches by a symbolic link, which discovery
+    does not follow: the scanned files are not the whole tree, and the site is never `safe`."""
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    outside.mkdir()
+    for name, text in case.modules:
+        (outside / f"{name}.py").write_text(text.lstrip("\n"))
+    tree.mkdir()
+    (tree / "more").symlink_to(outside, target_is_directory=True)
+    (tree / f"{case.name}.py").write_text(case.source.lstrip("\n"))
+    for line, verdicts in scanned_verdicts(case, tree, ".").items():
+        assert verdicts and all(v in NOT_SAFE for v in verdicts), (line, verdicts)
