@@ -33,6 +33,9 @@ class SourceFile:
 class Discovered:
     files: list[SourceFile] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # Symbolic links to directories outside every directory scanned, met in the walk and not
+    # followed: Python imports what they hold, so the scanned files are not the whole tree.
+    links: list[str] = field(default_factory=list)
 
 
 def display_path(absolute: str, cwd: str, given: str | None = None) -> str:
@@ -75,7 +78,7 @@ def discover(
         if os.path.isdir(absolute):
             if config.force_exclude and _force_excluded(config, absolute):
                 continue
-            for found in _walk(absolute, config, out.errors, cwd):
+            for found in _walk(absolute, config, out.errors, cwd, out.links):
                 add(found, explicit=False)
         elif os.path.lexists(absolute):
             if config.force_exclude and _force_excluded(config, absolute):
@@ -85,6 +88,12 @@ def discover(
             out.errors.append(FileError(arg, "No such file or directory"))
 
     out.files = sorted(seen.values(), key=lambda f: (f.display, f.path))
+    dirs = [os.path.join(os.path.realpath(p), "") for p in paths if p != STDIN and os.path.isdir(p)]
+    out.links = [
+        link
+        for link in out.links
+        if not any(os.path.join(os.path.realpath(link), "").startswith(d) for d in dirs)
+    ]
     return out
 
 
@@ -96,11 +105,15 @@ def _force_excluded(config: Config, absolute: str) -> bool:
     return config.exclude_matcher.matches(rel, below)
 
 
-def _walk(root: str, config: Config, errors: list[FileError], cwd: str) -> Iterator[str]:
-    listed = _git_ls_files(root)
+def _walk(
+    root: str, config: Config, errors: list[FileError], cwd: str, links: list[str]
+) -> Iterator[str]:
+    found: list[str] = []  # symbolic links to directories, not followed
+    listed = _git_ls_files(root, found)
     if listed is not None and not listed and _git_ignores(root):
         listed = None  # the user named an ignored directory (an unpacked wheel, say): walk it
-    candidates = listed if listed is not None else _walk_fs(root, errors, cwd)
+        found.clear()
+    candidates = listed if listed is not None else _walk_fs(root, errors, cwd, found)
     include, exclude = config.include_matcher, config.exclude_matcher
     root_rel = config.relative(root)
     prefix = "" if root_rel == "." else root_rel.rstrip("/") + "/"
@@ -112,9 +125,13 @@ def _walk(root: str, config: Config, errors: list[FileError], cwd: str) -> Itera
         if not include.matches_file(rel) or exclude.matches(rel, below):
             continue
         yield absolute
+    for absolute in found:
+        below = absolute[cut:].replace(os.sep, "/")
+        if not exclude.matches(prefix + below, below):
+            links.append(absolute)
 
 
-def _git_ls_files(root: str) -> list[str] | None:
+def _git_ls_files(root: str, links: list[str]) -> list[str] | None:
     """Files git would consider under `root` (tracked + untracked, minus ignored), or None."""
     try:
         proc = subprocess.run(
@@ -135,6 +152,8 @@ def _git_ls_files(root: str) -> list[str] | None:
         # --cached also lists tracked files deleted from the work tree, and submodules.
         if os.path.isfile(absolute) or (os.path.islink(absolute) and _is_pyish(absolute)):
             files.append(os.path.normpath(absolute))
+        elif os.path.islink(absolute) and os.path.isdir(absolute):
+            links.append(os.path.normpath(absolute))
     return files
 
 
@@ -149,11 +168,15 @@ def _git_ignores(directory: str) -> bool:
     return proc.returncode == 0
 
 
+def _is_link(dirpath: str, name: str) -> bool:
+    return os.path.islink(os.path.join(dirpath, name))
+
+
 def _is_pyish(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
-def _walk_fs(root: str, errors: list[FileError], cwd: str) -> Iterator[str]:
+def _walk_fs(root: str, errors: list[FileError], cwd: str, links: list[str]) -> Iterator[str]:
     """os.walk that honours .gitignore files and turns unreadable directories into errors."""
 
     def onerror(exc: OSError) -> None:
@@ -175,6 +198,7 @@ def _walk_fs(root: str, errors: list[FileError], cwd: str) -> Iterator[str]:
             for d in dirnames
             if d != ".git" and not current.ignored(os.path.join(dirpath, d), True)
         )
+        links.extend(os.path.join(dirpath, d) for d in dirnames if _is_link(dirpath, d))
         for name in filenames:
             absolute = os.path.join(dirpath, name)
             if not current.ignored(absolute, False):

@@ -171,7 +171,7 @@ def scan(
     report = ScanReport()
     found = discover(paths, config, stdin_filename=stdin_filename)
     report.errors.extend(found.errors)
-    partial = _partial_tree(paths, found.files)
+    partial = _partial_tree(paths, found.files, found.links)
     if partial and config.analysis.closed_world:
         analysis = replace(config.analysis, closed_world=False, partial_tree=partial)
         config = replace(config, analysis=analysis)
@@ -294,9 +294,10 @@ def scan(
     return report
 
 
-def _partial_tree(paths: Sequence[str], files: Sequence[SourceFile]) -> str:
+def _partial_tree(paths: Sequence[str], files: Sequence[SourceFile], links: list[str]) -> str:
     """Why the scanned files are not a whole tree, or "": a file named by itself (pre-commit
-    passes only the staged files) or source from stdin, outside every directory scanned. The
+    passes only the staged files) or source from stdin, outside every directory scanned; a
+    symbolic link to a directory outside them (discovery does not follow it). The
     closed world needs every file of the tree: a subclass, a caller or a lookup by name in a
     file left out would go unseen."""
     dirs = [
@@ -311,6 +312,9 @@ def _partial_tree(paths: Sequence[str], files: Sequence[SourceFile]) -> str:
             return (
                 f"{sf.display} was named alone (pre-commit names the changed files), not its tree"
             )
+    if links:
+        where = os.path.relpath(links[0])
+        return f"{where} links to a directory outside the tree, which was not scanned"
     return ""
 
 
