@@ -57,6 +57,8 @@ _FILLED = frozenset({"ones", "full", "new_ones", "new_full", "ones_like", "full_
 _PICKING = frozenset(
     {"topk", "argmax", "argmin", "multinomial", "searchsorted", "bucketize", "kthvalue"}
 )
+# Builtins whose result is no set of positions the arguments do not already make.
+_PLAIN_BUILTINS = frozenset({"int", "len", "min", "max", "abs", "round", "float", "bool", "list"})
 _INDEX_ARG = {  # method -> (position, keyword) of the index or mask argument
     "scatter_": (1, "index"),
     "index_fill_": (1, "index"),
@@ -384,7 +386,8 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
     mask, or from a binding not followed (a loop variable). A slice or `...` beside an index in
     the index itself (`m[idx, :]`) picks along other dimensions; a name bound to one
     (`s = ...`) may be the whole index. `topk`, `argmax`, ... pick some positions only
-    (assumed: fewer than all)."""
+    (assumed: fewer than all). A call of a plain name or of a method of `self` (a helper of
+    the tree, unless a builtin like `len`) may return any positions: it may cover."""
     if depth < 0:
         return True
     if isinstance(e, ast.Name):
@@ -416,6 +419,8 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
                 return True
         if name in _PICKING:
             return False
+        if _helper(e.func):
+            return True  # a def of the tree (`_all(n)`, `self._rows(n)`) may return `arange(n)`
         parts: list[ast.expr] = [*e.args, *(k.value for k in e.keywords)]
         if isinstance(e.func, ast.Attribute):
             parts.append(e.func.value)
@@ -429,6 +434,16 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
         return any(_covering(facts, x, depth, top=True) for x in e.elts)
     children = [c for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]
     return any(_covering(facts, c, depth, top=False) for c in children)
+
+
+def _helper(func: ast.expr) -> bool:
+    """A call of a plain name other than a builtin, or a method of `self`/`cls`: a function whose
+    result the torch semantics here do not describe."""
+    if isinstance(func, ast.Name):
+        return func.id not in _PLAIN_BUILTINS
+    return isinstance(func, ast.Attribute) and (
+        isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+    )
 
 
 def _like_operand(alloc: ast.Call, call: ast.Call, index: ast.expr) -> bool:
