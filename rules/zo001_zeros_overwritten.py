@@ -57,8 +57,9 @@ whether the zero fill is ever observed:
   position. Not claimed (the site stays `unproven`) where the index, or a name it depends on, is
   bound from `sort`, `argsort`, `randperm`, `arange`, `range`, `unique`, `flip`, `roll`,
   `meshgrid`, `ones`/`full`, `expand`, `repeat`, a tuple or slice object, a list of positions
-  (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`), a scatter or index fill along a dimension of size 1
-  in the allocation, or by a loop or other
+  (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`), a call of a plain name other than a builtin or of a
+  method of `self`/`cls` (a helper of the tree may return `arange(n)`), a scatter or index fill
+  along a dimension of size 1 in the allocation, or by a loop or other
   binding not followed (a permutation or the full range covers every position), or a name on
   the way says it is one (`perm`, `order`, `sort`, `inv`, `shuffle`); the index is followed
   through names, views, conversions and call arguments, but not into what `topk`, `argmax`,
@@ -259,7 +260,11 @@ from it (found by name over every file, same-named classes included) binds `m`, 
 through its first base only, and neither has a class decorator (other than `dataclass`), a
 metaclass keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (or `scan --no-closed-world`)
 turns method resolution off. A cached result that relied on it is reused only while no file of the
-tree changed.
+tree changed. The tree is the directories scanned: a scan that names a file by itself (as
+pre-commit names only the changed files) or reads source from stdin, or whose directories hold a
+symbolic link to a directory outside them (not followed), does not see every file of it, and the
+closed world is off for that scan (methods, calls by method name, returned buffers, any order of
+methods); the evidence of a call it leaves unresolved names why.
 
 Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself,
 or one slot of a returned tuple, list or dict display with identifier keys, no starred item, no
