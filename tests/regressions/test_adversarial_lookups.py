@@ -1,0 +1,64 @@
+"""Counterexamples to the any-order pass's reach of reflection (analysis/anyorder_reach.py): an
+attribute looked up by a computed name through `__getattribute__` (`object.__getattribute__(o,
+name)`, `o.__getattribute__(name)`, `type(o).__getattribute__(o, name)`) in another file of the
+tree, which names neither the class nor the buffer. Each case executes: the zeros are read
+before any write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import Case, check_case, params
+
+_GRID = r"""
+import torch
+
+
+class Grid:
+    def __init__(self, n=3):
+        self.cells = torch.zeros(n)  # <- site
+
+    def fill(self, x):
+        self.cells.copy_(x)
+        return self.cells * 2
+"""
+
+_SCENARIO = r"""
+def run():
+    from inspector import peek
+
+    return peek(Grid(3), "ce" + "lls")
+"""
+
+
+def _case(name: str, lookup: str, why: str) -> Case:
+    module = f"\n\ndef peek(obj, name):\n    return {lookup}.sum()\n"
+    return Case(name, why=why, source=_GRID, modules=(("inspector", module),), scenario=_SCENARIO)
+
+
+CASES = [
+    _case(
+        "object_getattribute_by_a_computed_name",
+        "object.__getattribute__(obj, name)",
+        "`object.__getattribute__(obj, name)` in another file reads the buffer by a name its "
+        "text never spells, before any method wrote it.",
+    ),
+    _case(
+        "bound_getattribute_by_a_computed_name",
+        "obj.__getattribute__(name)",
+        "`obj.__getattribute__(name)` is `getattr(obj, name)` spelled as a call of the dunder.",
+    ),
+    _case(
+        "type_getattribute_by_a_computed_name",
+        "type(obj).__getattribute__(obj, name)",
+        "`type(obj).__getattribute__(obj, name)`: the class's lookup called with the instance.",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
