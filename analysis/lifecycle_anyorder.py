@@ -108,6 +108,7 @@ _WHOLE_STATE = re.compile(
     rb"|(?<![.\w])replace\s*\(|\bdataclasses\.replace\s*\(|\bpickle\b"
     rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers)\b|\bexec\s*\("
     rb"|\beval\s*\(|__getstate__|__reduce|\bf_locals\b|\bf_globals\b|\btype\s*\([^()]*,\s*\("
+    rb"|__getattribute__"  # `object.__getattribute__(o, name)`, `o.__getattribute__(name)`
 )
 
 
