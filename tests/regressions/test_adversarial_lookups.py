@@ -1,8 +1,8 @@
 """Counterexamples to the any-order pass's reach of reflection (analysis/anyorder_reach.py): an
 attribute looked up by a computed name through `__getattribute__` (`object.__getattribute__(o,
-name)`, `o.__getattribute__(name)`, `type(o).__getattribute__(o, name)`) in another file of the
-tree, which names neither the class nor the buffer. Each case executes: the zeros are read
-before any write.
+name)`, `o.__getattribute__(name)`, `type(o).__getattribute__(o, name)`), or the whole object
+serialised by `torch.save`, in another file of the tree, which names neither the class nor the
+buffer. Each case executes: the zeros are read before any write.
 """
 
 from __future__ import annotations
@@ -55,6 +55,46 @@ CASES = [
         "type_getattribute_by_a_computed_name",
         "type(obj).__getattribute__(obj, name)",
         "`type(obj).__getattribute__(obj, name)`: the class's lookup called with the instance.",
+    ),
+]
+
+
+_SAVED = r"""
+import io
+
+{imports}
+
+
+def dump(obj):
+    b = io.BytesIO()
+    {save}(obj, b)
+    return torch.frombuffer(bytearray(b.getvalue()), dtype=torch.uint8).float().sum()
+"""
+
+_DUMPED = r"""
+def run():
+    from saver import dump
+
+    return dump(Grid(3))
+"""
+
+CASES += [
+    Case(
+        "whole_object_saved_by_torch_save",
+        why="`torch.save(obj, b)` pickles the object with its tensors' bytes: the buffer is read "
+        "before any method wrote it.",
+        source=_GRID,
+        modules=(("saver", _SAVED.format(imports="import torch", save="torch.save")),),
+        scenario=_DUMPED,
+    ),
+    Case(
+        "whole_object_saved_by_save_imported_from_torch",
+        why="`from torch import save`: the same `torch.save`, spelled `save(obj, b)`.",
+        source=_GRID,
+        modules=(
+            ("saver", _SAVED.format(imports="import torch\nfrom torch import save", save="save")),
+        ),
+        scenario=_DUMPED,
     ),
 ]
 
