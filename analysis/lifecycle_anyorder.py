@@ -109,6 +109,7 @@ _WHOLE_STATE = re.compile(
     rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers)\b|\bexec\s*\("
     rb"|\beval\s*\(|__getstate__|__reduce|\bf_locals\b|\bf_globals\b|\btype\s*\([^()]*,\s*\("
     rb"|__getattribute__"  # `object.__getattribute__(o, name)`, `o.__getattribute__(name)`
+    rb"|\bsave\s*\("  # `torch.save(o, f)`, `save(o, f)` (`from torch import save`): pickled
 )
 
 
