@@ -89,6 +89,45 @@ def run():
     return peek(4)
 """,
     ),
+    Case(
+        "module_function_replaced_from_a_file_not_named",
+        why="Another file of the tree assigns `mod.fill = _add`: the `fill` that runs adds to "
+        "the buffer. Named alone, the file shows only its own `def fill`, which writes it.",
+        source=r"""
+import torch
+
+
+def fill(out):
+    out.copy_(torch.ones_like(out))
+
+
+def total(n):
+    buf = torch.zeros(n)  # <- site
+    fill(buf)
+    return buf.sum()
+""",
+        modules=(
+            (
+                "patcher",
+                r"""
+import module_function_replaced_from_a_file_not_named as target
+
+
+def _add(out):
+    out.add_(1)
+
+
+target.fill = _add
+""",
+            ),
+        ),
+        scenario=r"""
+def run():
+    import patcher  # noqa: F401
+
+    return total(3)
+""",
+    ),
 ]
 
 
