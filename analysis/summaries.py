@@ -265,6 +265,8 @@ class Summaries:
         """Why a module's function `name` may be replaced from outside its module: a file of the
         tree assigns an attribute `name` (`pkg.g = ...`, the spellings methods.py reads) or binds
         attributes under names its text need not spell (a computed `setattr`, ...)."""
+        if self.partial_tree:
+            return f"a file not scanned may replace the function ({self.partial_tree})"
         world = self.world
         if self.project is not None:
             self.project.deps[TREE_DEP] = world.digest  # any file may add such a store

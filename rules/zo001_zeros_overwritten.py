@@ -264,7 +264,8 @@ tree changed. The tree is the directories scanned: a scan that names a file by i
 pre-commit names only the changed files) or reads source from stdin, or whose directories hold a
 symbolic link to a directory outside them (not followed), does not see every file of it, and the
 closed world is off for that scan (methods, calls by method name, returned buffers, any order of
-methods); the evidence of a call it leaves unresolved names why.
+methods; a module's function is not taken for its def, which a file not scanned may replace); the
+evidence of a call it leaves unresolved names why.
 
 Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself,
 or one slot of a returned tuple, list or dict display with identifier keys, no starred item, no
