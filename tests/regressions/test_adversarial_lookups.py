@@ -1,8 +1,8 @@
 """Counterexamples to the any-order pass's reach of reflection (analysis/anyorder_reach.py): an
 attribute looked up by a computed name through `__getattribute__` (`object.__getattribute__(o,
-name)`, `o.__getattribute__(name)`, `type(o).__getattribute__(o, name)`), or the whole object
-serialised by `torch.save`, in another file of the tree, which names neither the class nor the
-buffer. Each case executes: the zeros are read before any write.
+name)`, `o.__getattribute__(name)`, `type(o).__getattribute__(o, name)`), the whole object serialised by
+`torch.save` or listed by `inspect.getmembers_static`, or every object by `gc.get_objects()`,
+in another file of the tree, which names neither the class nor the buffer. Each case executes: the zeros are read before any write.
 """
 
 from __future__ import annotations
@@ -95,6 +95,54 @@ CASES += [
             ("saver", _SAVED.format(imports="import torch\nfrom torch import save", save="save")),
         ),
         scenario=_DUMPED,
+    ),
+]
+
+
+_INSPECTOR = r"""
+import gc
+import inspect
+
+import torch
+
+
+def members(obj):
+    return [v.sum() for _, v in inspect.getmembers_static(obj) if isinstance(v, torch.Tensor)]
+
+
+def every_tensor(n):
+    return [o.sum() for o in gc.get_objects() if isinstance(o, torch.Tensor) and o.numel() == n]
+"""
+
+CASES += [
+    Case(
+        "members_read_by_inspect_getmembers_static",
+        why="`inspect.getmembers_static(obj)` returns every attribute of the object, the buffer "
+        "among them, without naming it: it is read before any method wrote it.",
+        source=_GRID,
+        modules=(("inspector", _INSPECTOR),),
+        scenario=r"""
+def run():
+    from inspector import members
+
+    return members(Grid(3))
+""",
+    ),
+    Case(
+        "every_object_reached_by_gc_get_objects",
+        why="`gc.get_objects()` hands out every tracked object, the buffer of a live Grid "
+        "among them: another file reads it without naming the class or the attribute.",
+        source=_GRID,
+        modules=(("inspector", _INSPECTOR),),
+        scenario=r"""
+def run():
+    from inspector import every_tensor
+
+    g = Grid(3)
+    found = every_tensor(3)
+    del g
+    return found
+""",
     ),
 ]
 
