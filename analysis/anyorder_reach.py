@@ -85,6 +85,8 @@ _DEEP = frozenset({"deepcopy", "asdict", "astuple", "dump", "dumps", "save"})
 _DEEP_MODULES = frozenset({"pickle", "cloudpickle", "dill", "torch", "copy", "dataclasses"})
 _SHALLOW = {"copy": "copy", "replace": "dataclasses", "getmembers": "inspect"}
 _OPAQUE_CALLS = frozenset({"attrgetter", "methodcaller"})
+# Calls that hand out objects the program never passed them (`gc.get_objects()`: every one).
+_EVERY_OBJECT = frozenset({"gc.get_objects", "gc.get_referents", "gc.get_referrers"})
 _OPAQUE_BUILTINS = frozenset({"exec", "eval", "compile"})  # as names or `builtins.x` only
 _OPAQUE_ATTRS = frozenset({"f_locals", "f_globals", "f_back", "gi_frame", "cr_frame"})
 _GET_DUNDERS = frozenset({"__getstate__", "__reduce__", "__reduce_ex__", "__getattribute__"})
@@ -584,9 +586,19 @@ class _Collector:
             ):
                 if not (first is not None and _literal_name(first)):
                     self._add(n, SET, recv(func.value))
-            elif qual in ("copy.copy", "copy.replace", "dataclasses.replace", "inspect.getmembers"):
+            elif qual in _EVERY_OBJECT:
+                self._add(n, OPAQUE, Receiver(ANY))  # any object of the process
+            elif qual in (
+                "copy.copy",
+                "copy.replace",
+                "dataclasses.replace",
+                "inspect.getmembers",
+                "inspect.getmembers_static",
+            ):
                 self._add(n, GET, recv(first))
-            elif last in ("copy", "replace", "getmembers") and isinstance(func, ast.Name):
+            elif last in ("copy", "replace", "getmembers", "getmembers_static") and isinstance(
+                func, ast.Name
+            ):
                 self._add(n, GET, recv(first))  # imported under its own name from elsewhere
         elif isinstance(n, ast.Attribute):
             called = id(n) in self.calls

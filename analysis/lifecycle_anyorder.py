@@ -106,7 +106,8 @@ _LITERAL_SECOND = re.compile(rb"[^(),]*,\s*[rRbB]?['\"]\w*['\"]\s*[,)]")
 _WHOLE_STATE = re.compile(
     rb"__dict__|\bvars\s*\(|\bdir\s*\(|(?<![.\w])copy\s*\(|\bcopy\.copy\s*\(|\bdeepcopy\s*\("
     rb"|(?<![.\w])replace\s*\(|\bdataclasses\.replace\s*\(|\bpickle\b"
-    rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers)\b|\bexec\s*\("
+    rb"|\bcloudpickle\b|\b(?:asdict|astuple|attrgetter|methodcaller|getmembers(?:_static)?)\b"
+    rb"|\bget_(?:objects|referents|referrers)\b|\bexec\s*\("
     rb"|\beval\s*\(|__getstate__|__reduce|\bf_locals\b|\bf_globals\b|\btype\s*\([^()]*,\s*\("
     rb"|__getattribute__"  # `object.__getattribute__(o, name)`, `o.__getattribute__(name)`
     rb"|\bsave\s*\("  # `torch.save(o, f)`, `save(o, f)` (`from torch import save`): pickled
