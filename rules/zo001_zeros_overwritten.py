@@ -325,7 +325,8 @@ the class or a subclass; `super()` reaches only `__init__`; methods naming the b
 or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
 naming it is given up). An access `o.X` elsewhere passes when `o` is `self` of an unrelated
 class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
-`register_buffer` of a non-literal, `__dict__`, `vars()`, copy, `dataclasses.replace`, in the
+`register_buffer` of a non-literal, `__getattribute__` by a non-literal, `__dict__`, `vars()`,
+copy, `dataclasses.replace`, `inspect.getmembers`/`getmembers_static`, in the
 class's module or any file of the tree, read from each file's syntax tree) blocks only where its
 receiver may hold an instance of the class: not a module, an unrelated class object (a related
 one's namespace holds descriptors of instance state), `self` of an unrelated class (related:
@@ -333,7 +334,8 @@ some class of the tree derives from both, by name, or its bases are not library 
 classes of the tree to the root) or a local made from one, while no file may rebind that class's
 name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names bound by a computed
 name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
-`exec`/`eval`, frames, `attrgetter` and a class made at run time (`type(n, bases, ns)`,
+`exec`/`eval`, frames, `attrgetter`, `gc.get_objects`/`get_referents`/`get_referrers` (any
+object of the process) and a class made at run time (`type(n, bases, ns)`,
 `new_class`, a metaclass called like `type`) whose bases may be of the class's family block. Assumed: a method runs to
 its end before another starts (no threads); a class statement with a base held in a variable
 (`class X(Mixin, base)`) is outside the closed world, as for method resolution; a method runs
