@@ -31,6 +31,7 @@ from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
 from zeroopt.scan import file_analysis, tree_facts
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
+from zeroopt.scan.context_tree import tree_around
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
 from zeroopt.scan.site_identity import (
@@ -171,7 +172,9 @@ def scan(
     report = ScanReport()
     found = discover(paths, config, stdin_filename=stdin_filename)
     report.errors.extend(found.errors)
-    partial = _partial_tree(paths, found.files, found.links)
+    # Files named alone (pre-commit's staged files) are judged with their project as context.
+    around = tree_around(paths, found, config)
+    partial = _partial_tree(paths, found.files, [*found.links, *around.links], around.root)
     if partial and config.analysis.closed_world:
         analysis = replace(config.analysis, closed_world=False, partial_tree=partial)
         config = replace(config, analysis=analysis)
@@ -184,10 +187,11 @@ def scan(
     outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
     # The whole-program view: module names of every discovered file (nothing read for it).
     index = ProjectIndex.build(
-        (sf.path for sf in found.files if sf.path != STDIN),
-        [os.path.abspath(p) for p in paths if p != "-"],
+        (sf.path for sf in chain(found.files, around.files) if sf.path != STDIN),
+        [os.path.abspath(p) for p in paths if p != "-"] + ([around.root] if around.root else []),
     )
     shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
+    shas.update(_context_shas(around.files, cache))
     # Cache hits that resolved names through other modules: reused only once every module they
     # read is known unchanged, i.e. after every file has been seen.
     deferred: list[tuple[SourceFile, os.stat_result | None, str, _Outcome]] = []
@@ -294,7 +298,25 @@ def scan(
     return report
 
 
-def _partial_tree(paths: Sequence[str], files: Sequence[SourceFile], links: list[str]) -> str:
+def _context_shas(files: Sequence[SourceFile], cache: ScanCache | None) -> dict[str, str]:
+    """SHA-256 of each context file, for the tree digest that cached results check: from the
+    cache where size and mtime match, else read. A file that cannot be read counts as empty."""
+    shas: dict[str, str] = {}
+    for sf in files:
+        try:
+            st = os.stat(sf.path)
+            hit = cache.lookup_stat(sf.path, sf.display, st) if cache is not None else None
+            shas[sf.path] = (
+                hit.sha256 if hit is not None else hashlib.sha256(_read(sf.path)).hexdigest()
+            )
+        except OSError:
+            shas[sf.path] = ""
+    return shas
+
+
+def _partial_tree(
+    paths: Sequence[str], files: Sequence[SourceFile], links: list[str], context_root: str = ""
+) -> str:
     """Why the scanned files are not a whole tree, or "": a file named by itself (pre-commit
     passes only the staged files) or source from stdin, outside every directory scanned; a
     symbolic link to a directory outside them (discovery does not follow it). The
@@ -304,13 +326,14 @@ def _partial_tree(paths: Sequence[str], files: Sequence[SourceFile], links: list
         os.path.join(os.path.abspath(p), "")
         for p in paths
         if p != STDIN and os.path.isdir(os.path.abspath(p))
-    ]
+    ] + ([os.path.join(context_root, "")] if context_root else [])
     for sf in files:
         if sf.path == STDIN:
             return "the source came from stdin: no other file of its tree was scanned"
         if sf.explicit and not any(sf.path.startswith(d) for d in dirs):
             return (
-                f"{sf.display} was named alone (pre-commit names the changed files), not its tree"
+                f"{sf.display} was named alone (pre-commit names the changed files), and no "
+                "project root (pyproject.toml or .git) above it shows the rest of its tree"
             )
     if links:
         where = os.path.relpath(links[0])

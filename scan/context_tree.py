@@ -1,0 +1,71 @@
+"""The tree around files named one by one: read for the whole-program view, never reported.
+
+pre-commit names the staged files, and an editor names the file open in it. The closed world
+(analysis/methods.py) and the callers of returned buffers need every file of the tree, and a
+file named alone shows none of its subclasses, callers or lookups by name. With the rest of the
+project read as context, such a run judges a file as a scan of the whole project does, as ruff's
+per-file results equal its whole-project ones. The context files are discovered as a scan of the
+project root would discover them (the same ignores and excludes), hashed for the tree digest
+that cached results check, and put in the project index; only the files named are analysed and
+reported.
+
+The project root is the folder of the configuration file (`pyproject.toml`), or of `.git`
+where there is none. A file named outside it, and source from stdin, keep the closed world off
+(scan/runner.py `_partial_tree`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from zeroopt.scan.config import Config
+from zeroopt.scan.discovery import STDIN, Discovered, SourceFile, discover
+
+_ROOT_MARKERS = ("pyproject.toml", ".git")
+
+
+@dataclass
+class Context:
+    root: str = ""  # the project root read as context; "" when none is read
+    files: list[SourceFile] = field(default_factory=list)  # its files not named on the command line
+    links: list[str] = field(default_factory=list)  # links out of it that discovery met
+
+
+def tree_around(paths: Sequence[str], found: Discovered, config: Config) -> Context:
+    """The project's other files when some file was named outside every directory scanned."""
+    dirs = _scanned_dirs(paths)
+    alone = [
+        sf.path
+        for sf in found.files
+        if sf.path != STDIN and sf.explicit and not any(sf.path.startswith(d) for d in dirs)
+    ]
+    if not alone:
+        return Context()
+    root = _project_root(config)
+    if root is None:
+        return Context()
+    prefix = os.path.join(root, "")
+    if not all(path.startswith(prefix) for path in alone):
+        return Context()
+    around = discover([root], config)
+    named = {sf.path for sf in found.files}
+    return Context(root, [sf for sf in around.files if sf.path not in named], around.links)
+
+
+def _scanned_dirs(paths: Sequence[str]) -> list[str]:
+    return [
+        os.path.join(os.path.abspath(p), "")
+        for p in paths
+        if p != STDIN and os.path.isdir(os.path.abspath(p))
+    ]
+
+
+def _project_root(config: Config) -> str | None:
+    """The configured project root when a `pyproject.toml` or `.git` marks it as one: a bare
+    working directory (no marker) may be a home folder, too large to read as context."""
+    root = os.path.abspath(config.project_root)  # normalised as discovery normalises paths
+    if any(os.path.exists(os.path.join(root, marker)) for marker in _ROOT_MARKERS):
+        return root
+    return None
