@@ -196,6 +196,7 @@ class Calls(DispatchCalls):
                         full=False,
                         region=None,
                         how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
+                        resized=True,
                     )
                 continue
             if key in (0, "input") and qual in api.BETA_IGNORES_INPUT and _beta_zero(e):

@@ -309,7 +309,8 @@ class Effects:
             and st.touched
             and not self.conditional
             and not self.ctx.certain_reads_only
-            and (gap := gaps.unwritten(st, ref)) is not None
+            and (gap := gaps.unwritten(st, ref) or gaps.const_read(st, ref, self.ctx.alloc))
+            is not None
         ):
             self._issue(UNSAFE, node, "read", f"{gap}: {how}{self._assumed(node)}")
         elif (
@@ -334,9 +335,13 @@ class Effects:
         else:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
 
-    def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+    def write(
+        self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str,
+        resized: bool = False,
+    ) -> None:  # fmt: skip
+        """`resized`: an `out=` tensor, which PyTorch may resize to the result's shape."""
         self._wrote_somewhere(node)
-        extent = None if self.capture else uncovered.write_extent(ref, region, full)
+        extent = None if self.capture else uncovered.write_extent(ref, region, full, resized)
         gap = None
         if not full and not self.capture and self.st.may_writes is not None:
             line = getattr(node, "lineno", self.line)
@@ -346,6 +351,11 @@ class Effects:
             )  # fmt: skip
             if gap is not None:
                 extent = (max(gap.dim, 0), 0, None)
+            else:  # a constant part left alone: the interval of `extent` stays exact
+                gap = gaps.const_write(
+                    self.ctx.alloc, self.ctx.scope.node, ref, region, node, line,
+                    self._src(node)[:60],
+                )  # fmt: skip
         self._may_write(extent, node, gap)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
