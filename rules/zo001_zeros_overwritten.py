@@ -80,8 +80,9 @@ whether the zero fill is ever observed:
   assumed: `e >= 0` where `e` is a name or attribute (a count; `len`, `numel`, `shape` are), and
   the other dimensions are not empty. The read is a whole read (as above) of the buffer or of a
   view provably holding the position (`x[1:]` holds the last position of `zeros(n + 2)`), or an
-  element read (`x[-1].item()`). Not claimed where a write runs in a loop the allocation is not
-  in, through a view of unknown extent, or where any write that may have run lacks such a gap;
+  element read (`x[-1].item()`), not a read-modify-write (`x += 1`, `x.clamp_()`), whose
+  result lands in the buffer where a later write may overwrite it. Not claimed where a write runs
+  in a loop the allocation is not in, through a view of unknown extent, or where any write that may have run lacks such a gap;
   the evidence names the writes, the position left alone and why it exists, and the read.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a

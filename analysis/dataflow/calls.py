@@ -346,7 +346,10 @@ class Calls(DispatchCalls):
             return recv
         if m in api.READ_MODIFY_WRITE_METHODS:
             whole = m in api.WHOLE_READ_METHODS
-            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole)
+            self.read(
+                recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole,
+                in_place=True,
+            )  # fmt: skip
             self.modified(recv, e, reads_first=whole)
             return recv
         if m in api.READ_METHODS:

@@ -260,9 +260,15 @@ class Effects:
             f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
         )
 
-    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False) -> None:
+    def read(
+        self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False,
+        in_place: bool = False,
+    ) -> None:  # fmt: skip
         """`whole`: the operation reads every element `ref` views (an operator, a reduction, a
-        concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks."""
+        concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks.
+        `in_place`: a read-modify-write (`x += 1`, `x.clamp_()`), whose result lands in the
+        buffer itself, where a later write may overwrite it: constant gaps (const_gaps.py) do
+        not claim it (a later read of that position still can)."""
         st = self.st
         fresh = _fresh_path(node, st.fresh) if st.fresh else None
         if fresh is not None:
@@ -309,7 +315,10 @@ class Effects:
             and st.touched
             and not self.conditional
             and not self.ctx.certain_reads_only
-            and (gap := gaps.unwritten(st, ref) or gaps.const_read(st, ref, self.ctx.alloc))
+            and (
+                gap := gaps.unwritten(st, ref)
+                or (None if in_place else gaps.const_read(st, ref, self.ctx.alloc))
+            )
             is not None
         ):
             self._issue(UNSAFE, node, "read", f"{gap}: {how}{self._assumed(node)}")

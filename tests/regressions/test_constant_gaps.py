@@ -289,6 +289,29 @@ def run():
         covered=True,
     ),
     NearMiss(
+        "read_modify_write_whose_result_is_overwritten",
+        why=(
+            "`clamp_` reads the last position, but what it computes lands in the buffer itself, "
+            "and `buf[1:] = 2.5` overwrites it: the unwritten value is never observed."
+        ),
+        source=r"""
+import torch
+
+
+def f(n: int):
+    buf = torch.zeros(n + 2)  # <- site
+    buf[:-1] = -1.5
+    buf.clamp_(min=0)
+    buf[1:] = 2.5
+    return buf
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+        covered=True,
+    ),
+    NearMiss(
         "branches_leave_different_positions",
         why="One branch leaves position 0, the other the last: no position is left by both.",
         source=r"""
