@@ -312,6 +312,32 @@ def run():
         covered=True,
     ),
     NearMiss(
+        "out_view_of_one_element_may_grow",
+        why=(
+            "`out=buf[0]` is resized to the two results from its storage offset: `buf[1]` is "
+            "written too (the literal intervals of uncovered.py bound an `out=` view only from "
+            "its start)."
+        ),
+        source=r"""
+import warnings
+
+import torch
+
+
+def f(x):
+    buf = torch.zeros(2)  # <- site
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.cumsum(x, 0, out=buf[0])
+    return buf[1] * 2
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(2))
+""",
+        covered=True,
+    ),
+    NearMiss(
         "branches_leave_different_positions",
         why="One branch leaves position 0, the other the last: no position is left by both.",
         source=r"""
