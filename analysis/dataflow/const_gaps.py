@@ -231,10 +231,16 @@ def const_unwritten(st: State, ref: Ref, alloc: ast.Call) -> str | None:
     sizes = alloc_sizes(alloc)
     if sizes is None:
         return None
-    by_write = {(g.line, g.text): g for g in st.gaps if g.kind == "const"}
-    found = [by_write.get((w[3], w[4])) for w in writes]
-    gaps = [g for g in found if g is not None]
-    if len(gaps) != len(found) or len({g.dim for g in gaps}) != 1:
+    by_write: dict[tuple[int, str], list[Gap]] = {}
+    for g in st.gaps:  # one write may have left different gaps on different paths: all count
+        by_write.setdefault((g.line, g.text), []).append(g)
+    gaps: list[Gap] = []
+    for w in writes:
+        found = by_write.get((w[3], w[4]), [])
+        if not found or any(g.kind != "const" for g in found):
+            return None
+        gaps += found
+    if len({g.dim for g in gaps}) != 1:
         return None
     dim = gaps[0].dim
     size = sizes[dim]
