@@ -81,9 +81,11 @@ whether the zero fill is ever observed:
   the other dimensions are not empty. The read is a whole read (as above) of the buffer or of a
   view provably holding the position (`x[1:]` holds the last position of `zeros(n + 2)`), or an
   element read (`x[-1].item()`), not a read-modify-write (`x += 1`, `x.clamp_()`), whose
-  result lands in the buffer where a later write may overwrite it. Not claimed where a write runs
-  in a loop the allocation is not in, through a view of unknown extent, or where any write that may have run lacks such a gap;
-  the evidence names the writes, the position left alone and why it exists, and the read.
+  result lands in the buffer where a later write may overwrite it. Not claimed where a write
+  runs in a loop the allocation is not in, goes through a view of unknown extent, or where any
+  write that may have run lacks such a gap. Calls not handed the buffer are assumed not to
+  write it, as above. The evidence names the writes, the position they leave alone and why it
+  exists (with the assumption on `e`), and the read.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
   return, a closure capture, use inside CUDA-graph capture, a write through a result that may be
