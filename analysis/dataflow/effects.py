@@ -304,23 +304,18 @@ class Effects:
             if definite and whole and not self.conditional and st.may_writes
             else None
         )
+        gap = None
+        if definite and whole and not self.conditional and element is None:
+            if st.touched and not self.ctx.certain_reads_only:
+                gap = gaps.unwritten(st, ref)  # assumed patterns: never for the CI guard
+            if gap is None and not in_place and (st.touched or self.ctx.certain_reads_only):
+                gap = gaps.const_read(st, ref, self.ctx.alloc)  # as certain as `element`
         if element is not None and (st.touched or self.ctx.certain_reads_only):
             assert st.may_writes
             note = uncovered.nonempty_note(st.dims, element)
             text = uncovered.evidence(st.may_writes, element, st.dims, how, note)
             self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
-        elif (
-            definite
-            and whole
-            and st.touched
-            and not self.conditional
-            and not self.ctx.certain_reads_only
-            and (
-                gap := gaps.unwritten(st, ref)
-                or (None if in_place else gaps.const_read(st, ref, self.ctx.alloc))
-            )
-            is not None
-        ):
+        elif gap is not None:
             self._issue(UNSAFE, node, "read", f"{gap}: {how}{self._assumed(node)}")
         elif (
             definite
