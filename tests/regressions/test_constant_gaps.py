@@ -151,6 +151,27 @@ def run():
 """,
         expect=UNSAFE,
     ),
+    Case(
+        "empty_last_position_read_by_the_guard",
+        why=(
+            "The guard (ZO002) proves the read too: `torch.empty(n + 1)` with `buf[:-1]` "
+            "written reads its last position uninitialised in `buf.sum()`."
+        ),
+        source=r"""
+import torch
+
+
+def f(x, n: int):
+    buf = torch.empty(n + 1)  # <- site
+    buf[:-1] = x
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), 3)
+""",
+        expect=UNSAFE,
+    ),
 ]
 
 
