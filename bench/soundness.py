@@ -4,6 +4,7 @@
     python bench/soundness.py --triton --programs 100 --seed 0   # Triton kernels, interpreted
     python bench/soundness.py --multimodule --programs 300 --seed 0   # names from other modules
     python bench/soundness.py --whole-program --programs 500 --seed 0   # buffers crossing calls
+    python bench/soundness.py --const-gaps --programs 2000 --seed 0   # constant parts left alone
     python bench/soundness.py --whole-program --multimodule --programs 500 --seed 0
 
 Prints: programs, sites, sites unsafe by execution, the analysis' verdicts, the unsound count (a
@@ -152,6 +153,18 @@ def run_triton_chunk(seeds: range) -> Tally:
     return tally
 
 
+def run_const_gap_chunk(seeds: range) -> Tally:
+    """Writes of literal slices that leave a constant part alone, and reads of it
+    (tests/soundness/const_gap_programs.py)."""
+    from tests.soundness.const_gap_programs import random_const_gap_program
+
+    tally = Tally()
+    for seed in seeds:
+        program = random_const_gap_program(seed)
+        tally.add(seed, program.tags, check_program(program.source, engine_findings))
+    return tally
+
+
 def run_multimodule_chunk(seeds: range) -> Tally:
     """Programs split over a package: names come from another module (tests/soundness/multimodule.py)."""
     from tests.soundness.multimodule import analyser, materialise, random_multimodule_program
@@ -292,7 +305,8 @@ def render(t: Tally, seconds: float, args: argparse.Namespace) -> str:
         f" --seed {args.seed}{' --whole-program' if args.whole_program else ''}"
         f"{' --wp-shapes ' + args.wp_shapes if args.wp_shapes else ''}"
         f"{''.join(' --analysis-option ' + o for o in args.analysis_option)}"
-        f"{' --multimodule' if args.multimodule else ''}; python {platform.python_version()}, torch "
+        f"{' --multimodule' if args.multimodule else ''}"
+        f"{' --const-gaps' if args.const_gaps else ''}; python {platform.python_version()}, torch "
         f"{__import__('torch').__version__}, {args.jobs} worker(s)\n"
     )
     out = [head] + [f"{name:<{width}}  {value}" for name, value in rows]
@@ -349,6 +363,11 @@ def main(argv: list[str] | None = None) -> int:
         help="buffers handed to helpers, methods, decorators, dataclasses and holders",
     )
     parser.add_argument(
+        "--const-gaps",
+        action="store_true",
+        help="writes of literal slices that leave a constant part alone, and reads of it",
+    )
+    parser.add_argument(
         "--analysis-option",
         action="append",
         default=[],
@@ -368,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     work = run_triton_chunk if args.triton else run_chunk
     if args.multimodule:
         work = run_multimodule_chunk
+    if args.const_gaps:
+        work = run_const_gap_chunk
     if args.whole_program:
         among = tuple(s for s in args.wp_shapes.split(",") if s)
         work = partial(run_wp_multimodule_chunk if args.multimodule else run_wp_chunk, among=among)

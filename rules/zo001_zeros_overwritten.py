@@ -69,6 +69,24 @@ whether the zero fill is ever observed:
   buffer is one literal element; where a write runs in a loop the allocation is not in (its
   union is unknown); where writes of different patterns, bounds or indices mix (two masks may
   partition it); or where any other write (of unknown extent, a hand-off) may have run.
+  Also `unsafe` (dataflow/const_gaps.py): a definite read that surely takes a position every
+  write that may have run leaves alone by a constant gap along one dimension: a store into a
+  slice with int literal bounds (`x[k:]` leaves [0, k); `x[:-k]` the last k; `x[a:b]` [0, a)
+  and, where the size is provably above b, position b on; `x[:, j]` every other position, one
+  of which must provably exist), or a write through a view of one (`out=x[1:]`, `v = x[1:]`),
+  which counts only from the view's start along the first dimension (PyTorch may resize an
+  `out=` view to the result, from its storage offset, into the rest). The position must exist
+  for every size the allocation allows: an int literal, or `e + c` with `c` above the position
+  (`bs + 1` has a position 0 and a last one; a bare `n` may be 0, and then nothing is read);
+  assumed: `e >= 0` where `e` is a name or attribute (a count; `len`, `numel`, `shape` are), and
+  the other dimensions are not empty. The read is a whole read (as above) of the buffer or of a
+  view provably holding the position (`x[1:]` holds the last position of `zeros(n + 2)`), or an
+  element read (`x[-1].item()`), not a read-modify-write (`x += 1`, `x.clamp_()`), whose
+  result lands in the buffer where a later write may overwrite it. Not claimed where a write
+  runs in a loop the allocation is not in, goes through a view of unknown extent, or where any
+  write that may have run lacks such a gap. Calls not handed the buffer are assumed not to
+  write it, as above. The evidence names the writes, the position they leave alone and why it
+  exists (with the assumption on `e`), and the read.
 - `unproven`: anything else, with the reason as evidence: a read after only partial writes, an
   unknown callee (a Triton or C++ kernel, a helper), a store on `self` or into a container, a
   return, a closure capture, use inside CUDA-graph capture, a write through a result that may be
@@ -584,6 +602,42 @@ class ZerosOverwrittenBeforeRead(Rule):
             """,
             Verdict.UNPROVEN,
             "partial write, then a read of everything",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(lens, bs: int):
+                ends = torch.zeros(bs + 1)
+                ends[:-1] = torch.cumsum(lens, 0)
+                return ends[-1].item()
+            """,
+            Verdict.UNSAFE,
+            "the last position is never written, and `bs + 1` always has one",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, n: int):
+                out = torch.zeros(n)
+                out[:-1] = x
+                return out.sum()
+            """,
+            Verdict.UNPROVEN,
+            "a size that may be 0 has no last position to read",
+        ),
+        Example(
+            """
+            import torch
+
+            def f(x, n: int):
+                out = torch.zeros(n + 1)
+                torch.cumsum(x, 0, out=out[:-1])
+                return out.sum()
+            """,
+            Verdict.UNPROVEN,
+            "an `out=` view may be resized into the last position",
         ),
         Example(
             """

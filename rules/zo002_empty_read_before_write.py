@@ -53,7 +53,12 @@ named (ZO001 keeps calling such a zeros `unsafe`: there it is information, here 
 A read of the first element (index 0 along every dimension) is also proven when no write on any
 path can cover it, exactly as ZO001 says (`zeroopt rule ZO001`: every write a slice or index with
 a literal start past 0, the read an operator, a reduction or `x[0]`): then no path writes it,
-and the evidence names the writes that skip it and assumes the buffer is not empty.
+and the evidence names the writes that skip it and assumes the buffer is not empty. Likewise a
+read of a position every write leaves alone by a constant gap (`x[:-1] = v` on
+`torch.empty(n + 1)`, then `x.sum()`; ZO001's constant gaps, dataflow/const_gaps.py): the
+position exists for every size the allocation allows, and no path writes it. The padding and
+index patterns of ZO001 (assumed: `n` need not be a multiple of the tile, the index need not
+pick every position) never decide here.
 The assumptions of ZO001 apply (`zeroopt rule ZO001`): fake implementations and meta tensors
 have no data.
 """

@@ -196,6 +196,7 @@ class Calls(DispatchCalls):
                         full=False,
                         region=None,
                         how=f"{self._src(e)[:80]} (out= may shrink it: storage beyond the result keeps its values)",
+                        resized=True,
                     )
                 continue
             if key in (0, "input") and qual in api.BETA_IGNORES_INPUT and _beta_zero(e):
@@ -345,7 +346,10 @@ class Calls(DispatchCalls):
             return recv
         if m in api.READ_MODIFY_WRITE_METHODS:
             whole = m in api.WHOLE_READ_METHODS
-            self.read(recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole)
+            self.read(
+                recv, e, definite=True, how=f"`{how}` reads before it writes", whole=whole,
+                in_place=True,
+            )  # fmt: skip
             self.modified(recv, e, reads_first=whole)
             return recv
         if m in api.READ_METHODS:

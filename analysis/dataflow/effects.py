@@ -260,9 +260,15 @@ class Effects:
             f" (assuming {shown} {'does' if len(names) == 1 else 'do'} not write it: not handed it)"
         )
 
-    def read(self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False) -> None:
+    def read(
+        self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False,
+        in_place: bool = False,
+    ) -> None:  # fmt: skip
         """`whole`: the operation reads every element `ref` views (an operator, a reduction, a
-        concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks."""
+        concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks.
+        `in_place`: a read-modify-write (`x += 1`, `x.clamp_()`), whose result lands in the
+        buffer itself, where a later write may overwrite it: constant gaps (const_gaps.py) do
+        not claim it (a later read of that position still can)."""
         st = self.st
         fresh = _fresh_path(node, st.fresh) if st.fresh else None
         if fresh is not None:
@@ -298,19 +304,18 @@ class Effects:
             if definite and whole and not self.conditional and st.may_writes
             else None
         )
+        gap = None
+        if definite and whole and not self.conditional and element is None:
+            if st.touched and not self.ctx.certain_reads_only:
+                gap = gaps.unwritten(st, ref)  # assumed patterns: never for the CI guard
+            if gap is None and not in_place and (st.touched or self.ctx.certain_reads_only):
+                gap = gaps.const_read(st, ref, self.ctx.alloc)  # as certain as `element`
         if element is not None and (st.touched or self.ctx.certain_reads_only):
             assert st.may_writes
             note = uncovered.nonempty_note(st.dims, element)
             text = uncovered.evidence(st.may_writes, element, st.dims, how, note)
             self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
-        elif (
-            definite
-            and whole
-            and st.touched
-            and not self.conditional
-            and not self.ctx.certain_reads_only
-            and (gap := gaps.unwritten(st, ref)) is not None
-        ):
+        elif gap is not None:
             self._issue(UNSAFE, node, "read", f"{gap}: {how}{self._assumed(node)}")
         elif (
             definite
@@ -334,9 +339,13 @@ class Effects:
         else:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
 
-    def write(self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str) -> None:
+    def write(
+        self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str,
+        resized: bool = False,
+    ) -> None:  # fmt: skip
+        """`resized`: an `out=` tensor, which PyTorch may resize to the result's shape."""
         self._wrote_somewhere(node)
-        extent = None if self.capture else uncovered.write_extent(ref, region, full)
+        extent = None if self.capture else uncovered.write_extent(ref, region, full, resized)
         gap = None
         if not full and not self.capture and self.st.may_writes is not None:
             line = getattr(node, "lineno", self.line)
@@ -346,6 +355,11 @@ class Effects:
             )  # fmt: skip
             if gap is not None:
                 extent = (max(gap.dim, 0), 0, None)
+            else:  # a constant part left alone: the interval of `extent` stays exact
+                gap = gaps.const_write(
+                    self.ctx.alloc, self.ctx.scope.node, ref, region, node, line,
+                    self._src(node)[:60],
+                )  # fmt: skip
         self._may_write(extent, node, gap)
         if full and not self.capture and not self.conditional:
             written = _written_place(node)

@@ -1,6 +1,6 @@
 """Writes that leave part of the buffer alone by construction, and whole reads after them.
 
-Two patterns, each decided by one written assumption (rules/zo001_zeros_overwritten.py):
+Three patterns, each decided by one written assumption (rules/zo001_zeros_overwritten.py):
 
 - Padding: `xp = torch.zeros((cdiv(n, 128) * 128, k)); xp[:n] = w` writes rows [0, n) of a
   dimension allocated as a round-up of `n` (`cdiv(n, T) * T`, `(n + T - 1) // T * T`,
@@ -18,6 +18,10 @@ Two patterns, each decided by one written assumption (rules/zo001_zeros_overwrit
   otherwise than by a plain assignment (a loop variable); nor for a scatter or index fill
   along a dimension the allocation gives size 1 (every index there picks it all).
 
+- Constant gaps (const_gaps.py): a slice with int literal bounds (`x[1:]`, `x[:-1]`,
+  `x[2:7]`, `x[:, 0]`), or `out=` a view of one, leaves a constant set of positions alone; a
+  read that surely takes one of them, where the allocation's size shows it exists, is `unsafe`.
+
 A write that runs in a loop the allocation is not in covers an unknown union: it never counts.
 Each such write still enters `State.may_writes` as covering all of its dimension (so the
 literal analysis of uncovered.py is unchanged); `State.gaps` keeps what it leaves alone. A whole
@@ -33,9 +37,10 @@ import re
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import shape_args
+from zeroopt.analysis.dataflow.const_gaps import const_gap, const_unwritten
 from zeroopt.analysis.dataflow.places import _classify_index, _mask_region
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import Gap, Ref, State, View
+from zeroopt.analysis.state import Gap, Ref, Region, State, View
 
 _SIZED = frozenset({"zeros", "new_zeros", "empty", "new_empty", "full", "new_full"})
 _CEIL_DIV = ("cdiv", "ceildiv", "divup", "ceil")  # normalised names (lower case, no "_")
@@ -543,7 +548,7 @@ def unwritten(st: State, ref: Ref) -> str | None:
     writes = st.may_writes
     if not writes or ref.view not in (View.SELF, View.FULL):
         return None
-    by_write = {(g.line, g.text): g for g in st.gaps}
+    by_write = {(g.line, g.text): g for g in st.gaps if g.kind != "const"}
     found = [by_write.get((w[3], w[4])) for w in writes]
     if any(g is None for g in found):
         return None
@@ -552,3 +557,20 @@ def unwritten(st: State, ref: Ref) -> str | None:
         return None
     notes = "; ".join(dict.fromkeys(g.note for g in found if g is not None))
     return f"reads it whole, and every write before it leaves part of it alone: {notes}"
+
+
+def const_write(
+    alloc: ast.Call, func: ast.AST, ref: Ref, region: Region | None, node: ast.AST, line: int,
+    text: str,
+) -> Gap | None:  # fmt: skip
+    """The constant positions a write of a literal slice (or `out=` a view of one) leaves
+    alone (const_gaps.py); never for a write in a loop the allocation is not in."""
+    if ref.view not in (View.SELF, View.PART):
+        return None
+    outside = _outside_loops(_facts(func), node, alloc)
+    return const_gap(alloc, ref, region, node, line, text, outside)
+
+
+def const_read(st: State, ref: Ref, alloc: ast.Call) -> str | None:
+    """Evidence that a certain read takes a position every may-write leaves alone."""
+    return const_unwritten(st, ref, alloc)

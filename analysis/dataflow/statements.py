@@ -205,6 +205,7 @@ class Evaluator(Expressions):
                     definite=True,
                     how=f"`{self._src(s)}` reads before it writes",
                     whole=True,
+                    in_place=True,
                 )
                 self.modified(target_ref, s, reads_first=True)
             if ref is not None:

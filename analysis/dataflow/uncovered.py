@@ -33,9 +33,19 @@ def _literal(text: str | None) -> int | None:
     return int(text) if text is not None and _LITERAL.fullmatch(text) else None
 
 
-def write_extent(ref: Ref, region: Region | None, full: bool) -> tuple[int, int, int | None] | None:
+def write_extent(
+    ref: Ref, region: Region | None, full: bool, resized: bool = False
+) -> tuple[int, int, int | None] | None:
     """(dim, lo, hi) bounding what a write through `ref` may touch; None when it may touch any
-    element. A view of a known region (`v = x[1:]`) keeps any write through it inside it."""
+    element. A view of a known region (`v = x[1:]`) keeps any write through it inside it. An
+    `out=` view (`resized`) only from its start along the first dimension: PyTorch resizes it
+    to the result's shape from its storage offset, so `out=x[0]` may write x[1] too, and
+    `out=x[:, 1:]` column 0 of later rows."""
+    if ref.view is View.PART and resized:
+        r = ref.region
+        if r is None or r.kind or r.dim != 0:
+            return None
+        return 0, _literal(r.lo) or 0, None
     if ref.view is View.PART:
         r = ref.region
     elif ref.view is View.SELF and not full:
