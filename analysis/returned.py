@@ -41,6 +41,7 @@ from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, ana
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld
 from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
+from zeroopt.analysis.returned_methods import method_callers
 from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
@@ -285,6 +286,22 @@ class ReturnedJudge:
         region: ast.AST = parent.node if nested else unit.tree
         calls = self._call_index()
         found: list[tuple[ast.Call, Scope]] = []
+        if method and isinstance(parent.node, ast.ClassDef):
+            found, why = method_callers(
+                fn, parent.node, unit, self.summaries.world, calls, self._own_paths()
+            )
+            if why:
+                return [], why, ""
+            for n in walk_bfs([unit.tree]):
+                if isinstance(n, ast.Name) and n.id == name:
+                    return [], f"line {n.lineno} uses `{name}` as a name", ""
+                if (
+                    isinstance(n, ast.Constant)
+                    and isinstance(n.value, str)
+                    and _word(name, n.value)
+                ):
+                    return [], f"line {n.lineno} names `{name}` in a string (getattr, __all__)", ""
+            return self._outside(name, method, public, found)
         word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
         for n in walk_bfs([region]):
             if n is fn:
@@ -314,6 +331,12 @@ class ReturnedJudge:
                 return [], f"line {getattr(n, 'lineno', 0)} may reach `{name}` by its name", ""
         if nested:
             return found, "", ""
+        return self._outside(name, method, public, found)
+
+    def _outside(
+        self, name: str, method: bool, public: bool, found: list[tuple[ast.Call, Scope]]
+    ) -> tuple[list[tuple[ast.Call, Scope]], str, str]:
+        """The calls found in this module are all when no other file may call it."""
         other = self._named_elsewhere(name, method)
         if other:
             return [], other, ""
@@ -326,6 +349,11 @@ class ReturnedJudge:
             + " (a leading `_`); no code outside the scanned tree calls it, and every file of the "
             "tree was searched for its name"
         )
+        if method:
+            assumption += (
+                "; every call that may dispatch to it is `self`/`cls`/`super()` in a method of its "
+                "class, a subclass or a base in the tree (closed world over classes: methods.py)"
+            )
         if public:
             assumption = (
                 f"callers closed (`callers-closed = true`): `{name}` is public, but no code "
@@ -333,6 +361,12 @@ class ReturnedJudge:
                 "it by its name); every file of the tree was searched for its name"
             )
         return found, "", assumption
+
+    def _own_paths(self) -> set[str]:
+        own = {self.unit.path}
+        if self.real_path is not None:
+            own.add(os.path.realpath(self.real_path))
+        return own
 
     def _resolves(self, fn: Function, hit: tuple[ast.Call, Scope], nested: bool) -> bool:
         call, cscope = hit
@@ -452,6 +486,10 @@ class ReturnedJudge:
             shape_known=False,
         )
         return analyse_buffer(cfg, ctx)
+
+
+def _word(name: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _binds(n: ast.AST, name: str) -> bool:
