@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from zeroopt.analysis.summaries import Unit
 
 Calls = list[tuple[ast.Call, Scope]]
+_NOT_FIRST = "other than through its first base only"
 _MAX_CHAIN = 64
 
 
@@ -59,33 +60,44 @@ def method_callers(
     world: ClassWorld,
     calls: dict[int, tuple[ast.Call, Scope]],
     own_paths: set[str],
-) -> tuple[Calls, str]:
-    """(every call in the module that may run `fn`, "") or ([], why they may not be all)."""
+) -> tuple[Calls, set[int], str]:
+    """(every call in the module that may run `fn`, the ids of those that may run another def
+    instead, "") or ([], set(), why they may not be all)."""
     name = fn.name
     found, why = world.lineage(cls.name)
-    if why:
-        return [], f"the classes deriving from {cls.name} are not certain: {why}"
+    if why and not why.endswith(_NOT_FIRST):
+        return [], set(), f"the classes deriving from {cls.name} are not certain: {why}"
+    # A class deriving from it through another base than its first (a class made at run time
+    # from `(Mixin, type(obj))`, say) may put other classes' methods before or after it: their
+    # `self._m(...)` are still calls of it, and all are in this module; they are only possible.
+    loose = bool(why)
     family = [info for _, info in found]
     if cls.decorator_list:
-        return [], f"class {cls.name} is decorated: the decorator may replace `{name}`"
+        return [], set(), f"class {cls.name} is decorated: the decorator may replace `{name}`"
     for info in family:
         if info.decorated or "__getattribute__" in info.binds or "*" in info.binds:
             return (
                 [],
+                set(),
                 f"class {info.name} may rebind `{name}` (a class decorator or computed names)",
             )
     owner = LIBRARY_ATTRIBUTES.get(name)
     if owner is not None and (cls.bases or cls.keywords):
-        return [], f"`{name}` is also an attribute of {owner}: a library base may call it by name"
+        return (
+            [],
+            set(),
+            f"`{name}` is also an attribute of {owner}: a library base may call it by name",
+        )
     stored = world.stored_in(name)
     if stored is not None:
-        return [], f"{_rel(stored)} assigns an attribute `{name}`"
+        return [], set(), f"{_rel(stored)} assigns an attribute `{name}`"
     why = world.bound_dynamically(name)
     if why:
-        return [], why
+        return [], set(), why
     descendants = {info.name for info in family}
     chain = _Chain(cls, family, name)
     found_calls: Calls = []
+    possible: set[int] = set()  # ids of calls that may run it, or another class's def
     unrelated: list[ast.Attribute] = []
     placed: dict[int, Receiver] | None = None
     for n in walk_bfs([unit.tree]):
@@ -95,44 +107,57 @@ def method_callers(
         where = f"`{ast.unparse(n)[:60]}` (line {n.lineno})"
         if _super_call(n.value):
             if hit is None:
-                return [], f"{where} takes `{name}` without calling it"
+                return [], set(), f"{where} takes `{name}` without calling it"
             enclosing = _enclosing_class(hit[1])
             if enclosing is None:
-                return [], f"{where} is `super()` outside a method"
+                return [], set(), f"{where} is `super()` outside a method"
             mine = enclosing.name in descendants or (
                 enclosing.name == cls.name and enclosing is not cls
             )
             if mine and not chain.shadowed_above(enclosing.name):
                 found_calls.append(hit)
+            elif not mine and enclosing is not cls and loose:
+                found_calls.append(hit)  # a class before it in a made class's bases
+                possible.add(id(hit[0]))
             continue
         if placed is None:
             reach = reach_reason(cls, unit.tree, world, own_paths, _flagged)
             if reach:
-                return [], f"a reflective use may reach an instance of {cls.name}: {reach}"
+                return [], set(), f"a reflective use may reach an instance of {cls.name}: {reach}"
             placed = receivers(unit.tree, frozenset({name}))
         r = placed.get(id(n), Receiver("any"))
         if r.kind not in (SELF, CLASS, NEW) or not r.name:
-            return [], (
-                f"{where}: its object may be an instance of {cls.name} (only `self`, `cls` and "
-                "`super()` in methods of its classes are followed)"
+            return (
+                [],
+                set(),
+                (
+                    f"{where}: its object may be an instance of {cls.name} (only `self`, `cls` and "
+                    "`super()` in methods of its classes are followed)"
+                ),
             )
         if not _related(r.name, cls.name, world, descendants):
             unrelated.append(n)
             continue
         if hit is None or not isinstance(n.ctx, ast.Load):
-            return [], f"{where} uses `{name}` other than as a call of it (a callback, a store)"
+            return (
+                [],
+                set(),
+                f"{where} uses `{name}` other than as a call of it (a callback, a store)",
+            )
         if r.kind in (SELF, CLASS) and chain.shadowed(r.name):
             continue  # a subclass's override runs there, never this def
         found_calls.append(hit)
+        if r.name != cls.name and r.name not in descendants:
+            possible.add(id(hit[0]))  # shares an instance with it only through another class
     if placed is None:
         reach = reach_reason(cls, unit.tree, world, own_paths, _flagged)
         if reach:
-            return [], f"a reflective use may reach an instance of {cls.name}: {reach}"
+            return [], set(), f"a reflective use may reach an instance of {cls.name}: {reach}"
     if unrelated:
         why = others_only(cls, unit.tree, unit.tree, unrelated, world, own_paths, _flagged)
         if why:
-            return [], why
-    return found_calls, ""
+            return [], set(), why
+    return found_calls, possible, ""
 
 
 def _related(other: str, name: str, world: ClassWorld, descendants: set[str]) -> bool:

@@ -275,6 +275,35 @@ def cross(n):
 """,
         scenario="def run():\n    return Eng().run(2), cross(3)\n",
     ),
+    Case(
+        "mixin_put_before_the_class_by_a_class_made_at_run_time",
+        why="`type('Made', (Mixin, type(obj)), {})` puts Mixin before Eng: Mixin's "
+        "`self._alloc(n)` runs Eng's def on a Made object, and reads the buffer first.",
+        source=r"""
+import torch
+
+
+class Eng:
+    def _alloc(self, n):
+        buf = torch.zeros(n)  # <- site
+        return buf
+
+    def run(self, n):
+        b = self._alloc(n)
+        b.fill_(1.0)
+        return b
+
+
+class Mixin:
+    def peek(self, n):
+        return self._alloc(n).sum()
+
+
+def made(obj):
+    return type("Made", (Mixin, type(obj)), {})()
+""",
+        scenario="def run():\n    return Eng().run(2), made(Eng()).peek(3)\n",
+    ),
 ]
 
 
