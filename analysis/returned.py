@@ -494,7 +494,9 @@ class ReturnedJudge:
                 continue
             if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
                 continue
-            line = _unspelled_lookup(world.digest, i, data, name, method)
+            # A method: lookups by a computed name are anyorder_reach's (returned_methods.py),
+            # by the receiver they may reach; a joined literal is no computed name there.
+            line = _unspelled_lookup(world.digest, i, data, name, method, joined_only=method)
             if line:
                 return files, (
                     f"{path}:{line} looks an attribute up by a name its text does not spell "
@@ -717,7 +719,9 @@ _LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(")
 _LOOKUPS: dict[tuple[str, int], tuple[int, int, dict[str, int]]] = {}
 
 
-def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool) -> int:
+def _unspelled_lookup(
+    digest: str, i: int, data: bytes, name: str, method: bool, joined_only: bool = False
+) -> int:
     """The line of a lookup in file `i` that may fetch attribute `name` though the file's text
     never spells it: `getattr(x, <not one literal>)`, `attrgetter(...)`/`methodcaller(...)` of
     one, `inspect.getmembers(x)`, or a literal joined from parts (`"_al" "loc"`); 0 if none.
@@ -760,7 +764,7 @@ def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool)
                 _LOOKUPS.clear()
             _LOOKUPS[key] = hit
     computed, on_objects, joined = hit
-    if computed or (method and on_objects):
+    if not joined_only and (computed or (method and on_objects)):
         return computed or on_objects
     return joined.get(name, 0) if name.encode() not in data else 0
 

@@ -16,12 +16,14 @@ Anything else that names the method in its module refuses, naming it: `self._all
 (a callback, a decorator, `functools.partial`), a receiver the classification cannot place (a
 parameter, a container's element), the bare name, a string. A reflective use that may reach an
 instance of X (`getattr(obj, name)`, `vars(obj)`, ...; anyorder_reach.reach_reason) refuses, as
-does an attribute `_alloc` stored or bound under a computed name anywhere in the tree, a class
-decorator, `__getattribute__` in the family, and a name a library base may call
+does a class decorator, `__getattribute__` in the family, and a name a library base may call
 (semantics/library_methods.py) when X has a base. A `self._alloc(...)` on an object of an
 unrelated class is no call of it only while that class's methods run with their own `self`
-(anyorder_reach.others_only). Other files that name the method are the caller's concern
-(returned.py `_named_elsewhere`).
+(anyorder_reach.others_only). An attribute `_alloc` stored on an object or bound under a computed
+name anywhere in the tree may shadow the def at a call (the call then runs something else, never
+the def where it was not called before): the calls still count, but may not make the site
+`unsafe`. Other files that name the method are the caller's concern (returned.py
+`_named_elsewhere`).
 """
 
 from __future__ import annotations
@@ -88,12 +90,13 @@ def method_callers(
             set(),
             f"`{name}` is also an attribute of {owner}: a library base may call it by name",
         )
+    # An attribute `_m` stored on an object, or bound under a computed name, may shadow the def
+    # where it is called: no more calls of the def, but a call may run something else. Such
+    # calls still count, and can keep the site unproven but never make it `unsafe`.
     stored = world.stored_in(name)
-    if stored is not None:
-        return [], set(), f"{_rel(stored)} assigns an attribute `{name}`"
-    why = world.bound_dynamically(name)
-    if why:
-        return [], set(), why
+    shadowed = world.bound_dynamically(name) or (
+        f"{_rel(stored)} assigns an attribute `{name}`" if stored is not None else ""
+    )
     descendants = {info.name for info in family}
     chain = _Chain(cls, family, name)
     found_calls: Calls = []
@@ -157,6 +160,8 @@ def method_callers(
         why = others_only(cls, unit.tree, unit.tree, unrelated, world, own_paths, _flagged)
         if why:
             return [], set(), why
+    if shadowed:
+        possible |= {id(call) for call, _ in found_calls}
     return found_calls, possible, ""
 
 
