@@ -34,8 +34,12 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.anyorder_reach import (
     CLASS,
+    GET,
+    MAKE,
     NEW,
+    OPAQUE,
     SELF,
+    SET,
     Receiver,
     others_only,
     reach_reason,
@@ -98,6 +102,10 @@ def method_callers(
         f"{_rel(stored)} assigns an attribute `{name}`" if stored is not None else ""
     )
     descendants = {info.name for info in family}
+    # A class made at run time whose bases may derive from it (`Meta(name, (Mixin, Own), ns)`,
+    # beyond the `type(...)` forms of the lineage): any class of this module may come before it.
+    made = reach_reason(cls, unit.tree, world, own_paths, _flagged, frozenset({MAKE}))
+    loose = loose or bool(made)
     chain = _Chain(cls, family, name)
     found_calls: Calls = []
     possible: set[int] = set()  # ids of calls that may run it, or another class's def
@@ -124,9 +132,9 @@ def method_callers(
                 possible.add(id(hit[0]))
             continue
         if placed is None:
-            reach = reach_reason(cls, unit.tree, world, own_paths, _flagged)
+            reach = _reach(cls, unit, world, own_paths)
             if reach:
-                return [], set(), f"a reflective use may reach an instance of {cls.name}: {reach}"
+                return [], set(), reach
             placed = receivers(unit.tree, frozenset({name}))
         r = placed.get(id(n), Receiver("any"))
         if r.kind not in (SELF, CLASS, NEW) or not r.name:
@@ -138,7 +146,7 @@ def method_callers(
                     "`super()` in methods of its classes are followed)"
                 ),
             )
-        if not _related(r.name, cls.name, world, descendants):
+        if not made and not _related(r.name, cls.name, world, descendants):
             unrelated.append(n)
             continue
         if hit is None or not isinstance(n.ctx, ast.Load):
@@ -153,9 +161,13 @@ def method_callers(
         if r.name != cls.name and r.name not in descendants:
             possible.add(id(hit[0]))  # shares an instance with it only through another class
     if placed is None:
-        reach = reach_reason(cls, unit.tree, world, own_paths, _flagged)
+        reach = _reach(cls, unit, world, own_paths)
         if reach:
-            return [], set(), f"a reflective use may reach an instance of {cls.name}: {reach}"
+            return [], set(), reach
+    # A reflective use that binds attributes by a computed name may shadow the def too.
+    shadowed = shadowed or reach_reason(
+        cls, unit.tree, world, own_paths, _flagged, frozenset({SET})
+    )
     if unrelated:
         why = others_only(cls, unit.tree, unit.tree, unrelated, world, own_paths, _flagged)
         if why:
@@ -163,6 +175,15 @@ def method_callers(
     if shadowed:
         possible |= {id(call) for call, _ in found_calls}
     return found_calls, possible, ""
+
+
+def _reach(cls: ast.ClassDef, unit: Unit, world: ClassWorld, own_paths: set[str]) -> str:
+    """Why a reflective use that may fetch an attribute of an instance of `cls` by a computed
+    name (or reach anything: `exec`, frames, `attrgetter`) may hand out its bound method. Uses
+    that copy objects or make classes call no method by a name the text does not show: a class
+    made at run time is in methods.py's lineage, its methods' calls in the walk above."""
+    why = reach_reason(cls, unit.tree, world, own_paths, _flagged, frozenset({GET, OPAQUE}))
+    return f"a reflective use may reach an instance of {cls.name}: {why}" if why else ""
 
 
 def _related(other: str, name: str, world: ClassWorld, descendants: set[str]) -> bool:
