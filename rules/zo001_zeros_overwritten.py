@@ -288,13 +288,13 @@ A method is followed to every call in its module that may dispatch to it
 share an instance with its class (itself, a subclass, a base, a class some class derives from
 together with it), except in a subclass below an override of `_m`; `super()._m(...)` in a
 subclass; `k._m(...)` on a local `k = K()`; any other receiver (a parameter), `self._m` not
-called (a callback, `functools.partial`), a reflective use that may reach an instance of the
-class (anyorder_reach.py), `_m` stored on an object or bound under a computed name anywhere, a
-class decorator in the family, or a name a library base has (when the class has a base) keeps it
-unproven; its name in any other file counts, whether or not that file names the module (an
-instance may be handed anywhere). A call in a class that shares instances with the method's
-class only through a class made from several bases may run another def: it can keep the site
-unproven, never make it `unsafe`. A lookup by a name the text does not spell (`getattr(x, name)`,
+called (a callback, `functools.partial`), a reflective use that may fetch an attribute of an
+instance of the class by a computed name (anyorder_reach.py), a class decorator in the family, or
+a name a library base has (when the class has a base) keeps it unproven; its name in any other
+file counts, whether or not that file names the module (an instance may be handed anywhere). A
+call that may run another def instead (its class shares instances with the method's class only
+through a class made at run time, or `_m` is stored on an object or bound under a computed name
+somewhere) is judged too, but can keep the site unproven, never make it `unsafe`. A lookup by a name the text does not spell (`getattr(x, name)`,
 `attrgetter`, `methodcaller`, `getmembers`, a joined literal) in a file that may reach it; a use as a value (passed, bound, `functools.partial`), the name in a string (`getattr`,
 `__all__`), `globals()`/`exec(`/frame
 reads in the module, `locals()`/`vars()`/`eval`/`exec` in a nested def's function, a decorator, a
