@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.anyorder_reach import (
@@ -41,6 +43,7 @@ from zeroopt.analysis.anyorder_reach import (
     SELF,
     SET,
     Receiver,
+    Use,
     others_only,
     reach_reason,
     receivers,
@@ -104,7 +107,7 @@ def method_callers(
     descendants = {info.name for info in family}
     # A class made at run time whose bases may derive from it (`Meta(name, (Mixin, Own), ns)`,
     # beyond the `type(...)` forms of the lineage): any class of this module may come before it.
-    made = reach_reason(cls, unit.tree, world, own_paths, _flagged, frozenset({MAKE}))
+    made = reach_reason(cls, unit.tree, world, own_paths, _flagged, _kind(MAKE))
     loose = loose or bool(made)
     chain = _Chain(cls, family, name)
     found_calls: Calls = []
@@ -165,9 +168,7 @@ def method_callers(
         if reach:
             return [], set(), reach
     # A reflective use that binds attributes by a computed name may shadow the def too.
-    shadowed = shadowed or reach_reason(
-        cls, unit.tree, world, own_paths, _flagged, frozenset({SET})
-    )
+    shadowed = shadowed or reach_reason(cls, unit.tree, world, own_paths, _flagged, _kind(SET))
     if unrelated:
         why = others_only(cls, unit.tree, unit.tree, unrelated, world, own_paths, _flagged)
         if why:
@@ -182,8 +183,34 @@ def _reach(cls: ast.ClassDef, unit: Unit, world: ClassWorld, own_paths: set[str]
     name (or reach anything: `exec`, frames, `attrgetter`) may hand out its bound method. Uses
     that copy objects or make classes call no method by a name the text does not show: a class
     made at run time is in methods.py's lineage, its methods' calls in the walk above."""
-    why = reach_reason(cls, unit.tree, world, own_paths, _flagged, frozenset({GET, OPAQUE}))
+    why = reach_reason(cls, unit.tree, world, own_paths, _flagged, _fetches)
     return f"a reflective use may reach an instance of {cls.name}: {why}" if why else ""
+
+
+def _kind(kind: str) -> Callable[[Use], bool]:
+    return lambda use: use.kind == kind
+
+
+def _fetches(use: Use) -> bool:
+    """A use that may hand out a def of a class body: anything opaque, `getattr` or
+    `getmembers` by a computed name, or any read of a class object's namespace. The shallow reads
+    of an instance (`vars(obj)`, `obj.__dict__`, `copy.copy`, `dataclasses.replace`) see its own
+    attributes only, never its class's functions (a function stored on the instance is an
+    attribute stored: a shadow, judged above)."""
+    if use.kind == OPAQUE:
+        return True
+    if use.kind != GET:
+        return False
+    return use.recv.kind == CLASS or not _SHALLOW.match(use.text)
+
+
+# The shallow reads of anyorder_reach's GET uses: `vars(x)`, `x.__dict__`, `copy.copy(x)`,
+# `dataclasses.replace(x, ...)`, `x.__getstate__()`, `x.__reduce_ex__(...)` (a `getattr`,
+# `getmembers`, `__getattribute__` or anything else counts).
+_SHALLOW = re.compile(
+    r"vars\(|(?:[\w.]*\.)?(?:copy|replace)\(|[\w.]+\.__dict__(?:\[|$)"
+    r"|[\w.]+\.__(?:getstate|reduce|reduce_ex)__\("
+)
 
 
 def _related(other: str, name: str, world: ClassWorld, descendants: set[str]) -> bool:
