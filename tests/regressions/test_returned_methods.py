@@ -304,6 +304,57 @@ def made(obj):
 """,
         scenario="def run():\n    return Eng().run(2), made(Eng()).peek(3)\n",
     ),
+    Case(
+        "instance_copied_and_its_fields_read_keeps_the_method_followed",
+        kind="fix",
+        why="`copy.copy(self)` and `vars(self)` read the instance's own attributes, never the "
+        "class's defs: the only call of `_alloc` is `self._alloc(n)`, which fills the buffer.",
+        source=r"""
+import copy
+
+import torch
+
+
+class Eng:
+    def __init__(self):
+        self.scale = 2.0
+
+    def _alloc(self, n):
+        buf = torch.zeros(n)  # <- site
+        return buf
+
+    def run(self, n):
+        b = self._alloc(n)
+        b.fill_(1.0)
+        twin = copy.copy(self)
+        return b * twin.scale * len(vars(self))
+""",
+        scenario="def run():\n    return Eng().run(3)\n",
+    ),
+    Case(
+        "method_fetched_by_getattr_on_a_parameter",
+        why="`getattr(obj, name)` on a parameter may fetch Eng's `_alloc` by a name the text "
+        "does not spell; the result is read unwritten.",
+        source=r"""
+import torch
+
+
+class Eng:
+    def _alloc(self, n):
+        buf = torch.zeros(n)  # <- site
+        return buf
+
+    def run(self, n):
+        b = self._alloc(n)
+        b.fill_(1.0)
+        return b
+
+
+def peek(obj, name, n):
+    return getattr(obj, name)(n).sum()
+""",
+        scenario="def run():\n    e = Eng()\n    return e.run(2), peek(e, '_al' + 'loc', 3)\n",
+    ),
 ]
 
 
