@@ -160,10 +160,14 @@ def first_reach(
     world: ClassWorld,
     own_paths: set[str],
     flagged: Callable[[bytes], bool],
+    only: Callable[[Use], bool] | None = None,
 ) -> str:
     """Why some reflective use, in the class's own module (`own`) or any other file of the tree,
-    may reach an instance of `cls_name`, naming the first such use; "" if none may."""
+    may reach an instance of `cls_name`, naming the first such use; "" if none may. `only`:
+    the uses that count (all when None)."""
     rel = _Relations(cls_name, bases, world)
+    if only is not None:
+        own = [u for u in own if only(u)]
     for use in own:
         if rel.reaches(use, ""):
             return f"`{use.text}` (line {use.line}) {_why(use)}"
@@ -171,6 +175,8 @@ def first_reach(
     pending: list[tuple[str, Use]] = []
     for path, use in _tree_uses(world, state, flagged):
         if path in own_paths or os.path.realpath(path) in own_paths:
+            continue
+        if only is not None and not only(use):
             continue
         if rel.reaches(use, path):
             return f"{_short(path)}:{use.line} `{use.text}` {_why(use)} (closed world)"
@@ -693,16 +699,17 @@ def reach_reason(
     world: ClassWorld,
     own_paths: set[str],
     flagged: Callable[[bytes], bool],
+    only: Callable[[Use], bool] | None = None,
 ) -> str:
     """Why a reflective use of the class's module or of the tree may reach an instance of
-    `cls` (file:line of the first), or ""."""
+    `cls` (file:line of the first), or "". `only`: the uses that count (all when None)."""
     _read_own(tree)
     bases: set[str] = set()
     for b in cls.bases:
         while isinstance(b, ast.Subscript):
             b = b.value
         bases.add(last_name(b) or "*")
-    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged)
+    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only)
 
 
 def others_only(

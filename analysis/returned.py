@@ -41,13 +41,15 @@ from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, ana
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld
 from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
+from zeroopt.analysis.returned_methods import method_callers
+from zeroopt.analysis.returned_modules import foreign_callers
 from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
 if TYPE_CHECKING:
     from zeroopt.analysis.methods import ClassWorld
-    from zeroopt.analysis.summaries import Summaries
+    from zeroopt.analysis.summaries import Summaries, Unit
 
 MAX_DEPTH = 3  # functions up the chain of callers that return the buffer again, at most
 SAFE_ = "safe"
@@ -130,6 +132,9 @@ class ReturnedJudge:
         self._cfgs: dict[tuple[int, ...], CFG] = {}
         self._copies: dict[tuple[int, ...], tuple[Function, Scope]] = {}
         self._calls: dict[int, tuple[ast.Call, Scope]] | None = None
+        self._via: dict[int, ReturnedJudge] = {}  # id of a call in another module -> its judge
+        self._children: dict[str, ReturnedJudge] = {}
+        self._possible: set[int] = set()  # ids of calls that may run another def instead
 
     # --- the entry point -------------------------------------------------------------------
     def judge(
@@ -170,16 +175,31 @@ class ReturnedJudge:
         judged: list[str] = []
         for call, cscope in calls:
             owner = cscope.node
-            where = f"`{name}(...)` at line {call.lineno}{describe(slot)}"
+            j = self._via.get(id(call), self)
+            # A call in another module: its lines are shown with its path, at the def's line.
+            place = "" if j is self else f"{j.unit.path}:"
+            where = f"`{name}(...)` at {place or 'line '}{call.lineno}{describe(slot)}"
+
+            def here(line: int, text: str, place: str = place) -> tuple[int, str]:
+                return (fn.lineno, f"{place}{line}: {text}") if place else (line, text)
+
             if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
                 undecided = undecided or Judgement(
                     UNPROVEN_, f"{where} runs outside a function (module or class body)"
                 )
                 continue
-            judged.append(f"`{owner.name}` (line {call.lineno}{describe(slot)})")
-            at = self._analyse(owner, cscope, call, contiguous, certain, slot)
+            judged.append(f"`{owner.name}` ({place or 'line '}{call.lineno}{describe(slot)})")
+            at = j._analyse(owner, cscope, call, contiguous, certain, slot)
             verdict = _decide(at)
             if verdict == UNSAFE_:
+                if id(call) in self._possible:
+                    undecided = undecided or Judgement(
+                        UNPROVEN_,
+                        f"{where} in `{owner.name}` reads it before writing it, but that call "
+                        f"may run another class's `{name}` (its class shares instances with "
+                        f"`{name}`'s only through a class made from several bases)",
+                    )
+                    continue
                 if not _wrote_nothing(outcome):
                     undecided = undecided or Judgement(
                         UNPROVEN_,
@@ -190,9 +210,11 @@ class ReturnedJudge:
                 issues = [
                     Issue(
                         UNSAFE,
-                        i.line,
+                        here(i.line, "")[0],
                         i.kind,
-                        f"{i.text} (in `{owner.name}`, which gets it from {where})",
+                        here(i.line, f"{i.text} (in `{owner.name}`, which gets it from {where})")[
+                            1
+                        ],
                     )
                     for i in at.issues
                     if i.severity == UNSAFE
@@ -204,21 +226,30 @@ class ReturnedJudge:
             if verdict == SAFE_:
                 first = at.writes[0] if at.writes else None
                 written.append(
-                    (
+                    here(
                         first[0] if first else call.lineno,
                         f"`{owner.name}` gets it from {where} and "
                         + (f"writes it in full: {first[1]}" if first else "never reads it"),
                     )
                 )
                 continue
-            up = self.judge(owner, cscope, at, contiguous, certain, (*chain, id(fn)))
+            up = j.judge(owner, cscope, at, contiguous, certain, (*chain, id(fn)))
+            if up is not None and up.verdict == UNSAFE_ and id(call) in self._possible:
+                up = Judgement(UNPROVEN_, f"{up.why}, but {where} may run another class's def")
             if up is not None and up.verdict == UNSAFE_ and up.outcome is not None:
                 if _wrote_nothing(outcome):
-                    return Judgement(UNSAFE_, up.why, up.outcome, assumption, judged[-1:])
+                    moved = [
+                        Issue(i.severity, here(i.line, "")[0], i.kind, here(i.line, i.text)[1])
+                        for i in up.outcome.issues
+                    ]
+                    result = BufferOutcome(issues=moved, reached=True, assumed=up.outcome.assumed)
+                    return Judgement(UNSAFE_, up.why, result, assumption, judged[-1:])
                 up = Judgement(UNPROVEN_, f"{up.why}, but `{name}` wrote part of it")
             if up is not None and up.verdict == SAFE_ and up.outcome is not None:
-                written.append((call.lineno, f"`{owner.name}` gets it from {where} and returns it"))
-                written += up.outcome.writes
+                written.append(
+                    here(call.lineno, f"`{owner.name}` gets it from {where} and returns it")
+                )
+                written += [here(line, text) for line, text in up.outcome.writes]
                 if up.assumption and up.assumption not in assumption:
                     # What the callers up the chain were assumed to be decides this verdict too.
                     assumption = f"{assumption}; {up.assumption}" if assumption else up.assumption
@@ -283,8 +314,25 @@ class ReturnedJudge:
         if not plain_decorators(fn, unit, allowed):
             return [], f"`{name}` is decorated: the decorator may call it or hand it on", ""
         region: ast.AST = parent.node if nested else unit.tree
-        calls = self._call_index()
+        calls = self.call_index()
         found: list[tuple[ast.Call, Scope]] = []
+        if method and isinstance(parent.node, ast.ClassDef):
+            found, possible, why = method_callers(
+                fn, parent.node, unit, self.summaries.world, calls, self._own_paths()
+            )
+            if why:
+                return [], why, ""
+            self._possible |= possible
+            for n in walk_bfs([unit.tree]):
+                if isinstance(n, ast.Name) and n.id == name:
+                    return [], f"line {n.lineno} uses `{name}` as a name", ""
+                if (
+                    isinstance(n, ast.Constant)
+                    and isinstance(n.value, str)
+                    and _word(name, n.value)
+                ):
+                    return [], f"line {n.lineno} names `{name}` in a string (getattr, __all__)", ""
+            return self._outside(fn, method, public, found)
         word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
         for n in walk_bfs([region]):
             if n is fn:
@@ -314,9 +362,25 @@ class ReturnedJudge:
                 return [], f"line {getattr(n, 'lineno', 0)} may reach `{name}` by its name", ""
         if nested:
             return found, "", ""
-        other = self._named_elsewhere(name, method)
-        if other:
-            return [], other, ""
+        return self._outside(fn, method, public, found)
+
+    def _outside(
+        self, fn: Function, method: bool, public: bool, found: list[tuple[ast.Call, Scope]]
+    ) -> tuple[list[tuple[ast.Call, Scope]], str, str]:
+        """The calls of this module and those of the other modules that call it
+        (returned_modules.py); a method's calls are all in this module."""
+        name = fn.name
+        if method:
+            other = self._named_elsewhere(name, method)
+            if other:
+                return [], other, ""
+        else:
+            more, other = foreign_callers(self, fn, public, self._child, _DYNAMIC)
+            if other:
+                return [], other, ""
+            for call, _, judge in more:
+                self._via[id(call)] = judge
+            found = [*found, *((call, scope) for call, scope, _ in more)]
         project = self.summaries.project
         if project is not None:
             project.deps[TREE_DEP] = self.summaries.world.digest  # a new caller anywhere
@@ -326,6 +390,11 @@ class ReturnedJudge:
             + " (a leading `_`); no code outside the scanned tree calls it, and every file of the "
             "tree was searched for its name"
         )
+        if method:
+            assumption += (
+                "; every call that may dispatch to it is `self`/`cls`/`super()` in a method of its "
+                "class, a subclass or a base in the tree (closed world over classes: methods.py)"
+            )
         if public:
             assumption = (
                 f"callers closed (`callers-closed = true`): `{name}` is public, but no code "
@@ -333,6 +402,21 @@ class ReturnedJudge:
                 "it by its name); every file of the tree was searched for its name"
             )
         return found, "", assumption
+
+    def _child(self, unit: Unit, path: str) -> ReturnedJudge:
+        """The judge of calls in another module, with that module's engine of summaries."""
+        key = unit.module or unit.path
+        hit = self._children.get(key)
+        if hit is None or hit.unit is not unit:
+            hit = ReturnedJudge(self.summaries.for_unit(unit), path, self.callers_closed)
+            self._children[key] = hit
+        return hit
+
+    def _own_paths(self) -> set[str]:
+        own = {self.unit.path}
+        if self.real_path is not None:
+            own.add(os.path.realpath(self.real_path))
+        return own
 
     def _resolves(self, fn: Function, hit: tuple[ast.Call, Scope], nested: bool) -> bool:
         call, cscope = hit
@@ -346,20 +430,31 @@ class ReturnedJudge:
         callee = self.summaries.callee(cscope, call.func, qual)
         return callee is not None and callee.fn is fn
 
-    def _call_index(self) -> dict[int, tuple[ast.Call, Scope]]:
+    def call_index(self) -> dict[int, tuple[ast.Call, Scope]]:
         """The calls of the file, by the id of their `func` node."""
         if self._calls is None:
             self._calls = {id(c.func): (c, s) for c, s in self.unit.resolver.calls}
         return self._calls
 
     def _named_elsewhere(self, name: str, method: bool = False) -> str:
-        """A file of the tree other than this one that may name this module's `name`: its text
+        """Why a file of the tree other than this one may name this module's `name`, or ""."""
+        files, why = self.naming_files(name, method)
+        if why or not files:
+            return why
+        return f"{self.summaries.world.files[files[0]][0]} names `{name}`: callers in other modules are not followed"
+
+    def naming_files(
+        self, name: str, method: bool = False, reexports: frozenset[str] = frozenset()
+    ) -> tuple[list[int], str]:
+        """(the files of the tree other than this one that may name this module's `name`, why
+        a file may look it up without naming it). A file may name it when its text
         has `name` as a word and, unless this module is a package's `__init__` (reached by
         `from . import name`) or binds `__all__` other than by one literal list, the last part
         of this module's name as a word too (an import of a private name spells its module:
         `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself). For a
         public name (`callers-closed`), the modules that star-import this one, to a fixpoint,
-        count as its names too: a star import re-exports the name without spelling it."""
+        count as its names too: a star import re-exports the name without spelling it; so do
+        `reexports`, the last parts of names of modules that import it."""
         world = self.summaries.world
         own = {self.unit.path}
         if self.real_path is not None:
@@ -381,29 +476,33 @@ class ReturnedJudge:
             # (and those that star-import them, ...) are names of this module too.
             words = {module} if name.startswith("_") else _star_importers(world, module)
             if words is not None:
+                words = words | reexports
                 alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words))
                 spelled = re.compile(rb"(?<!\w)(?:" + alternatives + rb")(?!\w)")
         index = _word_index(world.digest, world.files)
         named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
+        files: list[int] = []
         for i in named:
             path, data = world.files[i]
             if path in own or os.path.realpath(path) in own:
                 continue
             if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
                 continue  # never names this module nor reaches module objects otherwise
-            return f"{path} names `{name}`: callers in other modules are not followed"
+            files.append(i)
         for i, (path, data) in enumerate(world.files):
             if path in own or os.path.realpath(path) in own or not _LOOKUP.search(data):
                 continue
             if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
                 continue
-            line = _unspelled_lookup(world.digest, i, data, name, method)
+            # A method: lookups by a computed name are anyorder_reach's (returned_methods.py),
+            # by the receiver they may reach; a joined literal is no computed name there.
+            line = _unspelled_lookup(world.digest, i, data, name, method, joined_only=method)
             if line:
-                return (
+                return files, (
                     f"{path}:{line} looks an attribute up by a name its text does not spell "
                     f"(a computed or joined string): it may be `{name}`"
                 )
-        return ""
+        return files, ""
 
     # --- one caller --------------------------------------------------------------------------
     def _analyse(
@@ -452,6 +551,10 @@ class ReturnedJudge:
             shape_known=False,
         )
         return analyse_buffer(cfg, ctx)
+
+
+def _word(name: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def _binds(n: ast.AST, name: str) -> bool:
@@ -616,7 +719,9 @@ _LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(")
 _LOOKUPS: dict[tuple[str, int], tuple[int, int, dict[str, int]]] = {}
 
 
-def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool) -> int:
+def _unspelled_lookup(
+    digest: str, i: int, data: bytes, name: str, method: bool, joined_only: bool = False
+) -> int:
     """The line of a lookup in file `i` that may fetch attribute `name` though the file's text
     never spells it: `getattr(x, <not one literal>)`, `attrgetter(...)`/`methodcaller(...)` of
     one, `inspect.getmembers(x)`, or a literal joined from parts (`"_al" "loc"`); 0 if none.
@@ -659,7 +764,7 @@ def _unspelled_lookup(digest: str, i: int, data: bytes, name: str, method: bool)
                 _LOOKUPS.clear()
             _LOOKUPS[key] = hit
     computed, on_objects, joined = hit
-    if computed or (method and on_objects):
+    if not joined_only and (computed or (method and on_objects)):
         return computed or on_objects
     return joined.get(name, 0) if name.encode() not in data else 0
 

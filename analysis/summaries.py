@@ -405,6 +405,10 @@ class Summaries:
             return Summary(UNTOUCHED)
         return Summary(UNKNOWN, "written in part or only on some paths")
 
+    def for_unit(self, unit: Unit) -> Summaries:
+        """The engine of another module's functions (returned.py judges calls there)."""
+        return self._for(unit)
+
     def _for(self, unit: Unit) -> Summaries:
         """The engine of another module's functions, sharing the recursion stack."""
         other = Summaries(

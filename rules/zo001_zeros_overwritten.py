@@ -303,11 +303,26 @@ returned leaves it unproven; `return f(...)` is judged again at that caller's ca
 slot. Only for functions no code outside the tree can reasonably call: a
 module-level def or a method whose name starts with one `_`, or a def nested in a function; a
 public name stays unproven ("callers outside the tree may read it"). Every occurrence of the name
-must be a call in its own module that resolves to the def (a method: `self._m(...)`, resolved as
-above; its name in any other file counts, whether or not that file names the module: an instance
-may be handed anywhere); a lookup by a name the text does not spell (`getattr(x, name)`,
+must be a call that resolves to the def. A module's function is followed into the other files of
+the tree that name it and its module (or a module found to import it, to a fixpoint;
+analysis/returned_modules.py): there every binding by `from ... import _f [as g]` and every
+`_f`/`m._f` must be the callee of a call the project index resolves to the def (imports,
+re-exports, star imports, `import m as mm`, `from . import m`), each judged in its own module; a
+file the index cannot load as a module, or one with `globals()`/frame reads, keeps it unproven.
+A method is followed to every call in its module that may dispatch to it
+(analysis/returned_methods.py): `self._m(...)`/`cls._m(...)` in a method of a class that may
+share an instance with its class (itself, a subclass, a base, a class some class derives from
+together with it), except in a subclass below an override of `_m`; `super()._m(...)` in a
+subclass; `k._m(...)` on a local `k = K()`; any other receiver (a parameter), `self._m` not
+called (a callback, `functools.partial`), a reflective use that may fetch an attribute of an
+instance of the class by a computed name (anyorder_reach.py), a class decorator in the family, or
+a name a library base has (when the class has a base) keeps it unproven; its name in any other
+file counts, whether or not that file names the module (an instance may be handed anywhere). A
+call that may run another def instead (its class shares instances with the method's class only
+through a class made at run time, or `_m` is stored on an object or bound under a computed name
+somewhere) is judged too, but can keep the site unproven, never make it `unsafe`. A lookup by a name the text does not spell (`getattr(x, name)`,
 `attrgetter`, `methodcaller`, `getmembers`, a joined literal) in a file that may reach it; a use as a value (passed, bound, `functools.partial`), the name in a string (`getattr`,
-`__all__`), another file of the tree whose text has the name as a word, `globals()`/`exec(`/frame
+`__all__`), `globals()`/`exec(`/frame
 reads in the module, `locals()`/`vars()`/`eval`/`exec` in a nested def's function, a decorator, a
 generator or `async def`, or a call outside a function leaves it unproven. Assumed: no code outside
 the tree reaches the function. Off with `closed-world = false`; a cached result that
@@ -315,9 +330,11 @@ relied on it is reused only while no file of the tree changed. `[tool.zeroopt] c
 true` (or `scan --callers-closed`; off by default) judges public functions and public methods of
 a class with no base (only `object`), no metaclass and no class decorator the same way, assuming
 no code outside the scanned tree calls them: no user of the package, no library calling them by
-name. Every such verdict carries that assumption in its evidence. Any file of the tree that has
-the public name as a word keeps it unproven (a star import re-exports a public name without
-spelling it), dunder names always stay unproven, and a public method of a class with a base
+name. Every such verdict carries that assumption in its evidence. A file of the tree that has
+the public name as a word and names its module (or a module that star-imports it, to a fixpoint:
+a star import re-exports a public name without spelling it) is followed as for a private
+function: every use a call resolved to the def; a public method named in any other file stays
+unproven. Dunder names always stay unproven, and a public method of a class with a base
 stays unproven (`torch.nn.Module.__call__` calls `forward` by its name).
 
 Any order of a class's methods (analysis/lifecycle_anyorder.py). A buffer allocated in `__init__`

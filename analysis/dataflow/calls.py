@@ -112,7 +112,11 @@ class Calls(DispatchCalls):
             return target
         # Triton launches of this module's kernels and the built-in custom-op library.
         plan = kernel_plan(e, qual, self.ctx.resolver, self.ctx.scope)
-        if plan is not None and contract is None and not kernel_contract_for(qual, self.ctx.kernels):
+        if (
+            plan is not None
+            and contract is None
+            and not kernel_contract_for(qual, self.ctx.kernels)
+        ):
             apply_plan(self, e, plan)
             self.unknown_call(e, f"call to `{name}`")
             return None

@@ -207,18 +207,25 @@ class Effects:
         st = self.st
         a = self.node.ast_node
         simple = (ast.Name, ast.Attribute, ast.Subscript)
-        if not (
-            (
-                isinstance(a, ast.Assign)
-                and (
-                    any(o is whole for o in _concatenated(a.value))
-                    or any(t is whole for t in a.targets)
+        if (
+            not (
+                (
+                    isinstance(a, ast.Assign)
+                    and (
+                        any(o is whole for o in _concatenated(a.value))
+                        or any(t is whole for t in a.targets)
+                    )
+                    and all(isinstance(t, simple) for t in a.targets)
                 )
-                and all(isinstance(t, simple) for t in a.targets)
+                or (
+                    isinstance(a, ast.AnnAssign)
+                    and a.value is whole
+                    and isinstance(a.target, simple)
+                )
+                or (isinstance(a, ast.Return) and a.value is whole)
             )
-            or (isinstance(a, ast.AnnAssign) and a.value is whole and isinstance(a.target, simple))
-            or (isinstance(a, ast.Return) and a.value is whole)
-        ) or st.full:
+            or st.full
+        ):
             # Used further inside the same node (`for t in (x, y)`, `[x][0].fill_(1)`, an
             # argument): its holder is not a name the later nodes can be checked against.
             self.lost(node, how)
@@ -296,7 +303,9 @@ class Effects:
             # certainly read through a maybe-view.
             definite = False
         elif ref.view is View.MAYBE:
-            how = f"{how} (a view of the buffer or a copy made from it, nothing written on any path)"
+            how = (
+                f"{how} (a view of the buffer or a copy made from it, nothing written on any path)"
+            )
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
         element = (

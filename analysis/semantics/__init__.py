@@ -113,9 +113,7 @@ WHOLE_READ_FUNCTIONS = frozenset(
     tanh relu softmax log_softmax maximum minimum eq ne lt le gt ge argmax argmin amax amin sort
     argsort topk nonzero count_nonzero flip roll diff bincount unique logsumexp"""
     )
-) | frozenset(
-    f"builtins.{n}" for n in _words("float int bool complex abs round sum")
-)
+) | frozenset(f"builtins.{n}" for n in _words("float int bool complex abs round sum"))
 
 # Decorators that register a fake (meta) implementation: it runs on tensors without data
 # (https://pytorch.org/docs/stable/library.html#torch.library.register_fake; impl_abstract is

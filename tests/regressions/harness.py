@@ -92,6 +92,9 @@ class Case:
     gpu: bool = False  # needs CUDA to show the difference
     marks: tuple[Any, ...] = field(default=())
     modules: tuple[tuple[str, str], ...] = ()  # other modules (name, text) the scenario imports
+    # The package the program is a module of (its `__init__` among `modules`): other modules of
+    # the tree import it by its dotted name `package.name`.
+    package: str = ""
 
     @property
     def program(self) -> str:
@@ -204,7 +207,7 @@ def _write(case: Case, folder: Path, text: str) -> Path:
     for name, module in case.modules:  # `pkg/__init__`, `pkg/meta`: a package of the tree
         (folder / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.py").write_text(module.lstrip("\n"))
-    path = folder / f"{case.name}.py"
+    path = folder / case.package / f"{case.name}.py"
     path.write_text(text)
     return path
 
@@ -212,14 +215,18 @@ def _write(case: Case, folder: Path, text: str) -> Path:
 _KEEP_LOADED = frozenset({"triton", "numpy", "torch"})
 
 
-def _run(path: Path, text: str, entry: str, targets: list[Target]) -> tuple[Any, Interceptor]:
-    """Execute `text` as module `path.stem` with `targets` intercepted; return entry()'s result."""
-    module = types.ModuleType(path.stem)  # dataclasses look their module up in sys.modules
+def _run(
+    path: Path, text: str, entry: str, targets: list[Target], package: str = ""
+) -> tuple[Any, Interceptor]:
+    """Execute `text` as module `path.stem` (in the package `package`, when one is named) with
+    `targets` intercepted; return entry()'s result."""
+    name = f"{package}.{path.stem}" if package else path.stem
+    module = types.ModuleType(name)  # dataclasses look their module up in sys.modules
     module.__file__ = str(path)
     before = dict(sys.modules)
     saved_path = list(sys.path)
-    sys.modules[path.stem] = module
-    sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent.parent if package else path.parent))
     interceptor = Interceptor(targets)
     interceptor.install()
     try:
@@ -245,13 +252,15 @@ def poisoned_runs(
     """The zeros result, and per poison pattern how its result differs (None: it does not)."""
     path = _write(case, folder, case.program)
     sites = [Site(str(path), line) for line in case.sites]
-    base, counted = _run(path, case.program, case.entry, [Target(s) for s in sites])
+    base, counted = _run(path, case.program, case.entry, [Target(s) for s in sites], case.package)
     missed = [k for k, stats in counted.stats.items() if stats.hits == 0]
     assert not missed, f"{case.name}: the scenario never allocates at {missed}"
     differences: dict[str, str | None] = {}
     for pattern in DEFAULT_PATTERNS:
         try:
-            out, _ = _run(path, case.program, case.entry, [Target(s, pattern) for s in sites])
+            out, _ = _run(
+                path, case.program, case.entry, [Target(s, pattern) for s in sites], case.package
+            )
         except Exception as error:  # the zeros run returned: failing is a different result
             differences[pattern] = f"raises {type(error).__name__}: {error}"
         else:
@@ -297,9 +306,11 @@ def check_rewrite(case: Case, folder: Path) -> None:
     patched = rewritten(case)
     if case.kind == "fix":
         assert patched != case.program, f"{case.name}: nothing rewritten"
-    before, _ = _run(_write(case, folder / "original", case.program), case.program, case.entry, [])
+    before, _ = _run(
+        _write(case, folder / "original", case.program), case.program, case.entry, [], case.package
+    )
     fixed = _write(case, folder / "rewritten", patched)
-    after, _ = _run(fixed, patched, case.entry, [])
+    after, _ = _run(fixed, patched, case.entry, [], case.package)
     assert outputs_difference(before, after) is None, (before, after)
 
 
@@ -310,9 +321,11 @@ def check_rewrite_changes(case: Case, folder: Path) -> None:
     for line in case.sites:
         lines[line - 1] = lines[line - 1].replace("zeros(", "empty(", 1)
     naive = "".join(lines)
-    base, _ = _run(_write(case, folder / "original", case.program), case.program, case.entry, [])
+    base, _ = _run(
+        _write(case, folder / "original", case.program), case.program, case.entry, [], case.package
+    )
     try:
-        out, _ = _run(_write(case, folder / "naive", naive), naive, case.entry, [])
+        out, _ = _run(_write(case, folder / "naive", naive), naive, case.entry, [], case.package)
     except Exception:  # failing where the original returns is a change
         pass
     else:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 import math
 import signal
+import sys
 import threading
+import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -195,6 +197,17 @@ def run_once(
         return _poison(t, pattern)
 
     namespace: dict[str, Any] = {"__name__": "zo_generated", "_zo_poison": poison, **(extra or {})}
+    # A module of a package (multi-module programs) is the one its package's other modules
+    # import (`from .main import f` inside a function of lib.py): this run's, not a copy read
+    # from disk without the poison.
+    name = str(namespace["__name__"])
+    registered = bool(namespace.get("__package__"))
+    saved = sys.modules.get(name)
+    if registered:
+        module = types.ModuleType(name)
+        module.__dict__.update(namespace)
+        namespace = module.__dict__
+        sys.modules[name] = module
     torch.manual_seed(0)
     try:
         with _deadline(RUN_TIMEOUT_S), warnings.catch_warnings():
@@ -207,6 +220,12 @@ def run_once(
         return Outcome(error=f"{type(exc).__name__}: {exc}")
     except RecursionError as exc:  # pragma: no cover - subclass of Exception, kept for clarity
         return Outcome(error=f"RecursionError: {exc}")
+    finally:
+        if registered:
+            if saved is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = saved
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

@@ -36,7 +36,7 @@ from tests.soundness.wp_anyorder import AnyOrderShapes
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_dispatch import DispatchShapes
 from tests.soundness.wp_holders import HolderShapes
-from tests.soundness.wp_returned import ReturnedShapes
+from tests.soundness.wp_returned import ReturnedShapes, main_import
 
 HEADER = [
     "import contextlib",
@@ -592,7 +592,7 @@ def _assemble(pieces: list[Piece]) -> WPProgram:
     body = ["out = []"] + [line for p in pieces for line in p.body] + ["return out"]
     main = [*HEADER, "", "", *lib, *local, "def f(inp, n, k, flag):", *ind(body)]
     tags = frozenset(t for p in pieces for t in p.tags) | {"whole-program"}
-    text = "\n".join(main) + "\n"
+    text = main_import("\n".join(main) + "\n", package=False)
     by_line = piece_lines(text, pieces, frozenset({"whole-program"}))
     return WPProgram(pieces, Program(text, tags), lib, local, body, by_line)
 
@@ -623,7 +623,7 @@ def random_wp_multimodule_program(seed: int, among: tuple[str, ...] = DRAWN) -> 
     wp = build_wp_program(ch, among=among)
     variant = ch.choice(list(MM_VARIANTS))
     names = sorted({n for p in wp.pieces for n in p.names})
-    lib = "\n".join([*HEADER, "", "", *wp.lib]) + "\n"
+    lib = main_import("\n".join([*HEADER, "", "", *wp.lib]) + "\n", package=True)
     files = {"__init__.py": "", "lib.py": lib}
     local, body = "\n".join(wp.local), "\n".join(wp.body)
     if variant == "qualified" and names:

@@ -12,9 +12,19 @@ analysis/returned_slots.py): taken out by unpacking, a literal index or key (`sl
 second function that returns the display as it is (`slot-up`); near misses: a starred unpacking,
 an index by a variable, the buffer in two slots with the other one read, the display handed to a
 reader in `lib`.
+
+`method-*` traps call a private method from a subclass (`method-sub`), through an override that
+takes the base's buffer by `super()` (`method-super`, some overrides reading it), as a value
+wrapped by `functools.partial` (`method-callback`), or on a parameter (`method-param`).
+`module-caller` puts one caller in lib.py of the multimodule program, importing the allocator
+from main.py when it runs (`MAIN_IMPORT`, rewritten by whole_program.py: an alias, the name, the
+module, or the name wrapped by `functools.partial`); in one module the import becomes a binding
+of the same module's name (or the module object from `sys.modules`).
 """
 
 from __future__ import annotations
+
+import re
 
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Blocks, Buf, Piece, ind
 
@@ -26,7 +36,35 @@ _READS_UNWRITTEN = {"part", "flag", "read-first", "lib-read"}
 TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all", "string",
          "public", "decorated", "view", "tuple", "tuple-unpacked", "recursion", "nested",
          "method", "method", "chained", "globals-handed", "slot", "slot", "slot", "slot-up",
-         "slot-starred", "slot-var-index", "slot-twice", "slot-handed")  # fmt: skip
+         "slot-starred", "slot-var-index", "slot-twice", "slot-handed", "method-sub",
+         "method-super", "method-callback", "method-param", "module-caller",
+         "module-caller")  # fmt: skip
+# A caller in another module (lib.py of the multimodule program) imports the allocator from
+# main.py inside a function; in one module the import is a binding of the same module's name.
+MAIN_IMPORT = "MAIN-IMPORT"
+MODULE_FORMS = ("alias", "plain", "module", "partial")
+
+
+_IMPORT = re.compile(rf"{MAIN_IMPORT} (\S+)(?: as (\w+))?")
+
+
+def main_import(text: str, package: bool) -> str:
+    """`MAIN_IMPORT what` lines as an import from main.py (`package`) or, in one module, as a
+    binding of the module's own name."""
+
+    def one(m: re.Match[str]) -> str:
+        name, alias = m.group(1), m.group(2)
+        if name == "*":
+            return (
+                f"from . import main as {alias}"
+                if package
+                else (f"import sys; {alias} = sys.modules[__name__]")
+            )
+        if package:
+            return f"from .main import {name}" + (f" as {alias}" if alias else "")
+        return f"{alias} = {name}" if alias else "pass"
+
+    return _IMPORT.sub(one, text)
 
 
 class ReturnedShapes(Blocks):
@@ -35,7 +73,7 @@ class ReturnedShapes(Blocks):
         trap = self.ch.choice(list(TRAPS))
         tags = {f"wp-returned-{trap}"}
         mk = f"mk{u}" if trap == "public" else f"_mk{u}"
-        method = trap == "method"
+        method = trap == "method" or trap.startswith("method-")
         me = "self." if method else ""
         lines = [f"{x} = {self.alloc(b)}"]
         if self.ch.chance(30):
@@ -124,13 +162,64 @@ class ReturnedShapes(Blocks):
         elif trap == "string":
             fbody.append(f"out.append(globals()['{mk}'](inp).float().sum())")
             reads = True
-        if method:
-            local = [f"class K{u}:", *ind([*maker, "", *callers])]
+        if trap == "module-caller":
+            fbody.append(f"out.append(lcall{u}(inp, flag))")
+            reads = self._module_caller(u, mk, b, lib, names, tags) or reads
+        if trap == "method-callback":
+            callers += [f"def _cb{u}(self, inp):",
+                        f"    return functools.partial(self.{mk}, inp)().float().sum()"]  # fmt: skip
+            fbody.append(f"out.append(K{u}()._cb{u}(inp))")
+            reads = True
+        if trap == "method-param":
+            extra = [f"def _peek{u}(obj, inp):", f"    return obj.{mk}(inp).float().sum()", "", ""]
+            fbody.append(f"out.append(_peek{u}(K{u}(), inp))")
+            reads = True
+        if trap in ("method-sub", "method-super"):
+            # The callers are methods of a subclass: through `self.` (inherited), or an
+            # override that takes the base's buffer through `super()` and hands it on as the
+            # callers' buffer.
+            sub: list[str] = []
+            if trap == "method-super":
+                over = [f"def {mk}(self, inp):", f"    t = super().{mk}(inp)", "    return t"]
+                if self.ch.chance(50):
+                    over = [f"def {mk}(self, inp):", f"    t = super().{mk}(inp)",
+                            f"    out{u}.append(t.float().sum())", "    return t"]  # fmt: skip
+                    extra = [f"out{u} = []", "", ""]
+                    fbody.insert(0, f"out{u}.clear()")
+                    fbody.append(f"out.append(sum(out{u}))")
+                    reads = True
+                sub = over
+            fbody[:] = [line.replace(f"K{u}()", f"S{u}()") for line in fbody]
+            local = [*extra, f"class K{u}:", *ind(maker), "", "",
+                     f"class S{u}(K{u}):", *ind([*sub, "", *callers])]  # fmt: skip
+        elif method:
+            local = [*extra, f"class K{u}:", *ind([*maker, "", *callers])]
         elif trap == "nested":
             local = callers
         else:
             local = [*maker, "", "", *extra, *callers]
         return Piece(lib, local, [ALLOC_IN_CLASS, *fbody], names, tags, reads)
+
+    def _module_caller(
+        self, u: str, mk: str, b: Buf, lib: list[str], names: list[str], tags: set[str]
+    ) -> bool:
+        """A caller `lcall<u>` in lib.py that imports the allocator from main.py when it runs
+        (an alias, the name itself, the module, or the name wrapped by `functools.partial`);
+        whether it reads an element nobody wrote."""
+        form = self.ch.choice(list(MODULE_FORMS))
+        kind = self.ch.choice(list(CALLERS))
+        tags |= {f"wp-returned-module-{form}", f"wp-returned-module-caller-{kind}"}
+        call = {"alias": f"g{u}(inp)", "plain": f"{mk}(inp)", "module": f"m{u}.{mk}(inp)",
+                "partial": f"functools.partial(g{u}, inp)()"}[form]  # fmt: skip
+        what = {"alias": f"{mk} as g{u}", "plain": mk, "module": f"* as m{u}",
+                "partial": f"{mk} as g{u}"}[form]  # fmt: skip
+        rest = self._caller(kind, b, f"mfull{u}", f"mread{u}", lib, names)
+        if kind == "return-again":
+            rest = [*self.full("t", b), "return t.float().sum()"]
+        lib += [f"def lcall{u}(inp, flag):", f"    {MAIN_IMPORT} {what}", f"    t = {call}",
+                *ind(rest), "", ""]  # fmt: skip
+        names.append(f"lcall{u}")
+        return kind in _READS_UNWRITTEN
 
     def _slot(self, u: str, x: str, trap: str) -> tuple[str, list[str]]:
         """(what the allocator returns, the caller's lines that take the buffer out as `t`; CALL

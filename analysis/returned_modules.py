@@ -1,0 +1,130 @@
+"""The calls of a module's function from other modules of the tree, for a buffer it returns
+(returned.py).
+
+A private function (`_alloc`), or a public one under `callers-closed`, is judged at its calls in
+other files too. The files that may name it are returned.py's `naming_files`: the text names the
+function and its module (or a module that re-exports it: each file found to import it adds its
+own module's name, to a fixpoint), or reaches module objects otherwise (those refuse below unless
+they name it only in calls). In each such file, through the project index (project.py: imports,
+re-exports, star imports, `import m as mm`, `from . import m`):
+
+- every name bound by `from ... import _alloc [as g]`, and every `_alloc` as a name or an
+  attribute, must be the callee of a call that summaries.py resolves to this very def (the module
+  and the line of the def): `g(...)`, `m._alloc(...)`, `mm._alloc(...)`;
+- anything else refuses, naming the file and line: the function passed or stored as a value, a
+  string naming it (`getattr(m, "_alloc")`, `__all__`), a call not certain to run it, a file the
+  index cannot load, a file that may reach its names at run time (`globals()`, frames).
+
+Each call found is judged in its own module (its own engine of summaries), like a call in the
+function's module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from zeroopt.analysis.resolve import Scope, walk_bfs
+from zeroopt.analysis.summaries import load_unit
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.returned import ReturnedJudge
+    from zeroopt.analysis.summaries import Unit
+
+Found = list[tuple[ast.Call, Scope, "ReturnedJudge"]]
+_MAX_FILES = 32  # files calling one function, at most (the cost stays bounded)
+
+
+def foreign_callers(
+    judge: ReturnedJudge,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    public: bool,
+    make: Callable[[Unit, str], ReturnedJudge],
+    dynamic: re.Pattern[str],
+) -> tuple[Found, str]:
+    """(every call of `fn` in the other files of the tree, "") or ([], why not all known)."""
+    name = fn.name
+    project = judge.summaries.project
+    world = judge.summaries.world
+    home = judge.unit.module
+    found: Found = []
+    reexports: set[str] = set()
+    done: set[int] = set()
+    while True:
+        files, why = judge.naming_files(name, False, frozenset(reexports))
+        if why:
+            return [], why
+        todo = [i for i in files if i not in done]
+        if not todo:
+            return found, ""
+        if project is None or home is None:
+            path = world.files[todo[0]][0]
+            return [], f"{path} names `{name}`: its module is not known to a project index"
+        if len(done) + len(todo) > _MAX_FILES:
+            return [], f"more than {_MAX_FILES} files of the tree name `{name}`"
+        for i in todo:
+            done.add(i)
+            path = world.files[i][0]
+            module = project.index.names.get(path)
+            if module is None or project.index.modules.get(module) != path:
+                return [], f"{path} names `{name}` and is no module the index can load"
+            unit = load_unit(project, module)
+            if unit is None:
+                return [], f"{path} names `{name}` and cannot be read as a module"
+            if unit.frames_read or any(dynamic.search(line) for line in unit.lines):
+                return [], f"{path} names `{name}` and may reach its names at run time"
+            other = make(unit, path)
+            calls, bound, why = _calls_in(other, fn, home, public)
+            if why:
+                return [], why
+            found += [(call, scope, other) for call, scope in calls]
+            if bound:
+                reexports.add(module.rpartition(".")[2])
+
+
+def _calls_in(
+    other: ReturnedJudge,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    home: str,
+    public: bool,
+) -> tuple[list[tuple[ast.Call, Scope]], bool, str]:
+    """(the calls of `fn` in `other`'s module, whether it binds `fn` by an import, why not)."""
+    unit = other.unit
+    name = fn.name
+    watch = {name}
+    bound = False
+    for n in walk_bfs([unit.tree]):
+        if isinstance(n, ast.ImportFrom):
+            for a in n.names:
+                if a.name == name or (a.name == "*" and public):
+                    watch.add(a.asname or a.name)
+                    bound = True
+    watch.discard("*")
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    calls = other.call_index()
+    resolver = unit.resolver
+    found: list[tuple[ast.Call, Scope]] = []
+    for n in walk_bfs([unit.tree]):
+        where = f"{unit.path}:{getattr(n, 'lineno', 0)}"
+        if isinstance(n, ast.Name | ast.Attribute):
+            spelled = n.id if isinstance(n, ast.Name) else n.attr
+            if spelled not in watch or (isinstance(n, ast.Attribute) and spelled != name):
+                continue
+            hit = calls.get(id(n))
+            if hit is None or not isinstance(n.ctx, ast.Load):
+                return [], bound, f"{where} uses `{spelled}` other than as a call of `{name}`"
+            scope = hit[1]
+            callee = other.summaries.callee(scope, n, resolver.qualified(scope, n))
+            if (
+                callee is None
+                or callee.unit.module != home
+                or callee.fn.name != name
+                or callee.fn.lineno != fn.lineno
+            ):
+                return [], bound, f"the call at {where} is not certain to run `{name}`"
+            found.append(hit)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value):
+            return [], bound, f"{where} names `{name}` in a string (getattr, __all__)"
+    return found, bound, ""

@@ -1,0 +1,232 @@
+"""A buffer a module's private function returns, judged at its calls in other modules of the
+tree (analysis/returned_modules.py): imports, aliases, `from . import m`, re-exports.
+
+The program is a module of a package (`Case.package`), so that the other modules import it by
+name. The "fix" case is a function whose every caller, in its module and in another, writes the
+buffer in full before reading it. The others read it unwritten through a way the follower must
+see: a reader in another module, a star import of a name `__all__` exports, the function handed
+on as a value or wrapped by `functools.partial` there, a re-export under another name; none may
+be `safe`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import Case, check_case, params
+
+_ALLOC = r"""
+import torch
+
+
+def _alloc(n):
+    buf = torch.zeros(n)  # <- site
+    return buf
+
+
+def own(n):
+    b = _alloc(n)
+    b.fill_(1.0)
+    return b
+"""
+
+CASES = [
+    Case(
+        "private_function_filled_by_callers_in_another_module",
+        kind="fix",
+        package="rmf_pkg",
+        why="`_alloc` is called in its module and, in another module, through an alias "
+        "(`from ... import _alloc as mk`) and through the module (`from . import m`); every "
+        "call writes the buffer in full before any read.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmf_pkg import user
+
+    return own(2), user.a(3), user.b(4)
+""",
+        modules=(
+            ("rmf_pkg/__init__", ""),
+            (
+                "rmf_pkg/user",
+                r"""
+import torch
+
+from rmf_pkg.private_function_filled_by_callers_in_another_module import _alloc as mk
+from . import private_function_filled_by_callers_in_another_module as m
+
+
+def a(n):
+    t = mk(n)
+    t.copy_(torch.arange(n, dtype=t.dtype))
+    return t * 2
+
+
+def b(n):
+    u = m._alloc(n)
+    u.fill_(5.0)
+    return u.sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_function_read_by_a_caller_in_another_module",
+        package="rmr_pkg",
+        why="a caller in another module imports `_alloc` under another name and sums the buffer "
+        "before writing it.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmr_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmr_pkg/__init__", ""),
+            (
+                "rmr_pkg/user",
+                r"""
+from rmr_pkg.private_function_read_by_a_caller_in_another_module import _alloc as mk
+
+
+def peek(n):
+    return mk(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_function_exported_by_all_to_a_star_import",
+        package="rms_pkg",
+        why="`__all__` exports `_alloc`; a star import binds it in another module without "
+        "spelling it, and that module reads the buffer first.",
+        source=r"""
+import torch
+
+__all__ = ["_alloc", "own"]
+
+
+def _alloc(n):
+    buf = torch.zeros(n)  # <- site
+    return buf
+
+
+def own(n):
+    b = _alloc(n)
+    b.fill_(1.0)
+    return b
+""",
+        scenario=r"""
+def run():
+    from rms_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rms_pkg/__init__", ""),
+            (
+                "rms_pkg/user",
+                r"""
+from rms_pkg.private_function_exported_by_all_to_a_star_import import *
+
+
+def peek(n):
+    return globals()["_alloc"](n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_function_handed_on_by_another_module",
+        package="rmh_pkg",
+        why="another module passes `_alloc` to a helper that calls it and reads the result.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmh_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmh_pkg/__init__", ""),
+            (
+                "rmh_pkg/user",
+                r"""
+from rmh_pkg.private_function_handed_on_by_another_module import _alloc
+
+
+def consume(make, n):
+    return make(n).sum()
+
+
+def peek(n):
+    return consume(_alloc, n)
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_function_wrapped_by_partial_in_another_module",
+        package="rmp_pkg",
+        why="another module wraps `m._alloc` in `functools.partial` and reads what it returns.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmp_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmp_pkg/__init__", ""),
+            (
+                "rmp_pkg/user",
+                r"""
+import functools
+
+from . import private_function_wrapped_by_partial_in_another_module as m
+
+
+def peek(n):
+    return functools.partial(m._alloc, n)().sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_function_re_exported_by_the_package_under_an_alias",
+        package="rmx_pkg",
+        why="the package's `__init__` re-exports `_alloc`; a third module imports it from the "
+        "package under another name and reads the buffer first.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmx_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            (
+                "rmx_pkg/__init__",
+                "from .private_function_re_exported_by_the_package_under_an_alias import _alloc\n",
+            ),
+            (
+                "rmx_pkg/user",
+                r"""
+from rmx_pkg import _alloc as grab
+
+
+def peek(n):
+    return grab(n).sum()
+""",
+            ),
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
