@@ -42,6 +42,7 @@ import os
 from zeroopt.analysis.anyorder_forms import _name_rebound
 from zeroopt.analysis.anyorder_reach import class_statements, parsed
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
+from zeroopt.analysis.resolve import walk
 
 _PLAIN = frozenset({"object", "ABC", "abc", "Generic", "Protocol", "typing"})
 _HOOKS = frozenset(
@@ -179,7 +180,7 @@ def _bound_once(tree: ast.Module, name: str) -> bool:
     """`name` has one binding in the module, nested scopes included (`Base = wrap(Base)`
     after the class statement makes the name another class)."""
     count = 0
-    for n in ast.walk(tree):
+    for n in walk([tree]):  # ast.walk's nodes but context and operator leaves, none counted
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             count += n.id == name
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

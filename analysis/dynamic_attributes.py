@@ -31,9 +31,11 @@ ANY = "*"
 MODULE_ANY = "**"  # + a module's dotted name ("" any): `setattr(mod, k, v)` binds any name there
 SELF = "<self>"  # the module the text is in (`globals()[k] = v`)
 # What a file must mention to be read at all.
+# (`vars(?<!\wvars)` is `\bvars`: a pattern whose alternatives all start with a literal is searched
+# for those characters only, several times faster over a large tree.)
 MENTIONS = re.compile(
-    rb"setattr|__dict__|\bvars\(|\bglobals\(|Namespace\(|namedtuple|NamedTuple|make_dataclass"
-    rb"|Enum\(|Flag\("
+    rb"setattr|__dict__|vars(?<!\wvars)\(|globals(?<!\wglobals)\(|Namespace\(|namedtuple"
+    rb"|NamedTuple|make_dataclass|Enum\(|Flag\("
 )
 _FIELDS = frozenset(
     {"namedtuple", "NamedTuple", "make_dataclass", "Enum", "IntEnum", "StrEnum", "Flag",

@@ -642,13 +642,13 @@ def _reached_elsewhere(
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
                 allowed.add(id(n))
             stack.extend(ast.iter_child_nodes(n))
-    docstrings = {
-        id(s.value)
-        for s in walk([tree])
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-    }
+    # Pre-order: an expression statement comes before its constant, so one walk knows the
+    # docstrings (strings standing alone as statements) by the time it meets them.
+    docstrings: set[int] = set()
     foreign: list[ast.Attribute] = []  # judged below: they may be on other classes' objects
     for n in walk([tree]):
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant):
+            docstrings.add(id(n.value))
         if isinstance(n, ast.Attribute) and n.attr in names and id(n) not in allowed:
             foreign.append(n)
         if (

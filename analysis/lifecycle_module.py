@@ -17,7 +17,7 @@ from zeroopt.analysis.lifecycle_program import (
     decorator_name,
 )
 from zeroopt.analysis.lifecycles import Lifecycle
-from zeroopt.analysis.resolve import Resolver, walk
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Resolver, walk
 
 # The words of a module-level reason that only adds paths (another object's method called).
 OUTSIDE_ORDER = "outside the modelled order"
@@ -112,7 +112,15 @@ class ModuleFacts:
                 self._attribute(node, cls, me, where)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
                 self._call(node, cls, me, where)
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            # The children `ast.iter_child_nodes` yields, in its order, but the context and
+            # operator leaves (nothing above looks at them) and without a generator per node.
+            fields = _SYNTAX_CHILDREN[type(node)]
+            for f in fields or ():
+                v = getattr(node, f)
+                if type(v) is list:
+                    stack.extend(reversed(v))
+                elif v is not None:
+                    stack.append(v)
 
     def _attribute(
         self, node: ast.Attribute, cls: ast.ClassDef | None, me: str | None, where: str

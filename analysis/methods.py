@@ -16,11 +16,12 @@ turns this off: such calls stay unknown.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,28 +48,55 @@ _CALLER_DECORATORS = frozenset(
 _CLASS_DECORATORS = ("dataclass", "dataclasses.dataclass")
 # `obj.m = `, `obj.m: T = `, `obj.m, x = ` (a line with `.m,` and then an `=`, conservatively),
 # `for obj.m in`, `as obj.m`, `setattr(obj, "m", `.
+# Every alternative starts with a literal character and a word boundary before a keyword is
+# asserted after it (`for(?<!\wfor)` is `\bfor`): the regex engine then skips to the characters
+# that can start a match instead of trying every position (a third of the time over the wheels).
 _STORE = re.compile(
     rb"\.[ \t]*(\w+)[ \t]*(?:=(?!=)|:[^\n=]*=(?!=)|,[^\n]*[^=!<>]=(?!=))"
-    rb"|(?:\bfor|\bas)[ \t]+[\w.]+\.(\w+)\b"
+    rb"|for(?<!\wfor)[ \t]+[\w.]+\.(\w+)\b"
+    rb"|as(?<!\was)[ \t]+[\w.]+\.(\w+)\b"
     rb"|setattr\([^\n,]*,[ \t]*['\"](\w+)['\"]"
     # `object.__setattr__(obj, "m", ...)`, `obj.__setattr__("m", ...)`, `obj.__dict__["m"] = `,
     # `vars(obj)["m"] = `, `obj.__dict__.update(m=...)`.
     rb"|__setattr__\((?:[^\n,()]*,)?[ \t]*['\"](\w+)['\"]"
-    rb"|(?:__dict__|vars\([^)\n]*\))[ \t]*\[[ \t]*['\"](\w+)['\"]"
-    rb"|(?:__dict__|vars\([^)\n]*\))[ \t]*\.[ \t]*(?:update|setdefault)\([ \t]*(\w+)[ \t]*="
+    rb"|__dict__[ \t]*\[[ \t]*['\"](\w+)['\"]"
+    rb"|vars\([^)\n]*\)[ \t]*\[[ \t]*['\"](\w+)['\"]"
+    rb"|__dict__[ \t]*\.[ \t]*(?:update|setdefault)\([ \t]*(\w+)[ \t]*="
+    rb"|vars\([^)\n]*\)[ \t]*\.[ \t]*(?:update|setdefault)\([ \t]*(\w+)[ \t]*="
 )
 # A class made at run time: `type(name, bases, namespace)`, `types.new_class(...)`.
-_DYNAMIC_CLASS = re.compile(rb"\btype[ \t]*\([^\n]*,|\bnew_class[ \t]*\(")
+_DYNAMIC_CLASS = re.compile(rb"type(?<!\wtype)[ \t]*\([^\n]*,|new_class(?<!\wnew_class)[ \t]*\(")
 
 
-_CLASS = re.compile(rb"\bclass[ \t]+\w+[ \t]*\(([^:]*)")
+_CLASS = re.compile(rb"class(?<!\wclass)[ \t]+\w+[ \t]*\(([^:]*)")
 _WORD = re.compile(rb"\w+")
 # `C as X` (an import: followed by `,`, `)` or the end of the line), `X = C` / `X = mod.C` (a
-# whole line).
-_ALIAS = re.compile(
-    rb"\b(\w+)[ \t]+as[ \t]+(\w+)[ \t]*(?=,|\)|$)|^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*$",
-    re.M,
-)
+# whole line). Neither form spans a line and no line has both, so each is searched on its own:
+# the first only on the lines with a ` as ` (a pattern starting with a word boundary is tried at
+# every position), the second from each newline.
+_ALIAS_AS = re.compile(rb"\b(\w+)[ \t]+as[ \t]+(\w+)[ \t]*(?=,|\)|$)", re.M)
+_AS = re.compile(rb"[ \t]as[ \t]")
+_ALIAS_LINE = rb"[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(\w+)[ \t]*$"
+_ALIAS_FIRST_LINE = re.compile(_ALIAS_LINE, re.M)
+_ALIAS_NEXT_LINE = re.compile(rb"\n" + _ALIAS_LINE, re.M)
+
+
+def _alias_pairs(data: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """(name, alias) of every `name as alias` and `alias = [mod.]name` line of `data`."""
+    done = -1
+    for hit in _AS.finditer(data):
+        start = data.rfind(b"\n", 0, hit.start()) + 1
+        if start <= done:
+            continue  # a line already searched
+        end = data.find(b"\n", hit.end())
+        done = len(data) if end < 0 else end
+        for m in _ALIAS_AS.finditer(data, start, done):
+            yield m.group(1), m.group(2)
+    first = _ALIAS_FIRST_LINE.match(data)
+    if first:
+        yield first.group(2), first.group(1)
+    for m in _ALIAS_NEXT_LINE.finditer(data):
+        yield m.group(2), m.group(1)
 
 
 @dataclass
@@ -176,9 +204,18 @@ class ClassWorld:
         """The half of `prepare` that parses files: the classes of the files that may derive
         from any name, the names bound under computed attributes."""
         index = self.index
-        for i in sorted(index.unclear | index.dynamic):
-            self._parsed(*self.files[i])
-        self._dynamic_bindings()
+        # The cyclic collector is paused meanwhile: the trees parsed hold no cycles and are freed
+        # by reference counting, and its passes over their millions of nodes were a fifth of
+        # the time here.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._dynamic_bindings(index.unclear | index.dynamic)  # one parse for both tables
+            for i in sorted(index.unclear | index.dynamic):
+                self._parsed(*self.files[i])
+        finally:
+            if collecting:
+                gc.enable()
 
     def prepare_text(self) -> None:
         """The half of `prepare` that reads text only: every file's stores and aliases."""
@@ -288,18 +325,25 @@ class ClassWorld:
                 )
         return ""
 
-    def _dynamic_bindings(self) -> list[tuple[str, dict[str, int]]]:
-        """(path, `bound_names`) of every file that binds attributes under computed names."""
+    def _dynamic_bindings(
+        self, classes: set[int] | frozenset[int] = frozenset()
+    ) -> list[tuple[str, dict[str, int]]]:
+        """(path, `bound_names`) of every file that binds attributes under computed names.
+        `classes`: files whose classes are wanted too, read from the same parse."""
         if self._dynamic is None:
             self._dynamic = []
-            for path, data in self.files:
+            for i, (path, data) in enumerate(self.files):
                 if not MENTIONS.search(data):
                     continue
                 try:
                     tree = ast.parse(data)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     self._dynamic.append((path, {ANY_NAME: 1}))
+                    if i in classes:
+                        self._classes.setdefault(path, None)
                     continue
+                if i in classes and path not in self._classes:
+                    self._classes[path] = _classes_of(tree)
                 found = bound_names(tree)
                 if found:
                     self._dynamic.append((path, found))
@@ -331,8 +375,7 @@ class ClassWorld:
         aliases = self._file_aliases.get(i)
         if aliases is None:
             aliases = self._file_aliases[i] = {}
-            for m in _ALIAS.finditer(self.files[i][1]):
-                old, new = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            for old, new in _alias_pairs(self.files[i][1]):
                 aliases.setdefault(old.decode(), set()).add(new.decode())
         return aliases
 
@@ -352,11 +395,7 @@ class ClassWorld:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._classes[path] = None
                 return None
-            self._classes[path] = [
-                info
-                for n in walk_bfs([tree])
-                if (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
-            ]
+            self._classes[path] = _classes_of(tree)
         return self._classes[path]
 
     def _unclear_matching(self, name: str) -> set[int]:
@@ -497,6 +536,15 @@ class ClassWorld:
 
 
 ANY = "*"  # in ClassInfo.bases / binds: may be any class / bind any name
+
+
+def _classes_of(tree: ast.Module) -> list[ClassInfo]:
+    """The class statements and run-time class makers of a module, in `ast.walk`'s order."""
+    return [
+        info
+        for n in walk_bfs([tree])
+        if (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
+    ]
 
 
 def _made_class(node: ast.AST) -> ClassInfo | None:

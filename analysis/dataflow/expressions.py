@@ -9,6 +9,7 @@ from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Calls
 from zeroopt.analysis.dataflow.containers import plain_key
 from zeroopt.analysis.dataflow.places import _comp_targets, place_key
+from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import MAYBE, Ref, View
 
 
@@ -36,7 +37,7 @@ class Expressions(Calls):
 
     def _contains_alloc(self, e: ast.AST) -> bool:
         alloc = self.ctx.alloc
-        return any(n is alloc for n in ast.walk(e))
+        return any(n is alloc for n in walk([e]))  # the call is no context leaf: same answer
 
     def _e_Constant(self, e: ast.Constant) -> Ref | None:
         return None
