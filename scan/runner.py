@@ -349,7 +349,10 @@ def _tree_digest(index: ProjectIndex, shas: dict[str, str]) -> str:
     key = (id(shas), len(shas))
     if key not in _TREE_DIGESTS:
         _TREE_DIGESTS.clear()
-        _TREE_DIGESTS[key] = tree_digest([(p, shas.get(p, "")) for p in index.names])
+        # Over the files ClassWorld.read digests (methods.py): every file of the index, also
+        # those whose names are no module (`run-1.py`), else no cached result would hold.
+        paths = {*index.files, *index.names}
+        _TREE_DIGESTS[key] = tree_digest([(p, shas.get(p, "")) for p in paths])
     return _TREE_DIGESTS[key]
 
 

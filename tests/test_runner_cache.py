@@ -272,3 +272,34 @@ def test_worker_dying_while_files_are_still_submitted(
     assert [f.path for f in report.findings] == [f"m{i:02}.py" for i in range(1, 8)]
     (err,) = report.errors
     assert err.path == "m00.py" and "crashed" in err.message
+
+
+_CLOSED_WORLD_SAFE = """import torch
+
+
+class Stage:
+    def fill(self, out):
+        out.copy_(torch.ones_like(out))
+
+    def total(self, n):
+        buf = torch.zeros(n)
+        self.fill(buf)
+        return buf.sum()
+"""
+
+
+def test_tree_result_reused_beside_a_file_no_import_names(
+    project: Callable[..., Path],
+) -> None:
+    """A result that relied on the whole tree (the closed world) records the tree's digest; the
+    runner checks it over the same files, including one whose name is no module (`run-1.py`),
+    so a warm scan of an unchanged tree reuses it."""
+    root = Path.cwd()
+    project("stage.py", _CLOSED_WORLD_SAFE)
+    project("run-1.py", "import stage\n")
+    _stale_mtimes(root)
+    cold = _scan()
+    assert [f.verdict for f in cold.findings] == [Verdict.SAFE]
+    warm = _scan()
+    assert warm.analysed == 0 and warm.cache_hits == 2
+    assert [f.verdict for f in warm.findings] == [Verdict.SAFE]
