@@ -15,25 +15,11 @@ import pytest
 
 from tests.regressions.harness import NOT_SAFE, Case, scanned_verdicts
 from tests.regressions.test_adversarial_tree import CASES as READ_IN_ANOTHER_FILE
+from tests.regressions.test_adversarial_tree import STAGE_FILL
 from zeroopt.scan.config import load_config
 from zeroopt.scan.runner import scan
 
-_STAGE = Case(
-    "stage",
-    source=r"""
-import torch
-
-
-class Stage:
-    def fill(self, out):
-        out.copy_(torch.ones_like(out))
-
-    def total(self, n):
-        buf = torch.zeros(n)  # <- site
-        self.fill(buf)
-        return buf.sum()
-""",
-)
+_STAGE = Case("stage", source=STAGE_FILL)
 
 _LATE = r"""
 from stage import Stage

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import zeroopt.scan.runner as runner
+from tests.regressions.test_adversarial_tree import STAGE_FILL
 from zeroopt.report.json import report_to_json
 from zeroopt.scan import file_analysis
 from zeroopt.scan.config import load_config
@@ -274,20 +275,6 @@ def test_worker_dying_while_files_are_still_submitted(
     assert err.path == "m00.py" and "crashed" in err.message
 
 
-_CLOSED_WORLD_SAFE = """import torch
-
-
-class Stage:
-    def fill(self, out):
-        out.copy_(torch.ones_like(out))
-
-    def total(self, n):
-        buf = torch.zeros(n)
-        self.fill(buf)
-        return buf.sum()
-"""
-
-
 def test_tree_result_reused_beside_a_file_no_import_names(
     project: Callable[..., Path],
 ) -> None:
@@ -295,7 +282,7 @@ def test_tree_result_reused_beside_a_file_no_import_names(
     runner checks it over the same files, including one whose name is no module (`run-1.py`),
     so a warm scan of an unchanged tree reuses it."""
     root = Path.cwd()
-    project("stage.py", _CLOSED_WORLD_SAFE)
+    project("stage.py", STAGE_FILL.lstrip("\n"))
     project("run-1.py", "import stage\n")
     _stale_mtimes(root)
     cold = _scan()

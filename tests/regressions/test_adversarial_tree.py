@@ -13,7 +13,7 @@ import pytest
 
 from tests.regressions.harness import NOT_SAFE, Case, check_case, params, scanned_verdicts
 
-_FILL = r"""
+STAGE_FILL = r"""
 import torch
 
 
@@ -32,7 +32,7 @@ CASES = [
         "subclass_in_a_file_not_named",
         why="`Late.fill` (another file of the tree) adds to the buffer instead of writing it: "
         "named alone, the file shows only `Stage.fill`, which writes it in full.",
-        source=_FILL,
+        source=STAGE_FILL,
         modules=(
             (
                 "late",
