@@ -278,16 +278,16 @@ from it (found by name over every file, same-named classes included) binds `m`, 
 through its first base only, and neither has a class decorator (other than `dataclass`), a
 metaclass keyword or `__getattribute__`. `[tool.zeroopt] closed-world = false` (or `scan --no-closed-world`)
 turns method resolution off. A cached result that relied on it is reused only while no file of the
-tree changed. The tree is the directories scanned, less what `exclude` and `.gitignore` leave
-out: assumed, code in excluded files does not run with the scanned package (exclude a vendored
-copy or a build folder, not a module that subclasses or calls into it). A file named by itself (as pre-commit names
-only the changed files) is judged with the rest of its project read as context, the project
-being the folder of `pyproject.toml`, or of `.git` where there is none (scan/context_tree.py):
-its verdicts are those of a scan of that folder. A file named outside any such project, source
-from stdin, or directories holding a symbolic link to a directory outside them (not followed) do
-not show every file of the tree, and the closed world is off for that scan (methods, calls by method name, returned buffers, any order of
-methods; a module's function is not taken for its def, which a file not scanned may replace); the
-evidence of a call it leaves unresolved names why.
+tree changed. The tree is the directories scanned, less what `exclude` and `.gitignore` leave out:
+assumed, code in excluded files does not run with the scanned package (exclude a vendored copy or a
+build folder, not a module that subclasses or calls into it). A file named by itself (as pre-commit
+names only the changed files) is judged with the rest of its project read as context, the project
+being the folder of `pyproject.toml`, or of `.git` where there is none (scan/context_tree.py): its
+verdicts are those of a scan of that folder. A file named outside any such project, source from
+stdin, or directories holding a symbolic link to a directory outside them (not followed) do not show
+every file of the tree, and the closed world is off for that scan (methods, calls by method name,
+returned buffers, any order of methods; a module's function is not taken for its def, which a file
+not scanned may replace); the evidence of a call it leaves unresolved names why.
 
 Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself,
 or one slot of a returned tuple, list or dict display with identifier keys, no starred item, no
