@@ -251,8 +251,10 @@ class _Chain:
             if len(infos) != 1:
                 return False  # not a subclass, or two classes of that name: not certain
             info = infos[0]
-            if self.attr in info.binds:
+            if self.attr in info.surely:
                 return True
+            if self.attr in info.binds:
+                return False  # bound under a condition, or deleted: a base's def may remain
             up = [b for b in info.bases[0] if b == self.root or b in self.by_name]
             if len(up) != 1:
                 return False
