@@ -79,9 +79,39 @@ def foreign_callers(
             calls, bound, why = _calls_in(other, fn, home, public)
             if why:
                 return [], why
+            why = _alias_named(unit, name, world.files, path)
+            if why:
+                return [], why
             found += [(call, scope, other) for call, scope in calls]
             if bound:
                 reexports.add(module.rpartition(".")[2])
+
+
+def _alias_named(unit: Unit, name: str, files: list[tuple[str, bytes]], path: str) -> str:
+    """Why a name the module binds `name` under at its top level (`from m import _alloc as mk`)
+    may be taken by another file without spelling `name` ("" if no other file names it)."""
+    local = {
+        id(i)
+        for n in walk_bfs([unit.tree])
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef)
+        for i in ast.walk(n)
+    }
+    aliases = {
+        a.asname
+        for n in walk_bfs([unit.tree])
+        if isinstance(n, ast.ImportFrom) and id(n) not in local
+        for a in n.names
+        if a.name == name and a.asname and a.asname != name
+    }
+    for alias in sorted(aliases):
+        word = re.compile(rb"(?<!\w)" + re.escape(alias.encode()) + rb"(?!\w)")
+        for other, data in files:
+            if other != path and word.search(data):
+                return (
+                    f"{path} binds `{name}` as `{alias}`, which {other} names: it may call it "
+                    f"without spelling `{name}`"
+                )
+    return ""
 
 
 def _calls_in(
