@@ -333,7 +333,8 @@ def _partial_tree(
         if sf.explicit and not any(sf.path.startswith(d) for d in dirs):
             return (
                 f"{sf.display} was named alone (pre-commit names the changed files), and no "
-                "project root (pyproject.toml or .git) above it shows the rest of its tree"
+                "project root (pyproject.toml or .git, in no other project) above it shows the "
+                "rest of its tree"
             )
     if links:
         where = os.path.relpath(links[0])
