@@ -76,3 +76,22 @@ def test_not_safe_named_inside_a_nested_project(case: Case, outer: str, tmp_path
     named = f"{case.package}/{case.name}.py"
     for line, verdicts in scanned_verdicts(case, tmp_path, named).items():
         assert verdicts and all(v in NOT_SAFE for v in verdicts), (line, verdicts)
+
+
+@pytest.mark.parametrize("named", ["alone", "tree"])
+@pytest.mark.parametrize("case", params(CASES))
+def test_not_safe_through_a_file_link_into_another_tree(
+    case: Case, named: str, tmp_path: Path
+) -> None:
+    """The file scanned is a symbolic link to a module of another tree, whose subclass reads
+    the zeros: that tree is not read, so the site is never `safe` (`apply` would rewrite the
+    other tree's file through the link)."""
+    other, tree = tmp_path / "other", tmp_path / "tree"
+    scanned_verdicts(case, other, ".")  # writes the module and its subclass there
+    tree.mkdir()
+    (tree / "pyproject.toml").write_text("")
+    own = f"{case.name}.py"
+    (tree / own).symlink_to(other / case.package / own)
+    found = scanned_verdicts(case, tree, own if named == "alone" else ".")
+    for line, verdicts in found.items():
+        assert verdicts and all(v in NOT_SAFE for v in verdicts), (line, verdicts)
