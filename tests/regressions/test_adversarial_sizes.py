@@ -58,3 +58,29 @@ def test_not_unsafe_and_runs_the_same(case: Case, tmp_path: Path) -> None:
             assert Verdict.SAFE not in verdicts, (line, verdicts)
     base, differences = poisoned_runs(case, tmp_path)
     assert all(d is None for d in differences.values()), (base, differences)
+
+
+_FUNCTION_FORMS = [
+    ("fill_by_the_function_form", "torch.fill_(x[:1], 2.0)"),
+    ("zero_by_the_function_form", "torch.zero_(x[:1])"),
+]
+
+
+@pytest.mark.parametrize(("name", "write"), _FUNCTION_FORMS)
+def test_function_form_of_an_in_place_fill_writes(name: str, write: str, tmp_path: Path) -> None:
+    """`torch.fill_(v, s)` and `torch.zero_(v)` (aten `fill_` / `zero_`, `Tensor(a!) self`)
+    write every element of `v` as the methods do: after `x[1:] = 1` the buffer is written in
+    full, and the sum reads nothing unwritten."""
+    case = Case(
+        name,
+        source=(
+            "import torch\n\n\ndef f(n: int):\n    x = torch.zeros(n + 1)  # <- site\n"
+            f"    x[1:] = 1\n    {write}\n    return x.sum()\n"
+        ),
+        scenario="def run():\n    return f(3)\n",
+    )
+    for line, verdicts in site_verdicts(case, case.program).items():
+        assert verdicts, f"{case.name}: no finding at line {line}"
+        assert Verdict.UNSAFE not in verdicts, (line, verdicts)
+    base, differences = poisoned_runs(case, tmp_path)
+    assert all(d is None for d in differences.values()), (base, differences)
