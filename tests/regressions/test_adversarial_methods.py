@@ -31,7 +31,10 @@ _SCENARIO = "def run():\n    return Base().run(2), Over().go()\n"
 
 
 def _case(name: str, body: str, why: str) -> Case:
-    source = _BASE + f"\n\nclass Over(Base):\n{body}\n    def go(self):\n        return self._alloc(3) + 1\n"
+    source = (
+        _BASE
+        + f"\n\nclass Over(Base):\n{body}\n    def go(self):\n        return self._alloc(3) + 1\n"
+    )
     return Case(name, why=why, source=source, scenario=_SCENARIO)
 
 
