@@ -13,7 +13,9 @@ re-exports, star imports, `import m as mm`, `from . import m`):
   and the line of the def): `g(...)`, `m._alloc(...)`, `mm._alloc(...)`;
 - anything else refuses, naming the file and line: the function passed or stored as a value, a
   string naming it (`getattr(m, "_alloc")`, `__all__`), a call not certain to run it, a file the
-  index cannot load, a file that may reach its names at run time (`globals()`, frames).
+  index cannot load, a file that may reach its names at run time (`globals()`, frames), a top-level
+  `from m import _alloc as mk` whose alias another file names (a re-export its callers need not
+  spell), and (returned.py) `vars(m)[k]` / `m.__dict__[k]` by a computed key.
 
 Each call found is judged in its own module (its own engine of summaries), like a call in the
 function's module.
