@@ -113,6 +113,9 @@ class ClassInfo:
     bases: tuple[frozenset[str], ...]  # the identifiers each base expression mentions
     binds: frozenset[str]  # names its body binds
     decorated: bool  # a class decorator other than dataclass
+    # Names its body certainly binds: one top-level def, class or assignment, nothing else in the
+    # body binding or deleting them (not under `if`, `try`, `for`: those may leave a base's def).
+    surely: frozenset[str] = frozenset()
 
 
 # What `ClassWorld.prepare_parsed` builds: the classes of some files by path, and the names each
@@ -601,7 +604,14 @@ def _info(node: ast.ClassDef) -> ClassInfo:
         ast.unparse(d.func if isinstance(d, ast.Call) else d) not in _CLASS_DECORATORS
         for d in node.decorator_list
     )
-    return ClassInfo(node.name, node.lineno, bases or (frozenset(),), _class_binds(node), decorated)
+    return ClassInfo(
+        node.name,
+        node.lineno,
+        bases or (frozenset(),),
+        _class_binds(node),
+        decorated,
+        _class_surely(node),
+    )
 
 
 def _class_binds(node: ast.ClassDef) -> frozenset[str]:
@@ -622,6 +632,23 @@ def _class_binds(node: ast.ClassDef) -> frozenset[str]:
                 elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                     out.add(n.name)
     return frozenset(out)
+
+
+def _class_surely(node: ast.ClassDef) -> frozenset[str]:
+    """Names bound exactly once in the class body, by a statement of the body itself."""
+    top: list[str] = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            top.append(stmt.name)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            top += [t.id for t in targets if isinstance(t, ast.Name)]
+    counts: dict[str, int] = {}
+    for stmt in node.body:
+        one = ast.ClassDef(name="", bases=[], keywords=[], body=[stmt], decorator_list=[])
+        for name in _class_binds(one):
+            counts[name] = counts.get(name, 0) + 1
+    return frozenset(n for n in top if counts.get(n) == 1 and top.count(n) == 1)
 
 
 def _short(path: str) -> str:

@@ -715,7 +715,7 @@ _HANDS = re.compile(
 )
 _WORDS = re.compile(rb"_(?<!\w_)\w+")  # `(?<!\w)_\w+`, searched for `_` first: ten times faster
 # Lookups of an attribute by a name the text need not spell.
-_LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(")
+_LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(|vars\(|__dict__")
 _LOOKUPS: dict[tuple[str, int], tuple[int, int, dict[str, int]]] = {}
 
 
@@ -724,7 +724,8 @@ def _unspelled_lookup(
 ) -> int:
     """The line of a lookup in file `i` that may fetch attribute `name` though the file's text
     never spells it: `getattr(x, <not one literal>)`, `attrgetter(...)`/`methodcaller(...)` of
-    one, `inspect.getmembers(x)`, or a literal joined from parts (`"_al" "loc"`); 0 if none.
+    one, `inspect.getmembers(x)`, `vars(x)` / `x.__dict__` not indexed by one literal, or a
+    literal joined from parts (`"_al" "loc"`); 0 if none.
     For a module's function (not `method`), `getattr(self, k)` / `getattr(cls, k)` is no such
     lookup: the object is an instance or a class, not a module."""
     key = (digest, i)
@@ -737,7 +738,17 @@ def _unspelled_lookup(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
             computed = 1
+        # `vars(m)[k]` / `m.__dict__[k]` with `k` no literal, or the namespace handed on whole.
+        literal = {
+            id(n.value)
+            for n in (ast.walk(tree) if tree is not None else ())
+            if isinstance(n, ast.Subscript)
+            and isinstance(n.slice, ast.Constant)
+            and isinstance(n.slice.value, str)
+        }
         for n in ast.walk(tree) if tree is not None else ():
+            if _namespace(n) and id(n) not in literal:
+                computed = computed or getattr(n, "lineno", 1)
             if not isinstance(n, ast.Call):
                 continue
             f = n.func
@@ -767,6 +778,17 @@ def _unspelled_lookup(
     if not joined_only and (computed or (method and on_objects)):
         return computed or on_objects
     return joined.get(name, 0) if name.encode() not in data else 0
+
+
+def _namespace(n: ast.AST) -> bool:
+    """`vars(x)` or `x.__dict__` of an object other than `self` / `cls` (a module's namespace)."""
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars":
+        target = n.args[0] if n.args else None
+    elif isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.ctx, ast.Load):
+        target = n.value
+    else:
+        return False
+    return not (isinstance(target, ast.Name) and target.id in ("self", "cls"))
 
 
 _INDEX: dict[str, dict[str, list[int]]] = {}  # one tree's digest -> its `_name` words -> files

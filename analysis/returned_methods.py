@@ -7,8 +7,9 @@ the tree, through its first base only), such a call is found when it is one of:
 - `self._alloc(...)` / `cls._alloc(...)` in a plain method (or classmethod) of a class D related
   to X (X, a base of X, a subclass of X, or a class some class of the tree derives from together
   with X; anyorder_reach.py's receiver classification), unless D is a subclass of X and a class
-  on the way from D up to X binds `_alloc` again (an override: `self._alloc` there never runs
-  X's def);
+  on the way from D up to X surely binds `_alloc` again (an override: `self._alloc` there never
+  runs X's def; one top-level statement of its body, `ClassInfo.surely`: a def under `if` or
+  `try`, or one deleted, may leave X's);
 - `super()._alloc(...)` in a method of a subclass of X (the override that calls X's def);
 - `k._alloc(...)` on a local `k = K(...)` of a related class.
 
@@ -251,8 +252,10 @@ class _Chain:
             if len(infos) != 1:
                 return False  # not a subclass, or two classes of that name: not certain
             info = infos[0]
-            if self.attr in info.binds:
+            if self.attr in info.surely:
                 return True
+            if self.attr in info.binds:
+                return False  # bound under a condition, or deleted: a base's def may remain
             up = [b for b in info.bases[0] if b == self.root or b in self.by_name]
             if len(up) != 1:
                 return False

@@ -13,7 +13,9 @@ re-exports, star imports, `import m as mm`, `from . import m`):
   and the line of the def): `g(...)`, `m._alloc(...)`, `mm._alloc(...)`;
 - anything else refuses, naming the file and line: the function passed or stored as a value, a
   string naming it (`getattr(m, "_alloc")`, `__all__`), a call not certain to run it, a file the
-  index cannot load, a file that may reach its names at run time (`globals()`, frames).
+  index cannot load, a file that may reach its names at run time (`globals()`, frames), a top-level
+  `from m import _alloc as mk` whose alias another file names (a re-export its callers need not
+  spell), and (returned.py) `vars(m)[k]` / `m.__dict__[k]` by a computed key.
 
 Each call found is judged in its own module (its own engine of summaries), like a call in the
 function's module.
@@ -79,9 +81,39 @@ def foreign_callers(
             calls, bound, why = _calls_in(other, fn, home, public)
             if why:
                 return [], why
+            why = _alias_named(unit, name, world.files, path)
+            if why:
+                return [], why
             found += [(call, scope, other) for call, scope in calls]
             if bound:
                 reexports.add(module.rpartition(".")[2])
+
+
+def _alias_named(unit: Unit, name: str, files: list[tuple[str, bytes]], path: str) -> str:
+    """Why a name the module binds `name` under at its top level (`from m import _alloc as mk`)
+    may be taken by another file without spelling `name` ("" if no other file names it)."""
+    local = {
+        id(i)
+        for n in walk_bfs([unit.tree])
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef)
+        for i in ast.walk(n)
+    }
+    aliases = {
+        a.asname
+        for n in walk_bfs([unit.tree])
+        if isinstance(n, ast.ImportFrom) and id(n) not in local
+        for a in n.names
+        if a.name == name and a.asname and a.asname != name
+    }
+    for alias in sorted(aliases):
+        word = re.compile(rb"(?<!\w)" + re.escape(alias.encode()) + rb"(?!\w)")
+        for other, data in files:
+            if other != path and word.search(data):
+                return (
+                    f"{path} binds `{name}` as `{alias}`, which {other} names: it may call it "
+                    f"without spelling `{name}`"
+                )
+    return ""
 
 
 def _calls_in(

@@ -283,11 +283,13 @@ assumed, code in excluded files does not run with the scanned package (exclude a
 build folder, not a module that subclasses or calls into it). A file named by itself (as pre-commit
 names only the changed files) is judged with the rest of its project read as context, the project
 being the folder of `pyproject.toml`, or of `.git` where there is none (scan/context_tree.py): its
-verdicts are those of a scan of that folder. A file named outside any such project, source from
-stdin, or directories holding a symbolic link to a directory outside them (not followed) do not show
-every file of the tree, and the closed world is off for that scan (methods, calls by method name,
-returned buffers, any order of methods; a module's function is not taken for its def, which a file
-not scanned may replace); the evidence of a call it leaves unresolved names why.
+verdicts are those of a scan of that folder. A file named outside any such project or in a project
+inside another (a `pyproject.toml` or `.git` in a folder above the root: the enclosing project may
+import it), source from stdin, a scanned file that is a symbolic link to a file outside the tree, or
+directories holding a symbolic link to a directory outside them (not followed) do not show every
+file of the tree, and the closed world is off for that scan (methods, calls by method name, returned
+buffers, any order of methods; a module's function is not taken for its def, which a file not
+scanned may replace); the evidence of a call it leaves unresolved names why.
 
 Returned buffers. A buffer whose only obstacle is that its function returns it (the buffer itself,
 or one slot of a returned tuple, list or dict display with identifier keys, no starred item, no

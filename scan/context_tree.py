@@ -10,8 +10,9 @@ that cached results check, and put in the project index; only the files named ar
 reported.
 
 The project root is the folder of the configuration file (`pyproject.toml`), or of `.git`
-where there is none. A file named outside it, and source from stdin, keep the closed world off
-(scan/runner.py `_partial_tree`).
+where there is none. A file named outside it, a root inside another project (a marker in a
+folder above it: the enclosing project's files may import it), and source from stdin keep the
+closed world off (scan/runner.py `_partial_tree`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ def _project_root(config: Config) -> str | None:
     """The configured project root when a `pyproject.toml` or `.git` marks it as one: a bare
     working directory (no marker) may be a home folder, too large to read as context."""
     root = os.path.abspath(config.project_root)  # normalised as discovery normalises paths
-    if any(os.path.exists(os.path.join(root, marker)) for marker in _ROOT_MARKERS):
-        return root
-    return None
+    if not _marked(root):
+        return None
+    # A project inside another (`sub/pyproject.toml` under a `.git` or `pyproject.toml`): the
+    # enclosing one may import it, subclass it, call it; its files are not read here.
+    up = os.path.dirname(root)
+    while up and up != root:
+        if _marked(up):
+            return None
+        root, up = up, os.path.dirname(up)
+    return os.path.abspath(config.project_root)
+
+
+def _marked(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS)

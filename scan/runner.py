@@ -319,7 +319,8 @@ def _partial_tree(
 ) -> str:
     """Why the scanned files are not a whole tree, or "": a file named by itself (pre-commit
     passes only the staged files) or source from stdin, outside every directory scanned; a
-    symbolic link to a directory outside them (discovery does not follow it). The
+    file that is a symbolic link to a file outside them, or a link to a directory outside them
+    (discovery does not follow it). The
     closed world needs every file of the tree: a subclass, a caller or a lookup by name in a
     file left out would go unseen."""
     dirs = [
@@ -327,13 +328,21 @@ def _partial_tree(
         for p in paths
         if p != STDIN and os.path.isdir(os.path.abspath(p))
     ] + ([os.path.join(context_root, "")] if context_root else [])
+    real = [os.path.join(os.path.realpath(d), "") for d in dirs]
     for sf in files:
         if sf.path == STDIN:
             return "the source came from stdin: no other file of its tree was scanned"
+        target = os.path.realpath(sf.path)
+        if target != os.path.abspath(sf.path) and not any(target.startswith(d) for d in real):
+            return (
+                f"{sf.display} links to {target}, outside the tree scanned: the other files of "
+                "its own tree were not read"
+            )
         if sf.explicit and not any(sf.path.startswith(d) for d in dirs):
             return (
                 f"{sf.display} was named alone (pre-commit names the changed files), and no "
-                "project root (pyproject.toml or .git) above it shows the rest of its tree"
+                "project root (pyproject.toml or .git, in no other project) above it shows the "
+                "rest of its tree"
             )
     if links:
         where = os.path.relpath(links[0])

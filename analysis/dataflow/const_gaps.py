@@ -140,6 +140,24 @@ def _size(e: ast.expr) -> _Size:
     return _Size(None, 0, text)
 
 
+def negative_size_name(alloc: ast.Call, func: ast.AST) -> str:
+    """A name of the allocation's shape (`e` of `zeros(e + 1)`, assumed a count) that `func`
+    binds to a negative int literal (`e = -1`): the size may then be 0, and no position exists."""
+    names = {n.id for d in shape_args(alloc) or [] for n in ast.walk(d) if isinstance(n, ast.Name)}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            hit = [t.id for t in targets if isinstance(t, ast.Name) and t.id in names]
+            if hit and _nonnegative(n.value) is None:
+                try:
+                    value = ast.literal_eval(n.value)
+                except (ValueError, TypeError, SyntaxError, RecursionError):
+                    continue
+                if type(value) is int and value < 0:
+                    return hit[0]
+    return ""
+
+
 def alloc_sizes(alloc: ast.Call) -> list[_Size] | None:
     """The allocation's dimensions, when a zeros/empty call shows its shape."""
     f = alloc.func

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import shape_args
-from zeroopt.analysis.dataflow.const_gaps import const_gap, const_unwritten
+from zeroopt.analysis.dataflow.const_gaps import const_gap, const_unwritten, negative_size_name
 from zeroopt.analysis.dataflow.places import _classify_index, _mask_region
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import Gap, Ref, Region, State, View
@@ -285,6 +285,15 @@ def _ceil_div(e: ast.expr, u: ast.expr) -> ast.expr | None:
     return None
 
 
+def _negative(u: ast.expr) -> bool:
+    """`u` is an int literal below 0 (`-1`): index `u` of a dimension `u + c` may not exist."""
+    try:
+        value = ast.literal_eval(u)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return type(value) is int and value < 0
+
+
 def _multiple(u: ast.expr, tile: ast.expr) -> bool:
     """`u` is provably a multiple of `tile`: int constants that divide (`256` of `128`), or a
     product with the tile (or a constant multiple of it) as a factor (`t * 128`)."""
@@ -308,6 +317,7 @@ def _padding(d: ast.expr, u: ast.expr, value: ast.expr | None = None) -> str | N
                 and isinstance(other, ast.Constant)
                 and type(other.value) is int
                 and other.value >= 1
+                and not _negative(u)  # `-1 + 1` is 0: no index -1
             ):
                 return f"the dimension is `{ast.unparse(u)} + {other.value}`: index {ast.unparse(u)} always exists"
     tile: ast.expr | None = None
@@ -565,8 +575,8 @@ def const_write(
 ) -> Gap | None:  # fmt: skip
     """The constant positions a write of a literal slice (or `out=` a view of one) leaves
     alone (const_gaps.py); never for a write in a loop the allocation is not in."""
-    if ref.view not in (View.SELF, View.PART):
-        return None
+    if ref.view not in (View.SELF, View.PART) or negative_size_name(alloc, func):
+        return None  # `zeros(e + 1)` after `e = -1`: the size is 0, no position exists
     outside = _outside_loops(_facts(func), node, alloc)
     return const_gap(alloc, ref, region, node, line, text, outside)
 

@@ -51,6 +51,10 @@ _TENSOR_DOC = "https://pytorch.org/docs/stable/generated/torch.Tensor.{name}.htm
 _ATTR_DOC = "https://pytorch.org/docs/stable/tensor_attributes.html (torch.Tensor.{name})"
 _TORCH_DOC = "https://pytorch.org/docs/stable/generated/{name}.html"
 _INIT_DOC = "https://pytorch.org/docs/stable/nn.init.html#{name}"
+_ATEN_FILL = (
+    "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/Fill.cpp "
+    "(fill_out: self is the only output; {short} is a function and a method variant)"
+)
 _BUILTIN_DOC = "https://docs.python.org/3/library/functions.html#{short}"
 
 
@@ -86,6 +90,10 @@ ENTRIES: tuple[Entry, ...] = tuple(
         *_group(M, E.FULL_WRITE, _TENSOR_DOC, """
             copy_ fill_ zero_ normal_ uniform_ random_ bernoulli_ exponential_ geometric_
             cauchy_ log_normal_"""),
+        # The function forms of the in-place fills: aten `fill_.Scalar(Tensor(a!) self, Scalar
+        # value)`, `fill_.Tensor(...)`, `zero_(Tensor(a!) self)` (`torch.ops.aten.fill_` schemas;
+        # aten/src/ATen/native/Fill.cpp `fill_out`: every element of self is an output).
+        *_group(F, E.FULL_WRITE, _ATEN_FILL, "torch.fill_ torch.zero_"),
         *_group(F, E.FULL_WRITE, _INIT_DOC, """
             torch.nn.init.uniform_ torch.nn.init.normal_ torch.nn.init.constant_
             torch.nn.init.ones_ torch.nn.init.zeros_ torch.nn.init.eye_ torch.nn.init.dirac_
