@@ -283,9 +283,10 @@ assumed, code in excluded files does not run with the scanned package (exclude a
 build folder, not a module that subclasses or calls into it). A file named by itself (as pre-commit
 names only the changed files) is judged with the rest of its project read as context, the project
 being the folder of `pyproject.toml`, or of `.git` where there is none (scan/context_tree.py): its
-verdicts are those of a scan of that folder. A file named outside any such project or in a project
-inside another (a `pyproject.toml` or `.git` in a folder above the root: the enclosing project may
-import it), source from stdin, a scanned file that is a symbolic link to a file outside the tree, or
+verdicts are those of a scan of that folder, the outermost such folder (a project inside another,
+`python/pyproject.toml` in a git work tree, is read with the enclosing one, whose files may import
+it). A file named outside any project or whose outermost one is the home folder or the filesystem
+root, source from stdin, a scanned file that is a symbolic link to a file outside the tree, or
 directories holding a symbolic link to a directory outside them (not followed) do not show every
 file of the tree, and the closed world is off for that scan (methods, calls by method name, returned
 buffers, any order of methods; a module's function is not taken for its def, which a file not

@@ -9,9 +9,10 @@ project root would discover them (the same ignores and excludes), hashed for the
 that cached results check, and put in the project index; only the files named are analysed and
 reported.
 
-The project root is the folder of the configuration file (`pyproject.toml`), or of `.git`
-where there is none. A file named outside it, a root inside another project (a marker in a
-folder above it: the enclosing project's files may import it), and source from stdin keep the
+The project is the outermost folder marked by a `pyproject.toml` or `.git` at or above the
+configured root: a project inside another (`python/pyproject.toml` in a git work tree) is read
+with the enclosing one, whose files may import it. A file named outside it, a project whose
+outermost marker is the home folder or the filesystem root, and source from stdin keep the
 closed world off (scan/runner.py `_partial_tree`).
 """
 
@@ -25,6 +26,7 @@ from zeroopt.scan.config import Config
 from zeroopt.scan.discovery import STDIN, Discovered, SourceFile, discover
 
 _ROOT_MARKERS = ("pyproject.toml", ".git")
+_TOO_LARGE = frozenset({os.path.abspath(os.path.expanduser("~")), os.path.abspath(os.sep)})
 
 
 @dataclass
@@ -64,19 +66,23 @@ def _scanned_dirs(paths: Sequence[str]) -> list[str]:
 
 
 def _project_root(config: Config) -> str | None:
-    """The configured project root when a `pyproject.toml` or `.git` marks it as one: a bare
-    working directory (no marker) may be a home folder, too large to read as context."""
-    root = os.path.abspath(config.project_root)  # normalised as discovery normalises paths
-    if not _marked(root):
+    """The outermost folder marked as a project (`pyproject.toml` or `.git`) at or above the
+    configured root: a project inside another (`python/pyproject.toml` in a git work tree, as
+    sglang lays itself out) is imported, subclassed and called by the enclosing one, so that is
+    the tree. None without a marker, or when the outermost is the home folder or the filesystem
+    root (a dotfiles repository): too large to read as context, and the closed world stays off."""
+    folder = os.path.abspath(config.project_root)  # normalised as discovery normalises paths
+    outermost = folder if _marked(folder) else None
+    if outermost is None:
         return None
-    # A project inside another (`sub/pyproject.toml` under a `.git` or `pyproject.toml`): the
-    # enclosing one may import it, subclass it, call it; its files are not read here.
-    up = os.path.dirname(root)
-    while up and up != root:
+    up = os.path.dirname(folder)
+    while up != folder:
         if _marked(up):
-            return None
-        root, up = up, os.path.dirname(up)
-    return os.path.abspath(config.project_root)
+            outermost = up
+        folder, up = up, os.path.dirname(up)
+    if outermost in _TOO_LARGE:
+        return None
+    return outermost
 
 
 def _marked(folder: str) -> bool:

@@ -341,7 +341,7 @@ def _partial_tree(
         if sf.explicit and not any(sf.path.startswith(d) for d in dirs):
             return (
                 f"{sf.display} was named alone (pre-commit names the changed files), and no "
-                "project root (pyproject.toml or .git, in no other project) above it shows the "
+                "project root (pyproject.toml or .git, below the home folder) above it shows the "
                 "rest of its tree"
             )
     if links:

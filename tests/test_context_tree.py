@@ -103,3 +103,18 @@ def test_warm_named_alone_reuses_the_cache(tmp_path: Path) -> None:
     assert [r.analysed for r in runs] == [1, 0]
     assert runs[1].cache_hits == 1
     assert [f.verdict for f in runs[1].findings] == [f.verdict for f in runs[0].findings]
+
+
+def test_project_inside_another_reads_the_enclosing_one(tmp_path: Path) -> None:
+    """`python/pyproject.toml` inside a git work tree (sglang's layout): the enclosing tree is
+    the context, so the closed-world `safe` holds named alone, and a subclass added in the
+    enclosing tree, outside the inner project, is seen."""
+    _project(tmp_path, ".git")
+    inner = tmp_path / "python"
+    _project(inner, "pyproject.toml")
+    case = Case("stage", source=STAGE_FILL)
+    alone = scanned_verdicts(case, inner, "stage.py")
+    assert all(v == ["safe"] for v in alone.values()), alone
+    (tmp_path / "late.py").write_text(_LATE.lstrip("\n"))
+    again = scanned_verdicts(case, inner, "stage.py")
+    assert all(v and set(v) <= NOT_SAFE for v in again.values()), again
