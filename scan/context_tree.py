@@ -38,7 +38,7 @@ class Context:
 
 def tree_around(paths: Sequence[str], found: Discovered, config: Config) -> Context:
     """The project's other files when some file was named outside every directory scanned."""
-    dirs = _scanned_dirs(paths)
+    dirs = scanned_dirs(paths)
     alone = [
         sf.path
         for sf in found.files
@@ -57,7 +57,8 @@ def tree_around(paths: Sequence[str], found: Discovered, config: Config) -> Cont
     return Context(root, [sf for sf in around.files if sf.path not in named], around.links)
 
 
-def _scanned_dirs(paths: Sequence[str]) -> list[str]:
+def scanned_dirs(paths: Sequence[str]) -> list[str]:
+    """The directories among `paths`, absolute, each ending in a separator (prefix tests)."""
     return [
         os.path.join(os.path.abspath(p), "")
         for p in paths

@@ -31,7 +31,7 @@ from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
 from zeroopt.scan import file_analysis, tree_facts
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
-from zeroopt.scan.context_tree import tree_around
+from zeroopt.scan.context_tree import scanned_dirs, tree_around
 from zeroopt.scan.discovery import STDIN, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
 from zeroopt.scan.site_identity import (
@@ -318,16 +318,11 @@ def _partial_tree(
     paths: Sequence[str], files: Sequence[SourceFile], links: list[str], context_root: str = ""
 ) -> str:
     """Why the scanned files are not a whole tree, or "": a file named by itself (pre-commit
-    passes only the staged files) or source from stdin, outside every directory scanned; a
-    file that is a symbolic link to a file outside them, or a link to a directory outside them
-    (discovery does not follow it). The
-    closed world needs every file of the tree: a subclass, a caller or a lookup by name in a
-    file left out would go unseen."""
-    dirs = [
-        os.path.join(os.path.abspath(p), "")
-        for p in paths
-        if p != STDIN and os.path.isdir(os.path.abspath(p))
-    ] + ([os.path.join(context_root, "")] if context_root else [])
+    passes only the staged files) or source from stdin, outside every directory scanned and the
+    project read as context; a file that is a symbolic link to a file outside them, or a link to
+    a directory outside them (discovery does not follow it). The closed world needs every file
+    of the tree: a subclass, a caller or a lookup by name in a file left out would go unseen."""
+    dirs = scanned_dirs(paths) + ([os.path.join(context_root, "")] if context_root else [])
     real = [os.path.join(os.path.realpath(d), "") for d in dirs]
     for sf in files:
         if sf.path == STDIN:
