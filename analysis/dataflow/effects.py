@@ -10,6 +10,7 @@ from dataclasses import replace
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
 from zeroopt.analysis.dataflow import gaps, uncovered
+from zeroopt.analysis.dataflow.const_gaps import negative_size_name
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
@@ -313,6 +314,8 @@ class Effects:
             if definite and whole and not self.conditional and st.may_writes
             else None
         )
+        if element is not None and negative_size_name(self.ctx.alloc, self.ctx.scope.node):
+            element = None  # `zeros(e + 1)` after `e = -1`: the element need not exist
         gap = None
         if definite and whole and not self.conditional and element is None:
             if st.touched and not self.ctx.certain_reads_only:

@@ -11,7 +11,9 @@ index lies in no interval of that dimension. A definite read of every element (a
 reduction, `torch.cat`: `whole`) or of a literal slice or index that holds it then reads memory no
 path wrote, provided the buffer has that element: index 0 when the buffer is not empty (said in the
 evidence, from the allocation shape when it shows it), a larger index only when the allocation's
-literal size along that dimension shows it.
+literal size along that dimension shows it. Not claimed where the function binds a name of the
+shape to a negative literal (`e = -1` before `zeros(e + 1)`: the buffer may be empty;
+dataflow/effects.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """False `unsafe`s of the constant-gap patterns (analysis/dataflow/gaps.py `_padding`,
-analysis/dataflow/const_gaps.py): a dimension `e + 1` where the function binds `e = -1` has no
+analysis/dataflow/const_gaps.py) and of elements no write covers (uncovered.py): a dimension `e + 1` where the function binds `e = -1` has no
 position at all, so `x[:-1] = v` leaves nothing alone and a read of the whole buffer reads
 nothing unwritten. Each program runs the same with zeros and with poison: the verdict must not
 be `unsafe` (nor `safe`: an empty buffer read is no proof of a write).
@@ -42,6 +42,22 @@ def f():
     e = -2
     x = torch.zeros(e + 2)  # <- site
     x[:-2] = 1
+    return x.sum()
+""",
+        scenario="def run():\n    return f()\n",
+    ),
+    Case(
+        "size_minus_one_plus_one_with_a_slice_from_one",
+        why="`e = -1` makes `zeros(e + 1, 2)` empty: element 0, which `x[1:]` leaves alone and "
+        "the literal analysis (uncovered.py) takes to exist when `e >= 0`, does not exist.",
+        source=r"""
+import torch
+
+
+def f():
+    e = -1
+    x = torch.zeros(e + 1, 2)  # <- site
+    x[1:] = 1
     return x.sum()
 """,
         scenario="def run():\n    return f()\n",
