@@ -30,7 +30,6 @@ the def where it was not called before): the calls still count, but may not make
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -50,7 +49,7 @@ from zeroopt.analysis.anyorder_reach import (
     receivers,
 )
 from zeroopt.analysis.lifecycle_anyorder import _flagged
-from zeroopt.analysis.methods import ClassInfo
+from zeroopt.analysis.methods import ClassInfo, _short
 from zeroopt.analysis.resolve import Scope, walk_bfs
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
@@ -103,7 +102,7 @@ def method_callers(
     # calls still count, and can keep the site unproven but never make it `unsafe`.
     stored = world.stored_in(name)
     shadowed = world.bound_dynamically(name) or (
-        f"{_rel(stored)} assigns an attribute `{name}`" if stored is not None else ""
+        f"{_short(stored)} assigns an attribute `{name}`" if stored is not None else ""
     )
     descendants = {info.name for info in family}
     # A class made at run time whose bases may derive from it (`Meta(name, (Mixin, Own), ns)`,
@@ -281,11 +280,3 @@ def _enclosing_class(scope: Scope) -> ast.ClassDef | None:
     if parent is None or not parent.is_class or not isinstance(parent.node, ast.ClassDef):
         return None
     return parent.node
-
-
-def _rel(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
