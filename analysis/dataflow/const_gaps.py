@@ -29,6 +29,7 @@ allocation never carry a gap (gaps.py `_outside_loops`), nor writes above the al
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -140,9 +141,12 @@ def _size(e: ast.expr) -> _Size:
     return _Size(None, 0, text)
 
 
+@functools.lru_cache(maxsize=64)
 def negative_size_name(alloc: ast.Call, func: ast.AST) -> str:
     """A name of the allocation's shape (`e` of `zeros(e + 1)`, assumed a count) that `func`
-    binds to a negative int literal (`e = -1`): the size may then be 0, and no position exists."""
+    binds to a negative int literal (`e = -1`): the size may then be 0, and no position exists.
+    Asked at every slice write and uncovered read of the buffer: the function is walked once per
+    allocation (nodes hash by identity)."""
     names = {n.id for d in shape_args(alloc) or [] for n in ast.walk(d) if isinstance(n, ast.Name)}
     for n in ast.walk(func):
         if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None:
