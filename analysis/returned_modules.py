@@ -2,7 +2,7 @@
 (returned.py).
 
 A private function (`_alloc`), or a public one under `callers-closed`, is judged at its calls in
-other files too. The files that may name it are returned.py's `naming_files`: the text names the
+other files too. The files that may name it are tree_naming.py's `naming_files`: the text names the
 function and its module (or a module that re-exports it: each file found to import it adds its
 own module's name, to a fixpoint), or reaches module objects otherwise (those refuse below unless
 they name it only in calls). In each such file, through the project index (project.py: imports,
@@ -15,7 +15,7 @@ re-exports, star imports, `import m as mm`, `from . import m`):
   string naming it (`getattr(m, "_alloc")`, `__all__`), a call not certain to run it, a file the
   index cannot load, a file that may reach its names at run time (`globals()`, frames), a top-level
   `from m import _alloc as mk` whose alias another file names (a re-export its callers need not
-  spell), and (returned.py) `vars(m)[k]` / `m.__dict__[k]` by a computed key.
+  spell), and (tree_naming.py) `vars(m)[k]` / `m.__dict__[k]` by a computed key.
 
 Each call found is judged in its own module (its own engine of summaries), like a call in the
 function's module.

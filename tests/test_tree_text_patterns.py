@@ -12,7 +12,7 @@ import pytest
 
 from zeroopt.analysis import methods
 from zeroopt.analysis.dynamic_attributes import MENTIONS
-from zeroopt.analysis.returned import _WORDS
+from zeroopt.analysis.tree_naming import _WORDS
 
 # The straightforward spellings: the rewritten patterns must match exactly what these match.
 PLAIN_ALIAS = re.compile(
