@@ -255,7 +255,7 @@ def write_unsound(cases: list[Case], directory: Path, limit: int) -> list[Path]:
             "# Unsound: the analysis calls the allocation at line {line}, col {col} `safe`,\n"
             f"# yet poisoning it changes the result: {why}\n"
             f"# (found by bench/soundness.py, seed {case.seed}; evidence: {evidence})\n"
-            "# Run: f(inp, n, k, flag) on the inputs of tests/soundness/generator.py INPUTS.\n\n"
+            "# Run: f(inp, n, k, flag) on the inputs of tests/soundness/gen_model.py INPUTS.\n\n"
         )
         offset = header.count("\n")
         text = header.format(line=bad.site.line + offset, col=bad.site.col) + small

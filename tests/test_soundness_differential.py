@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.soundness` without conftest
 
-from tests.soundness.generator import INPUTS, random_program
+from tests.soundness.gen_model import INPUTS
 from tests.soundness.generator import programs as program_strategy
+from tests.soundness.generator import random_program
 from tests.soundness.oracle import (
     PATTERNS,
     check_program,

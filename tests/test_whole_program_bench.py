@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.soundness` without conftest
 
-from tests.soundness.generator import RandomChooser
+from tests.soundness.gen_model import RandomChooser
 from tests.soundness.multimodule import analyser, materialise
 from tests.soundness.oracle import check_program, engine_findings, find_sites
 from tests.soundness.whole_program import (

@@ -2,7 +2,7 @@
 `b[1:]`, `b[:-1]`, `b[2:5]`, `b[:, 0]`, `out=b[1:]`), then read it whole, through a view, or
 one element at a time (analysis/dataflow/const_gaps.py).
 
-Same program model as generator.py (`f(inp, n, k, flag)` over its INPUTS: n is 0..3, k is 0..8).
+Same program model as generator.py (`f(inp, n, k, flag)` over gen_model.py's INPUTS: n is 0..3, k is 0..8).
 The near misses are drawn on purpose: sizes that may be 0 (`zeros(n)`) or too small for the
 position (`n + 1` columns for column 1), a later full write, writes in a loop the allocation is
 not in (or one that covers every position), writes in a branch, `out=` views PyTorch may grow,
@@ -11,7 +11,7 @@ bounds that are names, and reads of only the written part.
 
 from __future__ import annotations
 
-from tests.soundness.generator import Program, RandomChooser
+from tests.soundness.gen_model import Program, RandomChooser
 
 SIZES = ("n + 1", "n + 2", "n", "k + 1", "4", "1", "2", "n + k + 2", "inp.shape[1] + 1")
 SLICES = ("1:", "2:", ":-1", ":-2", "1:-1", "2:5", "0", "1", "-1", "k:", ":k", "1:k", "3")

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.soundness.generator import PRELUDE, RandomChooser, random_program
+from tests.soundness.gen_model import PRELUDE, RandomChooser
+from tests.soundness.generator import random_program
 from tests.soundness.oracle import ANALYSIS_OPTIONS
 
 FORWARDER = '''

@@ -33,7 +33,7 @@ import torch
 
 from zeroopt.scan.findings import ZEROS_CALLS, Finding, Verdict
 
-from .generator import INPUTS, make_inp
+from .gen_model import INPUTS, make_inp
 
 # Patterns per dtype family, as runtime verification uses them (docs/contracts.md): NaN, a large finite value, -1, 1 for floats;
 # the dtype's max, 2**30, -1, 1 for integers; True for bool.

@@ -1,6 +1,6 @@
 """Generated programs that hand zeros buffers to Triton kernels (run by Triton's interpreter).
 
-Same program model as generator.py (`f(inp, n, k, flag)` over its INPUTS), with the module's
+Same program model as generator.py (`f(inp, n, k, flag)` over gen_model.py's INPUTS), with the module's
 own `@triton.jit` kernels of every shape the summaries decide (analysis/triton_summary.py):
 a 1-D masked copy, an accumulator, an unmasked scalar load, a kernel ignoring a pointer,
 atomics, and a pointer handed to a helper. Kernels sit at the top of the module so that a
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import linecache
 
-from tests.soundness.generator import Program, RandomChooser
+from tests.soundness.gen_model import Program, RandomChooser
 
 KERNELS = """\
 import torch

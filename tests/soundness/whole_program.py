@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tests.soundness.generator import Chooser, Program, RandomChooser
+from tests.soundness.gen_model import Chooser, Program, RandomChooser
 from tests.soundness.multimodule import MultiProgram
 from tests.soundness.wp_anyorder import AnyOrderShapes
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind

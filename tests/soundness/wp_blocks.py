@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.soundness.generator import Chooser
+from tests.soundness.gen_model import Chooser
 
 
 @dataclass
