@@ -25,12 +25,20 @@ _STRIDED = frozenset({"torch.zeros_like", "torch.empty_like", "torch.empty_strid
 Owner = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
 
 
+def called_name(e: ast.expr) -> str:
+    """The last name of what a call calls (`zeros` of `torch.zeros(...)`, `x.new_zeros(...)` and
+    `zeros(...)`); "" for a call of anything else (a subscript, a call's result) or no call."""
+    f = e.func if isinstance(e, ast.Call) else None
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
 def shape_args(call: ast.Call) -> list[ast.expr]:
     """The shape an allocation call was given, one expression per dimension: positional sizes,
     `size=`, or one tuple/list of them (`torch.zeros((2, n))`)."""
     args = list(call.args)
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    name = called_name(call)
     if name == "empty_strided":
         args = args[:1]  # (size, stride, ...): the size is the first argument
     for kw in call.keywords:

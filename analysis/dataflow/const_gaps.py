@@ -33,7 +33,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from zeroopt.analysis.allocations import shape_args
+from zeroopt.analysis.allocations import called_name, shape_args
 from zeroopt.analysis.state import Gap, Ref, Region, State, View
 
 Pos = tuple[str, int]  # ("start", i): index i; ("end", i): index size - i
@@ -112,9 +112,7 @@ def _nonnegative(e: ast.expr) -> str | None:
     if isinstance(e, ast.Constant) and type(e.value) is int:
         return "" if e.value >= 0 else None
     if isinstance(e, ast.Call):
-        f = e.func
-        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-        return "" if name in _COUNTS else None
+        return "" if called_name(e) in _COUNTS else None
     if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute):
         return "" if e.value.attr == "shape" else None
     if isinstance(e, ast.Name | ast.Attribute):
@@ -164,8 +162,7 @@ def negative_size_name(alloc: ast.Call, func: ast.AST) -> str:
 
 def alloc_sizes(alloc: ast.Call) -> list[_Size] | None:
     """The allocation's dimensions, when a zeros/empty call shows its shape."""
-    f = alloc.func
-    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    name = called_name(alloc)
     if name not in _ALLOCS:
         return None
     dims = shape_args(alloc)

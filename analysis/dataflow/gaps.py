@@ -36,7 +36,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from zeroopt.analysis.allocations import shape_args
+from zeroopt.analysis.allocations import called_name, shape_args
 from zeroopt.analysis.dataflow.const_gaps import const_gap, const_unwritten, negative_size_name
 from zeroopt.analysis.dataflow.places import _classify_index, _mask_region
 from zeroopt.analysis.resolve import walk
@@ -77,13 +77,6 @@ _INDEX_ARG = {  # method -> (position, keyword) of the index or mask argument
 
 def _norm(name: str) -> str:
     return name.lower().replace("_", "")
-
-
-def _called(e: ast.expr) -> str:
-    f = e.func if isinstance(e, ast.Call) else None
-    if isinstance(f, ast.Attribute):
-        return f.attr
-    return f.id if isinstance(f, ast.Name) else ""
 
 
 def _same(a: ast.AST, b: ast.AST) -> bool:
@@ -242,7 +235,7 @@ def _expand(facts: _Facts, e: ast.expr, alloc: ast.AST, depth: int = 3) -> ast.e
 def _ceil_div(e: ast.expr, u: ast.expr) -> ast.expr | None:
     """T when `e` is the ceiling of u / T: `cdiv(u, T)`, `(u + T - 1) // T`, `-(-u // T)`,
     `math.ceil(u / T)`."""
-    if isinstance(e, ast.Call) and any(k in _norm(_called(e)) for k in _CEIL_DIV):
+    if isinstance(e, ast.Call) and any(k in _norm(called_name(e)) for k in _CEIL_DIV):
         if len(e.args) == 2 and _same(e.args[0], u):
             return e.args[1]
         if len(e.args) == 1 and isinstance(d := e.args[0], ast.BinOp) and isinstance(d.op, ast.Div):
@@ -328,7 +321,7 @@ def _padding(d: ast.expr, u: ast.expr, value: ast.expr | None = None) -> str | N
                 tile = t
     elif (
         isinstance(d, ast.Call)
-        and _norm(_called(d)) in _ROUND_UP
+        and _norm(called_name(d)) in _ROUND_UP
         and len(d.args) == 2
         and _same(d.args[0], u)
     ):
@@ -357,7 +350,7 @@ def pad_gap(
 ) -> Gap | None:
     """A store `x[..., :u, ...] = v` into the buffer itself that leaves index u alone along a
     padded dimension."""
-    if _called(alloc) not in _SIZED or not _outside_loops(facts := _facts(func), target, alloc):
+    if called_name(alloc) not in _SIZED or not _outside_loops(facts := _facts(func), target, alloc):
         return None
     if line <= alloc.lineno:
         return None  # a write above the allocation runs in a later iteration of some loop
@@ -423,7 +416,7 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
     if isinstance(e, ast.Slice):
         return not top
     if isinstance(e, ast.Call):
-        name = _called(e)
+        name = called_name(e)
         if name in _COVERING:
             return True
         if name in _FILLED:
@@ -465,7 +458,7 @@ def _like_operand(alloc: ast.Call, call: ast.Call, index: ast.expr) -> bool:
     """`m = zeros_like(idx); m.scatter_(d, idx, src)` (or `zeros_like(src)`): an index as large
     as the buffer along the scattered dimension writes every position when it is a permutation,
     which its shape suggests (`eb_mask = zeros_like(sorted_mask)`, scattered by `sorted_idx`)."""
-    if not _called(alloc).endswith("_like") or not alloc.args:
+    if not called_name(alloc).endswith("_like") or not alloc.args:
         return False
     operands = [
         index,
@@ -525,7 +518,7 @@ def index_gap(
         return None
     if _covering(facts, index):
         return None
-    shape = shape_args(alloc) if _called(alloc) in _SIZED else []
+    shape = shape_args(alloc) if called_name(alloc) in _SIZED else []
     if shape and all(isinstance(a, ast.Constant) and a.value == 1 for a in shape):
         return None  # one element: any write of it writes it all
     if isinstance(node, ast.Call) and shape and _size_one(shape, node):
