@@ -112,11 +112,11 @@ def run():
 """,
     ),
     Case(
-        "class_made_from_a_base_with_local_subclasses",
+        "class_made_from_a_base_a_subclass_shares",
         kind="fix",
-        why="`type(name, (StubBase,), ns)`: StubBase has no base and only subclasses made in "
-        "functions (its lineage is not certain), but the made class's MRO is itself, StubBase, "
-        "object: never a Grid.",
+        why="`type(name, (StubBase,), ns)`: a subclass of Grid (`Both`) also derives from "
+        "StubBase, but the made class's MRO is itself, StubBase, object: never a Grid (a "
+        "subclass of a base is no ancestor of the made class).",
         source=r"""
 import torch
 
@@ -127,18 +127,17 @@ class StubBase:
 
 def make_stub(name):
     return type(name, (StubBase,), {"__module__": "stubs"})
-
-
-def local_kind():
-    class Local(StubBase):
-        size = 2.0
-
-    return Local
 """
-        + _GRID,
+        + _GRID
+        + r"""
+
+class Both(Grid, StubBase):
+    pass
+""",
         scenario=r"""
 def run():
-    return Grid(3).fill(torch.arange(3.0)), torch.tensor(local_kind().size + len(make_stub("S").__name__))
+    made = make_stub("S")()
+    return Both(2).fill(torch.ones(2)), Grid(3).fill(torch.arange(3.0)), torch.tensor(len(type(made).__name__))
 """,
     ),
     _near(
