@@ -232,7 +232,7 @@ class ReturnedShapes(Blocks):
         """`_look<u>(obj, inp, rest)`: lookups on `obj` (a `K<u>`) by names the syntax shows;
         when `hit`, one of them is `mk` and its result is read unwritten."""
         if hit:
-            name = self.ch.choice([f"'_m' + '{mk[2:]}'", "f'_m{rest}'", f"'{mk[:3]}' + rest"])
+            name = self.ch.choice([f"'_m' + '{mk[2:]}'", "f'_m{rest}'", "'_m' + rest"])
             body = [f"return getattr(obj, {name})(inp).float().sum()"]
             if self.ch.chance(50):
                 body = [f"for n in ('v', {name}):", "    if hasattr(obj, n):",
