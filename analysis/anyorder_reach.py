@@ -396,16 +396,23 @@ class _Collector:
         self.imported: dict[str, str] = {}  # local name -> what `from m import f` binds
         self.module_alias: dict[str, str] = {}  # local name -> module (`import copy as c`)
         bound = self.bound
+        # Names bound some way other than a class statement or an import: as a made class's
+        # base, such a name may be any class (`B = C; type(n, (B,), ns)`).
+        self.valued: set[str] = set()
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
                 if not isinstance(n.ctx, ast.Load):
                     bound[n.id] = bound.get(n.id, 0) + 1
+                    self.valued.add(n.id)
             elif isinstance(n, ast.Call):
                 self.calls[id(n.func)] = n
             elif isinstance(n, ast.arg):
                 bound[n.arg] = bound.get(n.arg, 0) + 1
+                self.valued.add(n.arg)
             elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 bound[n.name] = bound.get(n.name, 0) + 1
+                if not isinstance(n, ast.ClassDef):
+                    self.valued.add(n.name)
             elif isinstance(n, ast.Import | ast.ImportFrom):
                 for a in n.names:
                     local = a.asname or a.name.split(".")[0]
@@ -417,8 +424,10 @@ class _Collector:
             elif isinstance(n, ast.Global | ast.Nonlocal):
                 for name in n.names:
                     bound[name] = bound.get(name, 0) + 1
+                    self.valued.add(name)
             elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
                 bound[n.name] = bound.get(n.name, 0) + 1
+                self.valued.add(n.name)
         self.modules: set[str] = set()  # names bound only by `import m`
         self.classes: dict[str, ast.ClassDef] = {}  # module-level classes never rebound
         self.uses: list[Use] = []
@@ -553,6 +562,8 @@ class _Collector:
             ):
                 self._add(n, OPAQUE, Receiver(ANY))
             elif (made := _class_made(n, last)) is not None:
+                if any(b in self.valued for b in made.split(",")):
+                    made = ""  # a base held in a variable: any class
                 self._add(n, MAKE, Receiver(CLASS, made))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute

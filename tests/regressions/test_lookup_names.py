@@ -236,6 +236,40 @@ def lazy(n):
         "def run():\n    return lazy(3).fill(torch.ones(3))\n",
     ),
     Case(
+        "class_made_from_a_name_rebound_to_the_class",
+        why="`Stub` names a class statement, but the module rebinds it to Grid before "
+        "`type('Lazy', (Stub,), ns)` runs: the made class is a Grid whose `_fill` does nothing, "
+        "and `step` reads the buffer unwritten.",
+        source=r"""
+import torch
+
+
+class Stub:
+    pass
+
+
+class Grid:
+    def __init__(self, n):
+        self.cells = torch.zeros(n)  # <- site
+
+    def step(self):
+        self._fill()
+        return self.cells * 2
+
+    def _fill(self):
+        self.cells.fill_(1.0)
+
+
+Stub = Grid
+
+
+def lazy(n):
+    kind = type("Lazy", (Stub,), {"_fill": lambda self: None})
+    return kind(n)
+""",
+        scenario="def run():\n    return lazy(3).step()\n",
+    ),
+    Case(
         "returned_method_beside_lookups_of_other_names",
         kind="fix",
         why="`getattr(obj, name)` looks up only 'host' or 'port', never `_alloc`: the only call "
