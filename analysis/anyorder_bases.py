@@ -39,8 +39,8 @@ import ast
 import functools
 import os
 
+from zeroopt.analysis.anyorder_classes import class_statements, parsed
 from zeroopt.analysis.anyorder_forms import _name_rebound
-from zeroopt.analysis.anyorder_reach import class_statements, parsed
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
 from zeroopt.analysis.resolve import walk
 

@@ -54,6 +54,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.anyorder_classes import (
+    COMPLETE,
+    LIBRARY_BASES,
+    _grounded,
+    may_derive_from,
+    parsed,
+)
 from zeroopt.analysis.anyorder_forms import (
     _class_made,
     _name_rebound,
@@ -61,6 +68,7 @@ from zeroopt.analysis.anyorder_forms import (
     _unbound_call,
 )
 from zeroopt.analysis.dynamic_attributes import last_name
+from zeroopt.analysis.lookup_names import LookupNames, Names, may_name, shown
 from zeroopt.analysis.methods import ClassWorld, _short
 
 # Receiver kinds.
@@ -79,7 +87,6 @@ DEEP = "deep"  # follows every object the receiver reaches
 OPAQUE = "opaque"  # anything (exec, eval, frames, a builtin taken as a value)
 MAKE = "make"  # `type(name, bases, ns)`: a class made from bases (recv.name: "a,b", "" unknown)
 
-_WORD = re.compile(rb"\w+")
 _BY_NAME = {"getattr": GET, "setattr": SET, "delattr": SET}
 _DEEP = frozenset({"deepcopy", "asdict", "astuple", "dump", "dumps", "save"})
 _DEEP_MODULES = frozenset({"pickle", "cloudpickle", "dill", "torch", "copy", "dataclasses"})
@@ -123,6 +130,7 @@ class Use:
     kind: str  # GET, SET, DEEP, OPAQUE
     recv: Receiver
     text: str
+    names: Names | None = None  # GET, SET: the names it may look up (lookup_names.py); None: any
 
 
 @dataclass
@@ -161,14 +169,22 @@ def first_reach(
     own_paths: set[str],
     flagged: Callable[[bytes], bool],
     only: Callable[[Use], bool] | None = None,
+    attrs: frozenset[str] | None = None,
 ) -> str:
     """Why some reflective use, in the class's own module (`own`) or any other file of the tree,
     may reach an instance of `cls_name`, naming the first such use; "" if none may. `only`:
-    the uses that count (all when None)."""
+    the uses that count (all when None); `attrs`: the attributes that matter (None: all), a
+    lookup of other names (lookup_names.py) passes, and is noted in `NOTES`."""
     rel = _Relations(cls_name, bases, world)
     if only is not None:
         own = [u for u in own if only(u)]
+    passed: list[tuple[str, Use]] = []  # uses that look up none of `attrs`
+    kept: list[Use] = []
     for use in own:
+        if _other_names(use, attrs):
+            passed.append(("", use))
+            continue
+        kept.append(use)
         if rel.reaches(use, ""):
             return f"`{use.text}` (line {use.line}) {_why(use)}"
     state = _state(world)
@@ -178,17 +194,40 @@ def first_reach(
             continue
         if only is not None and not only(use):
             continue
+        if _other_names(use, attrs):
+            passed.append((path, use))
+            continue
         if rel.reaches(use, path):
             return f"{_short(path)}:{use.line} `{use.text}` {_why(use)} (closed world)"
         if use.recv.kind in (SELF, MODULE, NEW, CLASS) and use.kind in (GET, SET):
             pending.append((path, use))
     # Every file read: what voids a `self` or module exoneration is known now.
-    for path, use in [*(("", u) for u in own), *pending]:
+    for path, use in [*(("", u) for u in kept), *pending]:
         why = rel.voided(use, state)
         if why:
             where = f"{_short(path)}:{use.line}" if path else f"line {use.line}"
             return f"`{use.text}` ({where}) may reach an instance of {cls_name}: {why}"
+    for path, use in passed:
+        # Noted where the verdict depends on its names: it would block otherwise.
+        if rel.reaches(use, path) or rel.voided(use, state):
+            where = f"{_short(path)}:{use.line}" if path else f"line {use.line}"
+            note = f"`{use.text}` ({where}) looks up only {shown(use.names or frozenset())}"
+            if note not in NOTES and len(NOTES) < 64:
+                NOTES.append(note)
     return ""
+
+
+# Lookups passed because none of their names matters, as the evidence names them (the caller
+# clears it before a search and reads it after).
+NOTES: list[str] = []
+
+
+def _other_names(use: Use, attrs: frozenset[str] | None) -> bool:
+    """`use` looks up only names that are none of `attrs`, no dunder and no reflective
+    function's: it touches nothing that matters."""
+    if attrs is None or use.kind not in (GET, SET) or use.names is None:
+        return False
+    return not may_name(use.names, attrs)
 
 
 def _why(use: Use) -> str:
@@ -266,7 +305,7 @@ class _Relations:
             found, why = self.world.lineage(other)
             names = {other} | {info.name for _, info in found}
             # A note on how a class derives is no doubt about which classes do.
-            complete = not why or why.endswith(_COMPLETE)
+            complete = not why or why.endswith(COMPLETE)
             hit = (
                 not complete
                 or "*" in names
@@ -282,9 +321,13 @@ class _Relations:
         if use.kind == OPAQUE:
             return True
         if use.kind == MAKE:
-            # A class made at run time is one of the class's family only through its bases.
+            # A class made with bases (B, ...) has the MRO of itself and its bases': its
+            # instances are instances of the class only if a base is the class or derives from
+            # it (a subclass of a base, or a base of the class, is no ancestor of it).
             bases = r.name.split(",") if r.name else ["*"]
-            return any(b not in _LIBRARY_BASES and self.related(b) for b in bases)
+            return any(
+                b not in LIBRARY_BASES and may_derive_from(self.world, b, self.name) for b in bases
+            )
         if use.kind == DEEP:
             return r.kind != NOTHING
         if r.kind in (NOTHING, LITERAL, MODULE):
@@ -341,76 +384,6 @@ def _modules_bound(state: _Tree) -> str:
     return ""
 
 
-_COMPLETE = ("other than through its first base only", "has a class decorator")
-# Base names that are library classes (or words of a class statement that are no base): a
-# class whose bases are these, or classes of the tree whose bases are, cannot be a class of
-# the tree that the text does not name.
-_LIBRARY_BASES = frozenset(
-    {"object", "ABC", "Generic", "Protocol", "Module", "nn", "torch", "abc", "typing", "Enum",
-     "IntEnum", "StrEnum", "Flag", "IntFlag", "enum", "Exception", "BaseException", "ValueError",
-     "RuntimeError", "TypeError", "KeyError", "NamedTuple", "TypedDict", "BaseModel", "dict",
-     "list", "tuple", "str", "int", "float", "set", "metaclass", "ABCMeta", "Function",
-     "autograd", "Dataset", "data", "utils", "Thread", "threading"}
-)  # fmt: skip
-_CLASS_LINE = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^:]*)\))?[ \t]*:")
-_BRACKETS = re.compile(rb"\[[^\[\]]*\]")
-_STATEMENTS: dict[str, tuple[ClassWorld, dict[str, list[tuple[int, set[str]]]]]] = {}
-
-
-def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]:
-    """Every class statement of the tree by name: its file's index in `world.files` and the
-    words of its bases (subscripts dropped: `Generic[T]` is no base `T`), one text pass per
-    worker."""
-    key = world.digest or f"id:{id(world)}"
-    entry = _STATEMENTS.get(key)
-    hit = entry[1] if entry is not None and (world.digest or entry[0] is world) else None
-    if hit is None:
-        hit = {}
-        for k, (_, data) in enumerate(world.files):
-            if b"class" not in data:
-                continue
-            i = data.find(b"class ")
-            while i >= 0:
-                start = data.rfind(b"\n", 0, i) + 1
-                m = _CLASS_LINE.match(data, i) if not data[start:i].strip() else None
-                i = data.find(b"class ", i + 6)
-                if m is None:
-                    continue
-                bases = m.group(2) or b""
-                while _BRACKETS.search(bases):
-                    bases = _BRACKETS.sub(b"", bases)
-                words = {w.decode() for w in _WORD.findall(bases) if not w[:1].isdigit()}
-                if b"(" in bases or b"*" in bases:
-                    words.add("*")
-                hit.setdefault(m.group(1).decode(), []).append((k, words))
-        _STATEMENTS.clear()
-        _STATEMENTS[key] = (world, hit)
-    return hit
-
-
-def _grounded(world: ClassWorld, name: str) -> bool:
-    """Every class statement called `name`, and every class of the tree its bases name, has
-    bases that are library classes or classes of the tree, to the root: none derives from a
-    value (`class P(grid_cls)`) that may be any class of the tree."""
-    statements = class_statements(world)
-    if name not in statements:
-        return False  # a class statement the text pass does not read (`class\tD`): unknown
-    seen: set[str] = set()
-    frontier = [name]
-    while frontier:
-        n = frontier.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for _, words in statements.get(n, []):
-            for w in words:
-                if w in statements:
-                    frontier.append(w)  # a class of the tree, even one named like a library's
-                elif w == "*" or w not in _LIBRARY_BASES:
-                    return False
-    return True
-
-
 class _Collector:
     """One walk of a module: its import map, its classes, and every reflective use."""
 
@@ -423,16 +396,23 @@ class _Collector:
         self.imported: dict[str, str] = {}  # local name -> what `from m import f` binds
         self.module_alias: dict[str, str] = {}  # local name -> module (`import copy as c`)
         bound = self.bound
+        # Names bound some way other than a class statement or an import: as a made class's
+        # base, such a name may be any class (`B = C; type(n, (B,), ns)`).
+        self.valued: set[str] = set()
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
                 if not isinstance(n.ctx, ast.Load):
                     bound[n.id] = bound.get(n.id, 0) + 1
+                    self.valued.add(n.id)
             elif isinstance(n, ast.Call):
                 self.calls[id(n.func)] = n
             elif isinstance(n, ast.arg):
                 bound[n.arg] = bound.get(n.arg, 0) + 1
+                self.valued.add(n.arg)
             elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 bound[n.name] = bound.get(n.name, 0) + 1
+                if not isinstance(n, ast.ClassDef):
+                    self.valued.add(n.name)
             elif isinstance(n, ast.Import | ast.ImportFrom):
                 for a in n.names:
                     local = a.asname or a.name.split(".")[0]
@@ -444,11 +424,15 @@ class _Collector:
             elif isinstance(n, ast.Global | ast.Nonlocal):
                 for name in n.names:
                     bound[name] = bound.get(name, 0) + 1
+                    self.valued.add(name)
             elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
                 bound[n.name] = bound.get(n.name, 0) + 1
+                self.valued.add(n.name)
         self.modules: set[str] = set()  # names bound only by `import m`
         self.classes: dict[str, ast.ClassDef] = {}  # module-level classes never rebound
         self.uses: list[Use] = []
+        self.lookup = LookupNames()
+        self.scope: ast.AST | None = None  # the function whose body is visited (None: none)
         for stmt in tree.body:
             if isinstance(stmt, ast.Import):
                 for a in stmt.names:
@@ -473,11 +457,13 @@ class _Collector:
             if isinstance(n, ast.ClassDef):
                 for d in [*n.decorator_list, *n.bases, *(k.value for k in n.keywords)]:
                     self._node(d, method, locals_)
+                outer, self.scope = self.scope, None  # a class body's names are its own
                 for stmt in n.body:
                     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                         self._function(stmt, n.name, None)
                     else:
                         self._node(stmt, None, {})
+                self.scope = outer
                 continue
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 self._function(n, "", method)
@@ -523,8 +509,10 @@ class _Collector:
             if name not in names and name not in declared and len(makers) == 1 and "" not in makers:
                 locals_[name] = makers.pop()
         body = [fn.body] if isinstance(fn, ast.Lambda) else fn.body
+        outer_scope, self.scope = self.scope, fn
         for stmt in body:
             self._node(stmt, method, locals_)
+        self.scope = outer_scope
 
     def _maker(self, value: ast.expr) -> str:
         """The class `value` constructs, if it is `K(...)` of a plain class of the file (no base
@@ -546,8 +534,10 @@ class _Collector:
             return k if plain else ""
         return k if k in _BUILTIN_TYPES and k not in self.bound else ""
 
-    def _add(self, n: ast.expr, kind: str, recv: Receiver) -> None:
-        self.uses.append(Use(n.lineno, kind, recv, ast.unparse(n)[:60]))
+    def _add(self, n: ast.expr, kind: str, recv: Receiver, name: ast.expr | None = None) -> None:
+        """Record a use; `name`: the expression of the name it looks up (None: every name)."""
+        names = None if name is None else self.lookup.names(name, self.scope)
+        self.uses.append(Use(n.lineno, kind, recv, ast.unparse(n)[:60], names))
 
     def _visit(self, n: ast.AST, method: _Method | None, locals_: dict[str, str]) -> None:
         def recv(e: ast.expr | None) -> Receiver:
@@ -560,8 +550,10 @@ class _Collector:
             first = n.args[0] if n.args else None
             builtin = isinstance(func, ast.Name) or qual == f"builtins.{last}"
             if last in _BY_NAME and builtin:
-                if len(n.args) < 2 or not _literal_name(n.args[1]):
-                    self._add(n, _BY_NAME[last], recv(first))
+                starred = any(isinstance(a, ast.Starred) for a in n.args[:2])
+                if len(n.args) < 2 or starred or not _literal_name(n.args[1]):
+                    name = n.args[1] if len(n.args) >= 2 and not starred else None
+                    self._add(n, _BY_NAME[last], recv(first), name)
             elif last == "vars" and builtin:
                 if n.args:
                     self._add(n, GET, recv(first))
@@ -570,6 +562,8 @@ class _Collector:
             ):
                 self._add(n, OPAQUE, Receiver(ANY))
             elif (made := _class_made(n, last)) is not None:
+                if any(b in self.valued for b in made.split(",")):
+                    made = ""  # a base held in a variable: any class
                 self._add(n, MAKE, Receiver(CLASS, made))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute
@@ -580,7 +574,8 @@ class _Collector:
                 if isinstance(func.value, ast.Call) and last_name(func.value.func) == "super":
                     target = ast.Name(id=method[2], ctx=ast.Load()) if method else None
                 if not (args and _literal_name(args[0])):
-                    self._add(n, GET if last == "__getattribute__" else SET, recv(target))
+                    name = args[0] if args and not isinstance(args[0], ast.Starred) else None
+                    self._add(n, GET if last == "__getattribute__" else SET, recv(target), name)
             elif (
                 last in ("deepcopy", "asdict", "astuple")
                 or qual == "torch.save"
@@ -591,7 +586,9 @@ class _Collector:
                 func, ast.Attribute
             ):
                 if not (first is not None and _literal_name(first)):
-                    self._add(n, SET, recv(func.value))
+                    plain = first is not None and not isinstance(first, ast.Starred)
+                    name = first if plain else None
+                    self._add(n, SET, recv(func.value), name)
             elif qual in _EVERY_OBJECT:
                 self._add(n, OPAQUE, Receiver(ANY))  # any object of the process
             elif qual in (
@@ -700,16 +697,18 @@ def reach_reason(
     own_paths: set[str],
     flagged: Callable[[bytes], bool],
     only: Callable[[Use], bool] | None = None,
+    attrs: frozenset[str] | None = None,
 ) -> str:
     """Why a reflective use of the class's module or of the tree may reach an instance of
-    `cls` (file:line of the first), or "". `only`: the uses that count (all when None)."""
+    `cls` (file:line of the first), or "". `only`: the uses that count (all when None);
+    `attrs`: the attributes that matter (None: all)."""
     _read_own(tree)
     bases: set[str] = set()
     for b in cls.bases:
         while isinstance(b, ast.Subscript):
             b = b.value
         bases.add(last_name(b) or "*")
-    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only)
+    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only, attrs)
 
 
 def others_only(
@@ -720,6 +719,7 @@ def others_only(
     world: ClassWorld,
     own_paths: set[str],
     flagged: Callable[[bytes], bool],
+    attrs: frozenset[str] | None = None,
 ) -> str:
     """Why one of `nodes` (accesses `x.X` of a module, for attributes X that may hold the
     buffer) may run on an instance of `cls`; "" when each provably runs on an object of an
@@ -740,7 +740,7 @@ def others_only(
                 f"{cls.name}"
             )
         pending.append((n, r))
-    why = reach_reason(cls, home, world, own_paths, flagged)
+    why = reach_reason(cls, home, world, own_paths, flagged, attrs=attrs)
     if why:
         return why
     state = _state(world)
@@ -750,24 +750,6 @@ def others_only(
             if why:
                 return f"`{ast.unparse(n)[:50]}` (line {n.lineno}) may be on an instance of {cls.name}: {why}"
     return ""
-
-
-# (path, hash of its text) -> its tree, for files naming an attribute or holding a base
-_PARSED: dict[tuple[str, int], ast.Module | None] = {}
-
-
-def parsed(path: str, data: bytes) -> ast.Module | None:
-    """The tree of a file of the tree (None if it cannot be parsed); the last 64 are kept,
-    since one class's checks read the same few files again."""
-    key = (path, hash(data))
-    if key not in _PARSED:
-        if len(_PARSED) > 64:
-            _PARSED.clear()
-        try:
-            _PARSED[key] = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _PARSED[key] = None
-    return _PARSED[key]
 
 
 def elsewhere_others_only(
@@ -801,4 +783,4 @@ def elsewhere_others_only(
             and any(w in names for w in re.findall(r"\w+", n.value))
         ):
             return False
-    return not others_only(cls, home, tree, nodes, world, own_paths, flagged)
+    return not others_only(cls, home, tree, nodes, world, own_paths, flagged, frozenset(names))

@@ -37,7 +37,12 @@ from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.anyorder_bases import base_reason
-from zeroopt.analysis.anyorder_reach import elsewhere_others_only, others_only, reach_reason
+from zeroopt.analysis.anyorder_reach import (
+    NOTES,
+    elsewhere_others_only,
+    others_only,
+    reach_reason,
+)
 from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_analysis import (
@@ -170,16 +175,18 @@ def analyse_any_order(
             model = Lifecycle(NAME, (INIT,), (INIT,), (), (), "any order of the class's methods")
             if attr is None:
                 continue  # not stored on self: nothing any order of methods could decide
+            NOTES.clear()
             why = reason or _reached_elsewhere(
                 cls, attr, tree, world, own_paths, _library_base(cls, resolver)
             )
             if why:
                 results.append(AnyOrderOutcome(site, cls, model, None, why))
                 continue
-            results.append(
-                _judge(cls, site, attr, tree, resolver, module_scope, facts, contracts,
-                       source_lines, kernels, frames_read, certain_reads(site))
-            )  # fmt: skip
+            # Lookups by a computed name passed by the names they may look up: the evidence.
+            passed = tuple(f"{n}, none of them an attribute that may hold it" for n in NOTES[:3])
+            judged = _judge(cls, site, attr, tree, resolver, module_scope, facts, contracts,
+                            source_lines, kernels, frames_read, certain_reads(site))  # fmt: skip
+            results.append(replace(judged, assumptions=(*judged.assumptions, *passed)))
     return results
 
 
@@ -660,8 +667,9 @@ def _reached_elsewhere(
         ):
             return f"the string {n.value[:40]!r} (line {n.lineno}) names the attribute"
     flagged = _flagged
-    far = others_only(cls, tree, tree, foreign, world, own_paths, flagged) if foreign else ""
-    far = far or reach_reason(cls, tree, world, own_paths, flagged)
+    matter = frozenset(names)  # a lookup by a computed name of none of them passes
+    far = others_only(cls, tree, tree, foreign, world, own_paths, flagged, matter) if foreign else ""
+    far = far or reach_reason(cls, tree, world, own_paths, flagged, attrs=matter)
     if far:
         return far
     index = _attribute_index(world)

@@ -135,7 +135,7 @@ def method_callers(
                 possible.add(id(hit[0]))
             continue
         if placed is None:
-            reach = _reach(cls, unit, world, own_paths)
+            reach = _reach(cls, unit, world, own_paths, name)
             if reach:
                 return [], set(), reach
             placed = receivers(unit.tree, frozenset({name}))
@@ -164,13 +164,17 @@ def method_callers(
         if r.name != cls.name and r.name not in descendants:
             possible.add(id(hit[0]))  # shares an instance with it only through another class
     if placed is None:
-        reach = _reach(cls, unit, world, own_paths)
+        reach = _reach(cls, unit, world, own_paths, name)
         if reach:
             return [], set(), reach
     # A reflective use that binds attributes by a computed name may shadow the def too.
-    shadowed = shadowed or reach_reason(cls, unit.tree, world, own_paths, _flagged, _kind(SET))
+    shadowed = shadowed or reach_reason(
+        cls, unit.tree, world, own_paths, _flagged, _kind(SET), frozenset({name})
+    )
     if unrelated:
-        why = others_only(cls, unit.tree, unit.tree, unrelated, world, own_paths, _flagged)
+        why = others_only(
+            cls, unit.tree, unit.tree, unrelated, world, own_paths, _flagged, frozenset({name})
+        )
         if why:
             return [], set(), why
     if shadowed:
@@ -178,12 +182,12 @@ def method_callers(
     return found_calls, possible, ""
 
 
-def _reach(cls: ast.ClassDef, unit: Unit, world: ClassWorld, own_paths: set[str]) -> str:
+def _reach(cls: ast.ClassDef, unit: Unit, world: ClassWorld, own_paths: set[str], name: str) -> str:
     """Why a reflective use that may fetch an attribute of an instance of `cls` by a computed
     name (or reach anything: `exec`, frames, `attrgetter`) may hand out its bound method. Uses
     that copy objects or make classes call no method by a name the text does not show: a class
     made at run time is in methods.py's lineage, its methods' calls in the walk above."""
-    why = reach_reason(cls, unit.tree, world, own_paths, _flagged, _fetches)
+    why = reach_reason(cls, unit.tree, world, own_paths, _flagged, _fetches, frozenset({name}))
     return f"a reflective use may reach an instance of {cls.name}: {why}" if why else ""
 
 

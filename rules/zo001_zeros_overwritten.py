@@ -378,7 +378,22 @@ name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names boun
 name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
 `exec`/`eval`, frames, `attrgetter`, `gc.get_objects`/`get_referents`/`get_referrers` (any
 object of the process) and a class made at run time (`type(n, bases, ns)`,
-`new_class`, a metaclass called like `type`) whose bases may be of the class's family block. Assumed: a method runs to
+`new_class`, a metaclass called like `type`) block when a base may have the class in its MRO
+(the class itself or a class deriving from it, by name; a base whose bases, to the root, are not
+library classes or classes of the tree counts; a base of the class or a subclass of such a base
+does not: the made class's instances are no instances of the class). A lookup by a computed
+name (`getattr`/`setattr`/`delattr`, `__setattr__`/`__getattribute__`, `register_buffer`) counts
+only when the names it may look up may include an attribute that may hold the buffer (for a
+returned method: the method's name), a dunder (`__dict__`, `__class__`: the whole object) or a
+reflective function's name; the names come from the syntax alone (analysis/lookup_names.py, no
+assumption): a literal; an f-string's literal head and tail (a prefix and suffix); a
+concatenation or `if`-expression of known names; a local of a function every binding of which
+is such a value or a `for`/comprehension target over a display of them, a tuple display bound to
+a local, a string's characters, `"a b".split()`, a dict display's keys, `.keys()`/`.items()`/
+`.values()` of one. Anything else (a parameter, a free, `global` or `nonlocal` name, a module or
+class body's name, an attribute, a call, `vars()` or `__dict__` iteration, `"lit" + x` with `x`
+unknown: `x.__radd__` may return any string) may be any name; the evidence names each lookup
+passed by its names. Assumed: a method runs to
 its end before another starts (no threads); a class statement with a base held in a variable
 (`class X(Mixin, base)`) is outside the closed world, as for method resolution; a method runs
 with a `self` of its class unless the text takes it from a class (`D.m(obj)`, `getattr(D, ...)`,

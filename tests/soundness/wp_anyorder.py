@@ -10,7 +10,11 @@ on a local made from another class, `vars` of a class object) and reflection tha
 (`getattr(self, name)` in a subclass or in a base a subclass shares with the class, an unrelated
 method run with the object as `self` through its class or `type(x)`, `vars` of a local made from
 the class); an attribute of the same name on another class's objects, read once through that
-class with the object as `self`; a base of the tree that keeps to its own attributes. Judged
+class with the object as `self`; a base of the tree that keeps to its own attributes; lookups by
+a computed name whose possible names the syntax shows (a loop over literals, a split string, a
+dict display, an f-string head) that never name the attribute (`names-miss`) or do, by a
+concatenation, a prefix, a rebound loop variable or a dunder (`names-hit`); a class made at
+run time from a class a subclass shares (`make-unrelated`) or from a subclass (`make-sub`). Judged
 under any order of the class's methods (analysis/lifecycle_anyorder.py).
 """
 
@@ -25,7 +29,8 @@ CLEAN = ("full-read", "write", "helper-read", "none", "part")
 TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-class", "getattr", "vars", "property",
          "returned", "alias-attr", "lambda", "base", "subclass", "refl-unrelated", "refl-unrelated",
          "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
-         "same-name-unbound", "base-clean", "base-clean")  # fmt: skip
+         "same-name-unbound", "base-clean", "base-clean", "names-miss", "names-miss", "names-hit",
+         "names-hit", "make-unrelated", "make-sub")  # fmt: skip
 # (slice text, rows it writes of R rows)
 _PARTS = (("[0]", lambda r: {0}), ("[1:]", lambda r: set(range(1, r))),
           ("[::2]", lambda r: set(range(0, r, 2))))  # fmt: skip
@@ -77,23 +82,22 @@ class AnyOrderShapes(Blocks):
             elif kind == "helper-read":
                 helper = True
                 body = [f"self._fill{u}()", read]
-                total = pre = every if trap != "subclass" else set()
+                total = pre = every if trap not in ("subclass", "make-sub") else set()
             elif kind == "accumulate":
                 body = [f"self.{x} += 1", read]  # keeps what was there: still unwritten
             else:
                 body, reads_it = ["return 1"], False
             methods += [f"def {m}(self, on):", *ind(body), ""]
             effects.append((m, pre, reads_it, total))
-        if helper or trap == "subclass":
+        if helper or trap in ("subclass", "make-sub"):
             methods += [f"def _fill{u}(self):", *ind(self.full(f"self.{x}", b)), ""]
         lib: list[str] = []
         tail_classes: list[str] = []  # after the class: subclasses, functions making one
         names: list[str] = []
         local: list[str] = []
         fbody: list[str] = []
-        made = {"subclass": f"S{u}", "refl-subclass": f"D{u}", "refl-sibling": f"E{u}"}.get(
-            trap, cls
-        )
+        made = {"subclass": f"S{u}", "refl-subclass": f"D{u}", "refl-sibling": f"E{u}",
+                "make-sub": f"lazy{u}"}.get(trap, cls)  # fmt: skip
         fbody.append(f"o{u} = {made}(inp)")
         reads = True  # a trap reads it right after __init__
         if trap == "other-class":
@@ -185,6 +189,8 @@ class AnyOrderShapes(Blocks):
                              "    return sum(v.float().sum() for v in vars(g).values() "
                              "if isinstance(v, torch.Tensor))", "", ""]  # fmt: skip
             fbody.append(f"out.append(tot{u}(inp))")
+        elif trap in ("names-miss", "names-hit", "make-unrelated", "make-sub"):
+            reads = self._names_trap(u, x, cls, trap, lib, names, tail_classes, fbody)
         else:
             reads = False
         written: set[int] = set()
@@ -200,3 +206,56 @@ class AnyOrderShapes(Blocks):
             local += [f"class S{u}({cls}):", f"    def _fill{u}(self):", "        pass", "", ""]
         local += tail_classes
         return Piece(lib, local, [ALLOC_IN_CLASS, *fbody], names, tags, reads)
+
+    def _names_trap(
+        self, u: str, x: str, cls: str, trap: str, lib: list[str], names: list[str],
+        tail: list[str], fbody: list[str],
+    ) -> bool:  # fmt: skip
+        """Lookups by names the syntax shows, or a class made at run time; whether it reads the
+        buffer right after `__init__`."""
+        if trap == "names-miss":
+            it = self.ch.choice(["('v', 'w')", "'v w'.split()", "{'v': 1, 'w': 2}.items()"])
+            target = "n, _" if it.endswith(".items()") else "n"
+            lib += [f"def cfg{u}(o, rest):", f"    found = [getattr(o, n, 0) for {target} in {it}]",
+                    "    for k in ('v', 'w'):", "        setattr(o, k, 1)",
+                    "    key = 'v' if found else 'w'",
+                    "    found.append(getattr(o, key, 0))",
+                    "    found.append(getattr(o, f'cfg_{rest}', 0))", "    return len(found)"]  # fmt: skip
+            names.append(f"cfg{u}")
+            fbody.append(f"out.append(torch.tensor(float(cfg{u}(o{u}, 'a'))))")
+            return False
+        if trap == "names-hit":
+            form = self.ch.choice(["concat", "prefix", "rebound", "dunder"])
+            head, rest = x[:1], x[1:]
+            if form == "concat":
+                body = [f"for n in ('v', '{head}' + '{rest}'):", "    if hasattr(o, n):",
+                        "        return getattr(o, n).float().sum()", "return 0"]  # fmt: skip
+            elif form == "prefix":
+                body = [f"return getattr(o, f'{head}{{rest}}').float().sum()"]
+            elif form == "rebound":
+                body = ["for n in ('v',):", f"    n = '{head}' + rest",
+                        "    return getattr(o, n).float().sum()"]  # fmt: skip
+            else:
+                body = ["for n in ('__dict__',):",
+                        f"    return getattr(o, n)['{head}' + rest].float().sum()"]  # fmt: skip
+            lib += [f"def peekn{u}(o, rest):", *ind(body)]
+            names.append(f"peekn{u}")
+            fbody.append(f"out.append(peekn{u}(o{u}, '{rest}'))")
+            return True
+        # A class made at run time: from a stub class a subclass of the class also derives
+        # from (its instances are no instance of the class), or from a subclass of the class
+        # whose method reads the buffer.
+        if trap == "make-unrelated":
+            lib += [f"class Stub{u}:", "    pass", "", f"def stub{u}(name):",
+                    f"    return type(name, (Stub{u},), {{'__module__': 'stubs'}})"]  # fmt: skip
+            names += [f"Stub{u}", f"stub{u}"]
+            tail += [f"class Both{u}({cls}, Stub{u}):", "    pass", "", ""]
+            fbody.append(f"out.append(torch.tensor(float(len(stub{u}('K').__name__))))")
+            return False
+        # `make-sub`: made from a subclass, its `_fill` does nothing: the helper's readers read
+        # the buffer unwritten (as the `subclass` trap, with no class statement overriding it).
+        tail += [f"class Sub{u}({cls}):", "    pass", "", "",
+                 f"def lazy{u}(inp):",
+                 f"    kind = type('Lazy', (Sub{u},), {{'_fill{u}': lambda self: None}})",
+                 "    return kind(inp)", "", ""]  # fmt: skip
+        return False

@@ -15,7 +15,10 @@ reader in `lib`.
 
 `method-*` traps call a private method from a subclass (`method-sub`), through an override that
 takes the base's buffer by `super()` (`method-super`, some overrides reading it), as a value
-wrapped by `functools.partial` (`method-callback`), or on a parameter (`method-param`).
+wrapped by `functools.partial` (`method-callback`), or on a parameter (`method-param`);
+`method-names-*` look attributes up by a computed name whose possible names the syntax shows (a
+loop over literals, a split string, an f-string head): none of them the method
+(`method-names-miss`), or the method spelled by a concatenation or a prefix (`method-names-hit`).
 `module-caller` puts one caller in lib.py of the multimodule program, importing the allocator
 from main.py when it runs (`MAIN_IMPORT`, rewritten by whole_program.py: an alias, the name, the
 module, or the name wrapped by `functools.partial`); in one module the import becomes a binding
@@ -38,7 +41,7 @@ TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all",
          "method", "method", "chained", "globals-handed", "slot", "slot", "slot", "slot-up",
          "slot-starred", "slot-var-index", "slot-twice", "slot-handed", "method-sub",
          "method-super", "method-callback", "method-param", "module-caller",
-         "module-caller")  # fmt: skip
+         "module-caller", "method-names-miss", "method-names-hit")  # fmt: skip
 # A caller in another module (lib.py of the multimodule program) imports the allocator from
 # main.py inside a function; in one module the import is a binding of the same module's name.
 MAIN_IMPORT = "MAIN-IMPORT"
@@ -174,6 +177,10 @@ class ReturnedShapes(Blocks):
             extra = [f"def _peek{u}(obj, inp):", f"    return obj.{mk}(inp).float().sum()", "", ""]
             fbody.append(f"out.append(_peek{u}(K{u}(), inp))")
             reads = True
+        if trap in ("method-names-miss", "method-names-hit"):
+            extra = self._lookups(u, mk, trap == "method-names-hit")
+            fbody.append(f"out.append(_look{u}(K{u}(), inp, '{mk[2:]}'))")
+            reads = reads or trap == "method-names-hit"
         if trap in ("method-sub", "method-super"):
             # The callers are methods of a subclass: through `self.` (inherited), or an
             # override that takes the base's buffer through `super()` and hands it on as the
@@ -220,6 +227,23 @@ class ReturnedShapes(Blocks):
                 *ind(rest), "", ""]  # fmt: skip
         names.append(f"lcall{u}")
         return kind in _READS_UNWRITTEN
+
+    def _lookups(self, u: str, mk: str, hit: bool) -> list[str]:
+        """`_look<u>(obj, inp, rest)`: lookups on `obj` (a `K<u>`) by names the syntax shows;
+        when `hit`, one of them is `mk` and its result is read unwritten."""
+        if hit:
+            name = self.ch.choice([f"'_m' + '{mk[2:]}'", "f'_m{rest}'", "'_m' + rest"])
+            body = [f"return getattr(obj, {name})(inp).float().sum()"]
+            if self.ch.chance(50):
+                body = [f"for n in ('v', {name}):", "    if hasattr(obj, n):",
+                        "        return getattr(obj, n)(inp).float().sum()", "return 0"]  # fmt: skip
+        else:
+            names = self.ch.choice(["('v', 'w')", "'v w'.split()", "{'v': 1, 'w': 2}"])
+            body = [f"found = [getattr(obj, n, 0) for n in {names}]",
+                    "for k in ('v', 'w'):", "    setattr(obj, k, 1)",
+                    "found.append(getattr(obj, f'cfg_{rest}', 0))",
+                    "return torch.tensor(float(len(found)))"]  # fmt: skip
+        return [f"def _look{u}(obj, inp, rest):", *ind(body), "", ""]
 
     def _slot(self, u: str, x: str, trap: str) -> tuple[str, list[str]]:
         """(what the allocator returns, the caller's lines that take the buffer out as `t`; CALL

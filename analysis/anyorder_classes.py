@@ -1,0 +1,126 @@
+"""The class statements of the tree, read by a text pass, and how a class name relates to
+others by its bases: what the reach of reflection (anyorder_reach.py) and the bases of the tree
+(anyorder_bases.py) ask, kept apart to keep those modules readable."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from zeroopt.analysis.methods import ClassWorld
+
+_WORD = re.compile(rb"\w+")
+
+COMPLETE = ("other than through its first base only", "has a class decorator")
+# Base names that are library classes (or words of a class statement that are no base): a
+# class whose bases are these, or classes of the tree whose bases are, cannot be a class of
+# the tree that the text does not name.
+LIBRARY_BASES = frozenset(
+    {"object", "ABC", "Generic", "Protocol", "Module", "nn", "torch", "abc", "typing", "Enum",
+     "IntEnum", "StrEnum", "Flag", "IntFlag", "enum", "Exception", "BaseException", "ValueError",
+     "RuntimeError", "TypeError", "KeyError", "NamedTuple", "TypedDict", "BaseModel", "dict",
+     "list", "tuple", "str", "int", "float", "set", "metaclass", "ABCMeta", "Function",
+     "autograd", "Dataset", "data", "utils", "Thread", "threading"}
+)  # fmt: skip
+_CLASS_LINE = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^:]*)\))?[ \t]*:")
+_BRACKETS = re.compile(rb"\[[^\[\]]*\]")
+_STATEMENTS: dict[str, tuple[ClassWorld, dict[str, list[tuple[int, set[str]]]]]] = {}
+
+
+def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]:
+    """Every class statement of the tree by name: its file's index in `world.files` and the
+    words of its bases (subscripts dropped: `Generic[T]` is no base `T`), one text pass per
+    worker."""
+    key = world.digest or f"id:{id(world)}"
+    entry = _STATEMENTS.get(key)
+    hit = entry[1] if entry is not None and (world.digest or entry[0] is world) else None
+    if hit is None:
+        hit = {}
+        for k, (_, data) in enumerate(world.files):
+            if b"class" not in data:
+                continue
+            i = data.find(b"class ")
+            while i >= 0:
+                start = data.rfind(b"\n", 0, i) + 1
+                m = _CLASS_LINE.match(data, i) if not data[start:i].strip() else None
+                i = data.find(b"class ", i + 6)
+                if m is None:
+                    continue
+                bases = m.group(2) or b""
+                while _BRACKETS.search(bases):
+                    bases = _BRACKETS.sub(b"", bases)
+                words = {w.decode() for w in _WORD.findall(bases) if not w[:1].isdigit()}
+                if b"(" in bases or b"*" in bases:
+                    words.add("*")
+                hit.setdefault(m.group(1).decode(), []).append((k, words))
+        _STATEMENTS.clear()
+        _STATEMENTS[key] = (world, hit)
+    return hit
+
+
+def _grounded(world: ClassWorld, name: str) -> bool:
+    """Every class statement called `name`, and every class of the tree its bases name, has
+    bases that are library classes or classes of the tree, to the root: none derives from a
+    value (`class P(grid_cls)`) that may be any class of the tree."""
+    statements = class_statements(world)
+    if name not in statements:
+        return False  # a class statement the text pass does not read (`class\tD`): unknown
+    seen: set[str] = set()
+    frontier = [name]
+    while frontier:
+        n = frontier.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for _, words in statements.get(n, []):
+            for w in words:
+                if w in statements:
+                    frontier.append(w)  # a class of the tree, even one named like a library's
+                elif w == "*" or w not in LIBRARY_BASES:
+                    return False
+    return True
+
+
+def may_derive_from(world: ClassWorld, base: str, cls_name: str) -> bool:
+    """A class made with a base called `base` may have `cls_name` in its MRO: `base` is that
+    class or derives from it, by name, or some class on the way up from `base` derives from a
+    value or a class no class statement of the tree names (an unknown ancestor)."""
+    if base == cls_name or base == "*":
+        return True
+    statements = class_statements(world)
+    if base not in statements:
+        return True  # no class statement of the tree: an alias, an import, a value
+    seen: set[str] = set()
+    frontier = [base]
+    while frontier:
+        n = frontier.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for _, words in statements.get(n, []):
+            if cls_name in words:
+                return True
+            for w in words:
+                if w in statements:
+                    frontier.append(w)
+                elif w == "*" or w not in LIBRARY_BASES:
+                    return True
+    return False
+
+
+# (path, hash of its text) -> its tree, for files naming an attribute or holding a base
+_PARSED: dict[tuple[str, int], ast.Module | None] = {}
+
+
+def parsed(path: str, data: bytes) -> ast.Module | None:
+    """The tree of a file of the tree (None if it cannot be parsed); the last 64 are kept,
+    since one class's checks read the same few files again."""
+    key = (path, hash(data))
+    if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        try:
+            _PARSED[key] = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _PARSED[key] = None
+    return _PARSED[key]
