@@ -81,6 +81,8 @@ def delegation_reason(
     why = _wrapper_reason(wrapper, model, facts, resolver, classes)
     if why:
         return why
+    init = methods.get("__init__")
+    held = {key[1], *(_aliases(init, key[1]) if init is not None else ())}
     for hook in sorted(hooks(model) & judged):
         other = methods.get(hook)
         if other is None:
@@ -88,10 +90,11 @@ def delegation_reason(
                 f"`{wrapper.name}` forwards `{h}` but defines no `{hook}`: a child of it misses "
                 f"that hook, which the model runs before or with `{h}`"
             )
-        if not _forwards(other, hook, key):
+        found = _forwarded(other, hook, held)
+        if found != [key]:
             return (
-                f"`{wrapper.name}.{hook}` (line {other.lineno}) does not call `{hook}` on the "
-                f"same objects on every run, while `{wrapper.name}.{h}` forwards `{h}`"
+                f"`{wrapper.name}.{hook}` (line {other.lineno}) does not call `{hook}` once, on "
+                f"the same objects, on every run, while `{wrapper.name}.{h}` forwards `{h}`"
             )
     return _holder_reason(wrapper, key, facts, classes, bindings)
 
@@ -235,16 +238,19 @@ def _bound_attrs(key: _Key) -> set[str]:
     return {n.attr for n in walk([expr]) if _is_own(n, "self") and isinstance(n, ast.Attribute)}
 
 
-def _forwards(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: str, key: _Key) -> bool:
-    """`fn` calls `<child>.hook(...)` on every run, on the objects `key` names."""
-    me = _self_param(fn)
+def _forwarded(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: str, held: set[str]) -> list[_Key]:
+    """The objects each call `<child>.hook(...)` in `fn` reaches, for the calls that run on
+    every run of `fn` on objects held in one of the attributes `held` (the attribute and its
+    aliases). Any other call of the hook is a use judged on its own (and fails). A child
+    reached twice in one hook would see the hook twice in a row, which the model never runs."""
+    me = _self_param(fn) or ""
+    out: list[_Key] = []
     for node in walk(fn.body):
-        if isinstance(node, ast.Attribute) and node.attr == hook and node.value is not None:
+        if isinstance(node, ast.Attribute) and node.attr == hook and not _is_own(node, me):
             found, _ = _site(fn, node)
-            if found == key:
-                return True
-    del me
-    return False
+            if found is not None and found[1] in held:
+                out.append(found)
+    return out
 
 
 def _wrapper_reason(
@@ -305,8 +311,9 @@ def _holder_reason(
         return f"`{wrapper.name}` has no `__init__` binding `.{attr}`"
     parents = {id(c): p for p in ast.walk(wrapper) for c in ast.iter_child_nodes(p)}
     fresh = _fresh_classes(classes, bindings)
-    aliases = _aliases(init, attr, parents)
+    aliases = _aliases(init, attr)
     held = {attr, *aliases}
+    bound = _bound_attrs(key) - held
     binds = 0
     for use in facts.uses:
         other = use.own and use.cls is not wrapper  # another class's own object, never this one
@@ -322,7 +329,8 @@ def _holder_reason(
                     ok = _fresh_value(value, fresh)
                 else:  # the alias: `self.B = self.A`, found by _aliases
                     ok = (
-                        _is_own(value, _self_param(init) or "")
+                        value is not None
+                        and _is_own(value, _self_param(init) or "")
                         and getattr(value, "attr", "") == attr
                     )
                 if not in_init or not ok:
@@ -330,24 +338,31 @@ def _holder_reason(
                 binds += use.attr == attr
             elif not _reads_only(use.node, parents, in_init, fresh, aliases):
                 return f"{where} may hand on or change the objects `{wrapper.name}` forwards to"
-        elif (
-            use.attr in _bound_attrs(key)
-            and use.store
-            and not other
-            and not (use.own and use.cls is wrapper and use.fn is init)
-        ):
-            return (
-                f"`{ast.unparse(use.node)[:60]}` in {use.where} (line {use.node.lineno}) may "
-                "change the loop bound between hooks"
-            )
+        elif use.attr in bound and not other and not (use.own and use.fn is init):
+            # The bound's attributes: bound in `__init__` only, then read as values (an int or
+            # a length), never changed in place (`self.steps_list.append(...)`).
+            parent = parents.get(id(use.node))
+            if (
+                not use.own
+                or use.store
+                or (isinstance(parent, ast.Attribute) and parent.value is use.node)
+                or (isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load))
+                or (
+                    isinstance(parent, ast.Call)
+                    and use.node in parent.args
+                    and getattr(parent.func, "id", "") not in _PURE
+                )
+            ):
+                return (
+                    f"`{ast.unparse(use.node)[:60]}` in {use.where} (line {use.node.lineno}) "
+                    "may change the loop bound between hooks"
+                )
     if binds != 1:
         return f"`{wrapper.name}.__init__` binds `.{attr}` {binds} times"
     return ""
 
 
-def _aliases(
-    init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str, parents: dict[int, ast.AST]
-) -> set[str]:
+def _aliases(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> set[str]:
     """Attributes `__init__` binds to `self.A` itself (`self.attn_backend_list = self.attn_backends`)."""
     me = _self_param(init)
     out = set()
