@@ -430,14 +430,14 @@ def _reads_only(
             return False
         above = parents.get(id(parent))
         # An element: only its attributes are read (a forwarded hook is checked as a use).
-        return isinstance(above, ast.Attribute) and above.value is parent
+        return _read_attribute(above, parent)
     if isinstance(parent, ast.For | ast.comprehension) and parent.iter is node:
         target = parent.target
         body = parent.body if isinstance(parent, ast.For) else [parents.get(id(parent))]
         if not isinstance(target, ast.Name):
             return False
         return all(
-            isinstance(parents.get(id(n)), ast.Attribute)
+            _read_attribute(parents.get(id(n)), n)
             for b in body
             if b is not None
             for n in walk([b])
@@ -455,3 +455,13 @@ def _reads_only(
             and _fresh_call(call.args[0], fresh)
         )
     return False
+
+
+def _read_attribute(above: ast.AST | None, element: ast.AST) -> bool:
+    """`element.x` read (a forwarded hook, a flag): never stored, so no attribute of a child
+    (a length its forward reads up to) changes between its hooks."""
+    return (
+        isinstance(above, ast.Attribute)
+        and above.value is element
+        and isinstance(above.ctx, ast.Load)
+    )

@@ -203,6 +203,36 @@ def run():
         modules=_MODULES,
     ),
     Case(
+        "wrapper_sets_a_childs_length_between_its_hooks",
+        why="`safe` would be wrong: each setup fills `lens` up to the length it stores and the "
+        "forward reads up to that length; a wrapper method outside the model stores a larger "
+        "length into every child between the setup and the forward, which then reads past what "
+        "was filled.",
+        source=_CHILD.replace(
+            "        self.bs = forward_batch.numel()\n\n    def init_forward_metadata_in_graph",
+            "        self.bs = forward_batch.numel()\n        self.lens[: self.bs].fill_(2.0)\n\n"
+            "    def init_forward_metadata_in_graph",
+        ).replace("        self.lens.fill_(2.0)\n", "        self.bs = 0\n")
+        + _wrapper()[len(_CHILD) :].replace(
+            "    def init_forward_metadata(self, fb):",
+            "    def shrink(self):\n        for b in self.attn_backends:\n            b.bs = 4\n\n"
+            "    def init_forward_metadata(self, fb):",
+        ),
+        scenario=r"""
+def run():
+    import torch
+
+    w = MultiStep()
+    fb = torch.arange(1.0, 4.0)
+    w.init_cuda_graph_state(4, 8)
+    w.init_forward_metadata_out_graph(fb, in_capture=True)
+    w.init_forward_metadata_in_graph(fb)
+    w.shrink()
+    return [b.forward_decode(fb) for b in w.attn_backends]
+""",
+        modules=_MODULES,
+    ),
+    Case(
         "child_also_driven_by_a_function_of_the_module",
         why="`safe` would be wrong: besides the wrapper, a function of the module runs a child's "
         "capture hook before any graph init; the forward reads `lens` unfilled.",
