@@ -2,7 +2,7 @@
 wrapper's own hook `h`, keeps the child in the order the lifecycle model declares.
 
 SGLang's multi-step draft backends hold one backend per speculative step and forward each hook to
-them (sglang 0.5.23 layers/attention/flashattention_backend.py:3514-3551, xpu_backend.py:
+them (sglang 0.5.23 layers/attention/flashattention_backend.py:3507-3540, xpu_backend.py:
 2026-2057). The engine drives the wrapper as it drives any backend (speculative/
 eagle_draft_cuda_graph_runner.py:164 init_cuda_graph_state, :504 in_graph, :531 and :738
 out_graph; eagle_worker_v2.py:711 init_forward_metadata). A child then sees exactly the hooks the
