@@ -235,7 +235,7 @@ def _bound_attrs(key: _Key) -> set[str]:
     if key[0] != "index":
         return set()
     expr = ast.parse(key[2], mode="eval").body
-    return {n.attr for n in walk([expr]) if _is_own(n, "self") and isinstance(n, ast.Attribute)}
+    return {n.attr for n in walk([expr]) if isinstance(n, ast.Attribute) and _is_own(n, "self")}
 
 
 def _forwarded(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: str, held: set[str]) -> list[_Key]:
