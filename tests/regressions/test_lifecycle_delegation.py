@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.regressions.harness import Case, Verdict, check_execution, check_verdict, params
-from tests.regressions.harness import site_verdicts as _site_verdicts
 
 # The engine: graph init, a capture (out_graph, in_graph, the forwards), then an eager step,
 # as SGLang's draft runners drive a multi-step backend.
@@ -108,8 +107,7 @@ class MultiStep:
     def init_forward_metadata(self, fb):
         for i in range(self.steps - 1):
             EAGER
-EXTRA"""
-        .replace("BUILD", build)
+EXTRA""".replace("BUILD", build)
         .replace("CGS", cgs)
         .replace("OUT", out)
         .replace("INNER", inner)
@@ -128,6 +126,26 @@ CASES = [
         "made in `__init__`: each child sees graph init before its capture and a full setup "
         "before each forward, and fills `lens` before every read.",
         source=_wrapper(),
+        scenario=_SCENARIO,
+        modules=_MODULES,
+    ),
+    Case(
+        "wrapper_forwards_to_each_element_and_keeps_an_alias",
+        kind="fix",
+        why="The XPU shape: `for b in self.attn_backends: b.h(...)` in every hook, the list a "
+        "comprehension of fresh backends, bound under a second name in `__init__` (as "
+        "FlashAttentionMultiStepBackend's `attn_backend_list`) and only read.",
+        source=_wrapper()
+        .replace(
+            "        self.attn_backends = []\n        for i in range(self.steps - 1):\n"
+            "            self.attn_backends.append(Backend())\n",
+            "        self.attn_backends = [Backend() for _ in range(steps - 1)]\n"
+            "        self.attn_backend_list = self.attn_backends\n",
+        )
+        .replace(
+            "        for i in range(self.steps - 1):\n            self.attn_backends[i].",
+            "        for b in self.attn_backends:\n            b.",
+        ),
         scenario=_SCENARIO,
         modules=_MODULES,
     ),
@@ -298,10 +316,40 @@ def test_executed(case: Case, tmp_path: Path) -> None:
 def test_the_reason_names_the_hook_not_forwarded() -> None:
     """Where a wrapper forwards a capture hook but not graph init, the finding says which hook
     of which wrapper is missing, and where."""
-    case = CASES[1]
+    case = next(c for c in CASES if c.name == "wrapper_forwards_capture_but_not_graph_init")
     from tests.regressions.harness import _analyse
 
     result = _analyse(case, case.source.lstrip("\n"))
     messages = [f.message for f in result.findings if f.line in case.sites]
     assert messages and all(f.verdict != Verdict.SAFE for f in result.findings)
     assert any("`MultiStep.init_cuda_graph_state` (line" in m for m in messages), messages
+
+
+def _reasons(source: str) -> list[str]:
+    from tests.regressions.harness import _analyse
+
+    case = Case("probe", source=source)
+    result = _analyse(case, source.lstrip("\n"))
+    found = [f for f in result.findings if f.line in case.sites]
+    assert found and all(f.verdict != Verdict.SAFE for f in found)
+    return [f.message for f in found]
+
+
+def test_a_hook_forwarded_twice_is_named() -> None:
+    """Two loops over the same children in one hook: each child sees the hook twice in a row."""
+    loop = "self.attn_backends[i].init_forward_metadata(fb)"
+    twice = f"{loop}\n        for i in range(self.steps - 1):\n            {loop}"
+    messages = _reasons(_wrapper(eager=twice))
+    assert any("does not call `init_forward_metadata` once" in m for m in messages), messages
+
+
+def test_a_loop_bound_changed_in_place_is_named() -> None:
+    """`range(len(self.sizes))` with `self.sizes.append(...)` in another method: the bound may
+    reach other children at each hook."""
+    source = _wrapper().replace("range(self.steps - 1)", "range(len(self.sizes))")
+    source = source.replace(
+        "        self.steps = steps\n", "        self.steps = steps\n        self.sizes = [1, 2]\n"
+    )
+    source += "\n    def grow(self):\n        self.sizes.append(3)\n"
+    messages = _reasons(source)
+    assert any("may change the loop bound" in m for m in messages), messages
