@@ -78,6 +78,11 @@ def delegation_reason(
     key, why = _site(fn, node)
     if key is None:
         return why
+    shadowed = sorted(
+        n for n in _PURE if bindings[n] or any(_rebinds(m.body, n) for m in methods.values())
+    )
+    if key[0] == "index" and shadowed:
+        return f"the name `{shadowed[0]}` is bound in the module: the loop bound may not be the builtin's"
     why = _wrapper_reason(wrapper, model, facts, resolver, classes)
     if why:
         return why
@@ -326,7 +331,11 @@ def _holder_reason(
             if use.store:
                 value = _assigned(parent, use.node)
                 if use.attr == attr:
-                    ok = _fresh_value(value, fresh)
+                    # A list for `self.A[i]` and `for x in self.A` (a list's own indexing and
+                    # iteration), one object for `self.A.h(...)`.
+                    ok = _fresh_value(value, fresh) and (
+                        isinstance(value, ast.List | ast.ListComp) == (key[0] != "attr")
+                    )
                 else:  # the alias: `self.B = self.A`, found by _aliases
                     ok = (
                         value is not None
