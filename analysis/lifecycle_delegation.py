@@ -9,7 +9,7 @@ out_graph; eagle_worker_v2.py:711 init_forward_metadata). A child then sees exac
 wrapper forwards, in the wrapper's order. That order is one the model allows for the child when:
 
 - every hook of the model the judged class defines is forwarded by the wrapper's hook of that
-  name, on every run of it (a statement of its body, or of a `for` loop of its body, in a hook
+  name, exactly once, on every run of it (a statement of its body, or of a `for` loop of its body, in a hook
   with no `return` but a last statement, no `break`, `continue`, `try`, `with` or `yield`), to
   the same objects: the same attribute, iterated the same way (`for i in range(R): self.A[i]`,
   `for x in self.A`, or `self.A` itself), with `R` and `A` bound only in the wrapper's
@@ -19,8 +19,8 @@ wrapper forwards, in the wrapper's order. That order is one the model allows for
 - the objects are the wrapper's own: its `__init__` binds `A` once, to a constructor call of a
   class of the module (no `__new__`) or a list of such calls (appended one by one), so each is a
   distinct object no other code was handed at construction; after `__init__` the wrapper only
-  indexes, iterates or measures `A`, never hands it or an element on, and no other code of the
-  module names `.A`;
+  indexes, iterates or measures `A` or reads an element's attribute, never stores into one,
+  hands `A` or an element on, and no other code of the module names `.A`;
 - the wrapper is itself driven by the engine as the model says: it defines the model's required
   hooks, calls none of its own hooks, has no base but `object`/`ABC`/the model's default bases,
   and no class of the module derives from it.
