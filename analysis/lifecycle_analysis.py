@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
+from zeroopt.analysis.lifecycle_delegation import delegation_reason, hooks
 from zeroopt.analysis.lifecycle_module import (
     OUTSIDE_ORDER,
     ModuleFacts,
@@ -116,7 +117,16 @@ def analyse_lifecycles(
         # rebinding: what runs may not be what the model inlines), the second only add paths
         # (a closure or code elsewhere may also reach the object): those still let a modelled
         # read before any write stand as `unsafe`.
-        module_reason = module_class_reason(cls, tree, facts, model, resolver, bindings, classes)
+        module_reason = module_class_reason(
+            cls,
+            tree,
+            facts,
+            model,
+            resolver,
+            bindings,
+            classes,
+            _forwarding(cls, model, facts, resolver, classes, bindings),
+        )
         class_reason = _class_reason(cls, classes, model, set(methods), resolver) or (
             module_reason if OUTSIDE_ORDER not in module_reason else ""
         )
@@ -260,6 +270,27 @@ def analyse_lifecycles(
                         break
             results.append(result)
     return results
+
+
+def _forwarding(
+    cls: ast.ClassDef,
+    model: Lifecycle,
+    facts: ModuleFacts,
+    resolver: Resolver,
+    classes: Sequence[ast.ClassDef],
+    bindings: Counter[str],
+) -> Callable[[ast.Attribute, ast.ClassDef], str | None]:
+    """Judges a wrapper's `<child>.h(...)` in its own hook `h` (lifecycle_delegation.py) for
+    children of `cls`'s kind: only the model's hooks `cls` defines must be forwarded. None for a
+    method that is no hook of the model (its call stays outside the modelled order)."""
+    judged = set(class_methods(cls))
+
+    def why(node: ast.Attribute, wrapper: ast.ClassDef) -> str | None:
+        if node.attr not in hooks(model):
+            return None
+        return delegation_reason(node, wrapper, judged, model, facts, resolver, classes, bindings)
+
+    return why
 
 
 def _object_makers(

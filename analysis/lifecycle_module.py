@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zeroopt.analysis.lifecycle_instances import plain_class, vars_instance_class
@@ -208,11 +208,14 @@ def module_class_reason(
     resolver: Resolver,
     bindings: Counter[str],
     classes: Sequence[ast.ClassDef] = (),
+    forwarded: Callable[[ast.Attribute, ast.ClassDef], str | None] | None = None,
 ) -> str:
     """Why code elsewhere in the module may replace or wrap what the model runs, or "": a class
     decorator, a store into the class or its instances under a modelled method's name, a
     setattr of any name, a rebinding of the class's name, or a `super()` into a base the model
-    does not know."""
+    does not know. `forwarded(node, wrapper)` says why a call `<child>.h` in another class's
+    own hook `h` may break the child's order ("" when it keeps it, None when `h` is no hook:
+    lifecycle_delegation.py)."""
     scope = resolver.scope_of(cls)
     outer = scope.parent or scope
     for d in cls.decorator_list:
@@ -272,9 +275,20 @@ def module_class_reason(
         value = use.node.value if isinstance(use.node, ast.Attribute) else None
         if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "super":
             continue  # judged below
+        why: str | None = None
+        if (
+            forwarded is not None
+            and isinstance(use.node, ast.Attribute)
+            and use.cls is not None
+            and use.cls is not cls
+            and use.where == f"method `{use.attr}`"
+        ):
+            why = forwarded(use.node, use.cls)
+            if why == "":
+                continue  # a wrapper forwarding the hook keeps the object in the model's order
         return (
             f"`{ast.unparse(use.node)[:60]}` in {use.where} (line {use.node.lineno}) may call "
-            f"method `{use.attr}` of an instance {OUTSIDE_ORDER}"
+            f"method `{use.attr}` of an instance {OUTSIDE_ORDER}" + (f" ({why})" if why else "")
         )
     bases = [b.value if isinstance(b, ast.Subscript) else b for b in cls.bases]
     known = set(model.default_bases) | _HARMLESS_BASES

@@ -22,7 +22,8 @@ a method anywhere in the module, no computed setattr or `exec`), its bases are n
 the model's `default_bases` (and `super()` reaches only `harmless_super` methods of those), no
 class of the module derives from it, and no code of the module reaches its buffers or methods
 other than through a method's own `self` (a module function is treated like a method the model
-does not run). Subclasses and callers in other modules are assumed not to change those methods or
+does not run), or through a wrapper that forwards every hook to objects it made, in its own
+hook of the same name (lifecycle_delegation.py). Subclasses and callers in other modules are assumed not to change those methods or
 call them out of order.
 """
 

@@ -5,6 +5,7 @@
     python bench/soundness.py --multimodule --programs 300 --seed 0   # names from other modules
     python bench/soundness.py --whole-program --programs 500 --seed 0   # buffers crossing calls
     python bench/soundness.py --const-gaps --programs 2000 --seed 0   # constant parts left alone
+    python bench/soundness.py --delegation --programs 500 --seed 0   # hooks forwarded by a wrapper
     python bench/soundness.py --whole-program --multimodule --programs 500 --seed 0
 
 Prints: programs, sites, sites unsafe by execution, the analysis' verdicts, the unsound count (a
@@ -165,13 +166,15 @@ def run_const_gap_chunk(seeds: range) -> Tally:
     return tally
 
 
-def run_multimodule_chunk(seeds: range) -> Tally:
-    """Programs split over a package: names come from another module (tests/soundness/multimodule.py)."""
+def run_multimodule_chunk(seeds: range, delegation: bool = False) -> Tally:
+    """Programs split over a package: names come from another module (tests/soundness/multimodule.py);
+    with `delegation`, a lifecycle backend driven through a wrapper (tests/soundness/delegation.py)."""
+    from tests.soundness.delegation import random_delegation_program
     from tests.soundness.multimodule import analyser, materialise, random_multimodule_program
 
     tally = Tally()
     for seed in seeds:
-        program = random_multimodule_program(seed)
+        program = (random_delegation_program if delegation else random_multimodule_program)(seed)
         main, namespace = materialise(program)
         report = check_program(
             program.main, analyser(program, main), namespace=namespace, assume=program.assume
@@ -306,6 +309,7 @@ def render(t: Tally, seconds: float, args: argparse.Namespace) -> str:
         f"{' --wp-shapes ' + args.wp_shapes if args.wp_shapes else ''}"
         f"{''.join(' --analysis-option ' + o for o in args.analysis_option)}"
         f"{' --multimodule' if args.multimodule else ''}"
+        f"{' --delegation' if getattr(args, 'delegation', False) else ''}"
         f"{' --const-gaps' if args.const_gaps else ''}; python {platform.python_version()}, torch "
         f"{__import__('torch').__version__}, {args.jobs} worker(s)\n"
     )
@@ -363,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         help="buffers handed to helpers, methods, decorators, dataclasses and holders",
     )
     parser.add_argument(
+        "--delegation",
+        action="store_true",
+        help="a lifecycle backend driven through a wrapper that forwards its hooks",
+    )
+    parser.add_argument(
         "--const-gaps",
         action="store_true",
         help="writes of literal slices that leave a constant part alone, and reads of it",
@@ -387,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     work = run_triton_chunk if args.triton else run_chunk
     if args.multimodule:
         work = run_multimodule_chunk
+    if args.delegation:
+        work = partial(run_multimodule_chunk, delegation=True)
     if args.const_gaps:
         work = run_const_gap_chunk
     if args.whole_program:

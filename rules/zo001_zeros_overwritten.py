@@ -194,6 +194,21 @@ attribute through anything but a method's own `self` (`other.buf`, `self.target.
 provably a metadata record of the module; a class decorator, a store into the class or of an
 attribute named like one of its methods, a setattr of a computed name, `exec`, a base the model
 does not know, or `super()` into one, leaves the class unjudged, the message naming the line.
+A wrapper calling a child's hook from its own hook of that name (SGLang's multi-step draft
+backends, sglang 0.5.23 layers/attention/flashattention_backend.py:3507-3540) keeps the child in
+the model's order, and is no use outside it, only when (analysis/lifecycle_delegation.py,
+docs/lifecycle-delegation.md) every hook of the model the judged class defines is forwarded by
+the wrapper's hook of that name exactly once, on every run (a statement of its body or of a
+top-level `for` loop, in a hook with no early `return`, `break`, `continue`, `try`, `with`,
+`yield`), to the same objects (`for i in range(R): self.A[i]`, `for x in self.A`, or `self.A`,
+the same form in every hook), which the wrapper's `__init__` binds once to fresh instances of a
+module class and afterwards only indexes, iterates, measures or reads attributes of (no store,
+no hand-off; `R`'s attributes bound in `__init__` only, never changed in place), while no other
+code of the module names `.A`; and the wrapper defines the model's required hooks, calls none of
+its own, has no base but `object`/`ABC`/the model's defaults and no subclass in the module. The
+engine drives the wrapper as any backend (speculative/eagle_draft_cuda_graph_runner.py:164, :294,
+:504, :531, :738; eagle_worker_v2.py:711); arguments are free (every hook parameter is unknown).
+Otherwise the message names the hook not forwarded, or the use that breaks the condition.
 Where a buffer is unjudged only because other code may also reach the object (a closure over
 `self`, code elsewhere calling its methods), which adds paths but removes none, a read before any
 write in the modelled order still makes it `unsafe`, the evidence naming that assumption.

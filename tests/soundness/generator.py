@@ -208,7 +208,10 @@ def f(inp, n, k, flag):
 """
 
 
-def build_program(ch: Chooser) -> Program:
+def build_program(ch: Chooser, delegation: bool = False) -> Program:
+    """With `delegation`, always the lifecycle class, without its driver (the caller adds a
+    wrapper forwarding its hooks: tests/soundness/delegation.py), its buffers allocated in
+    `__init__` or in `init_cuda_graph_state`."""
     g = _Gen(ch)
     header = ["import torch"]
     if ch.chance(20):
@@ -246,7 +249,7 @@ def build_program(ch: Chooser) -> Program:
         return [by + line if line else line for line in lines]
 
     hs: list[Handle] = []
-    if ch.chance(25):
+    if delegation or ch.chance(25):
         # A class with an SGLang attention-backend lifecycle: buffers allocated on self in
         # init_cuda_graph_state, written by the metadata setups, read by the forward.
         g.tags.add("lifecycle")
@@ -254,6 +257,12 @@ def build_program(ch: Chooser) -> Program:
         for _ in range(ch.integer(1, 2)):
             init += g.stmt_alloc(hs, prefix="self.")
         methods = [("init_cuda_graph_state", [*init, "return acc"])]
+        if delegation and ch.chance(50):  # allocated in `__init__`; graph init may write them
+            body = prologue()
+            for _ in range(ch.integer(0, 3)):
+                body += g.statement(list(hs), 0, None, False)
+            methods = [("__init__", init), ("init_cuda_graph_state", [*body, "self.trace.append(acc)"])]
+            g.tags.add("alloc-in-init")
         for name in LIFECYCLE_SETUPS:
             body = prologue()
             for _ in range(ch.integer(0, 4)):
@@ -266,7 +275,7 @@ def build_program(ch: Chooser) -> Program:
         cls = ["class Backend:"]
         for name, body in methods:
             cls += [f"    def {name}(self, inp, n, k, flag):", *indent(body, "        "), ""]
-        main = [*cls, "", LIFECYCLE_DRIVER]
+        main = cls if delegation else [*cls, "", LIFECYCLE_DRIVER]
     else:
         body = prologue() + g.stmt_alloc(hs)
         for _ in range(ch.integer(1, 7)):
