@@ -342,7 +342,7 @@ class ProjectView:
         rules, applied in that module with its own imports) and the module's only binding of
         the name; else None. The module read is recorded in `deps` through its entry."""
         from zeroopt.analysis.records import plain_dataclasses
-        from zeroopt.analysis.resolve import walk
+        from zeroopt.analysis.resolve import declared_globals
 
         if self.function_binding(module, name) is None:
             return None
@@ -359,7 +359,7 @@ class ProjectView:
                     tree = ast.parse(data)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
-                declared = {n for g in walk([tree]) if isinstance(g, ast.Global) for n in g.names}
+                declared = declared_globals(tree)
                 found = plain_dataclasses(tree, declared)
             self._records[module] = found
         return found.get(name)

@@ -114,6 +114,29 @@ def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     return _preorder(list(roots), _SYNTAX_CHILDREN)
 
 
+# The fields of a statement (or of an `except` clause or `case`) that hold statements.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def declared_globals(module: ast.Module) -> set[str]:
+    """Every name a `global` statement anywhere in `module` declares. A statement sits only in
+    the statement lists of other statements (an expression holds none: a lambda's body is an
+    expression), so only those are walked, not the expressions."""
+    out: set[str] = set()
+    stack: list[Any] = list(module.body)
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        if type(node) is ast.Global:
+            out.update(node.names)
+            continue
+        for f in _STATEMENT_LISTS:
+            v = getattr(node, f, None)
+            if type(v) is list:
+                extend(v)
+    return out
+
+
 # _SYNTAX_CHILDREN's fields in field order, for the breadth-first walk.
 _FORWARD: dict[type, tuple[str, ...] | None] = {}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from zeroopt.analysis.resolve import walk, walk_bfs
+from zeroopt.analysis.resolve import declared_globals, walk, walk_bfs
 
 _TL = "triton.language."
 # Calls whose result is a pointer derived from the listed positional arguments.
@@ -447,9 +447,7 @@ class ModuleKernels:
                         other.add((n.asname or n.name).split(".")[0])
                     elif isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
                         other.add(n.name)
-        for n in walk([module]):
-            if isinstance(n, ast.Global):
-                other.update(n.names)
+        other |= declared_globals(module)
         # Name -> its one def, in the module's order; the summaries made so far.
         self.candidates = {
             name: fns[0] for name, fns in defs.items() if len(fns) == 1 and name not in other
@@ -484,6 +482,4 @@ def module_kernels(module: ast.Module, qualify_at: object) -> dict[str, TritonSu
     """The module's top-level `@triton.jit` functions, by name, that nothing else in the module
     binds (`qualify_at(fn, expr)` qualifies an expression inside `fn`), all summarised now."""
     kernels = ModuleKernels(module, qualify_at)
-    return {
-        name: found for name in kernels.candidates if (found := kernels.get(name)) is not None
-    }
+    return {name: found for name in kernels.candidates if (found := kernels.get(name)) is not None}
