@@ -560,7 +560,8 @@ def _classes_of(tree: ast.Module) -> list[ClassInfo]:
     return [
         info
         for n in walk_bfs([tree])
-        if (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
+        if isinstance(n, ast.ClassDef | ast.Call)  # what else `_made_class` answers None
+        and (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
     ]
 
 
