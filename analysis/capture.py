@@ -118,10 +118,10 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
     defs: list[tuple[str, list[ast.AST], ast.AST, int]] = []  # (name, code, scope node, line)
     classes: dict[int, str] = {}
     for node in nodes:
-        if isinstance(node, ast.ClassDef):
+        if type(node) is ast.ClassDef:
             for item in node.body:
                 classes[id(item)] = node.name
-    for node in nodes:
+    for node in nodes:  # only definitions and assignments (of every node, in the same order)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             code: list[ast.AST] = [*node.decorator_list, *node.body]
             defs.append((node.name, code, node, node.lineno))
@@ -163,7 +163,8 @@ def capture_functions(tree: ast.Module, resolver: Resolver) -> dict[str, str]:
 
 
 def _may_capture(tree: ast.Module, resolver: Resolver) -> tuple[list[ast.AST], set[int]]:
-    """Every node of `tree` in `walk_bfs` order, and the ids of the nodes of `tree` under which (themselves included) `direct_capture` may find
+    """The definitions and assignments of `tree` (classes, defs, `=` and annotated `=`) in
+    `walk_bfs` order, and the ids of the nodes of `tree` under which (themselves included) `direct_capture` may find
     something, whatever scope it qualifies names in: a manual capture attribute or string, or a
     name or attribute that `resolver.qualified` may turn into a capture function. Every message
     of `direct_capture` names such a node, so code with none of them gets "" without the walk
@@ -193,11 +194,14 @@ def _may_capture(tree: ast.Module, resolver: Resolver) -> tuple[list[ast.AST], s
     order: list[ast.AST] = [tree]
     parents: list[int] = [-1]
     hits: list[int] = []
+    definitions: list[ast.AST] = []
     i = 0
     while i < len(order):
         node = order[i]
         cls = type(node)
-        if cls is ast.Attribute:
+        if cls in _DEFINITIONS:
+            definitions.append(node)
+        elif cls is ast.Attribute:
             attr = node.attr  # type: ignore[attr-defined]
             if attr in MANUAL_CAPTURE_ATTRS or attr in _TARGET_ATTRS:
                 hits.append(i)
@@ -234,7 +238,12 @@ def _may_capture(tree: ast.Module, resolver: Resolver) -> tuple[list[ast.AST], s
             done.add(h)
             marked.add(id(order[h]))
             h = parents[h]
-    return order, marked
+    return definitions, marked
+
+
+# What `capture_functions` reads of a module's nodes (exact classes: ast has no subclasses).
+_DEFINITIONS = frozenset({ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign,
+                          ast.AnnAssign})  # fmt: skip
 
 
 def _walk_marked(root: ast.AST, marked: set[int]) -> list[ast.AST]:

@@ -22,7 +22,7 @@ from typing import Any
 from zeroopt.analysis.kernel_library import OpContract, op_contract_for
 from zeroopt.analysis.resolve import Resolver, Scope
 from zeroopt.analysis.state import View
-from zeroopt.analysis.triton_summary import TritonSummary, module_kernels
+from zeroopt.analysis.triton_summary import ModuleKernels
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Plan:
     raw_pointers: bool = False
 
 
-_CACHE: dict[int, tuple[ast.Module, dict[str, TritonSummary]]] = {}
+_CACHE: dict[int, tuple[ast.Module, ModuleKernels]] = {}
 
 
 def _module_of(scope: Scope) -> ast.Module | None:
@@ -52,7 +52,7 @@ def _module_of(scope: Scope) -> ast.Module | None:
     return scope.node if isinstance(scope.node, ast.Module) else None
 
 
-def _summaries(resolver: Resolver, module: ast.Module) -> dict[str, TritonSummary]:
+def _summaries(resolver: Resolver, module: ast.Module) -> ModuleKernels:
     hit = _CACHE.get(id(module))
     if hit is not None and hit[0] is module:
         return hit[1]
@@ -61,7 +61,7 @@ def _summaries(resolver: Resolver, module: ast.Module) -> dict[str, TritonSummar
         scope = resolver.scopes.get(fn) or resolver.scopes.get(module)
         return resolver.qualified(scope, e) if scope is not None else None
 
-    found = module_kernels(module, qualify_at)
+    found = ModuleKernels(module, qualify_at)  # each kernel summarised when first asked
     if len(_CACHE) > 8:
         _CACHE.clear()
     _CACHE[id(module)] = (module, found)

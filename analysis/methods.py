@@ -156,6 +156,7 @@ class ClassWorld:
         self._all_aliases: dict[str, set[str]] | None = None  # every file's, once many are asked
         self._first_store: dict[str, str] | None = None  # attribute -> first file storing it
         self._dynamic: list[tuple[str, dict[str, int]]] | None = None
+        self._absolute: tuple[str, dict[str, str]] = ("", {})  # (cwd, path -> os.path.abspath)
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
 
     @classmethod
@@ -306,13 +307,18 @@ class ClassWorld:
         `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does. For a
         module's function (`module`: its dotted name and path), only computed names on what may
         be that module count."""
+        absolute = self._absolute_paths() if module is not None else {}
+        own_absolute = os.path.abspath(module[1]) if module is not None else ""
         for path, found in self._dynamic_bindings():
             if module is None:
                 line = found.get(ANY_NAME, 0)
             else:  # (dotted name, path) of the function's module: only patches of it count
-                name, own = module
+                name, _ = module
                 mine = [MODULE_ANY, MODULE_ANY + name]
-                if os.path.abspath(path) == os.path.abspath(own):
+                path_absolute = absolute.get(path)
+                if path_absolute is None:
+                    path_absolute = absolute[path] = os.path.abspath(path)
+                if path_absolute == own_absolute:
                     mine.append(MODULE_ANY + SELF)
                 line = min((found[k] for k in mine if k in found), default=0)
             if line:
@@ -327,6 +333,14 @@ class ClassWorld:
                     "string or a computed form"
                 )
         return ""
+
+    def _absolute_paths(self) -> dict[str, str]:
+        """Memo of `os.path.abspath` by path, for the working directory it was made in (a
+        relative path's absolute form depends on it)."""
+        cwd = os.getcwd()
+        if self._absolute[0] != cwd:
+            self._absolute = (cwd, {})
+        return self._absolute[1]
 
     def _dynamic_bindings(
         self, classes: set[int] | frozenset[int] = frozenset()
@@ -546,7 +560,8 @@ def _classes_of(tree: ast.Module) -> list[ClassInfo]:
     return [
         info
         for n in walk_bfs([tree])
-        if (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
+        if isinstance(n, ast.ClassDef | ast.Call)  # what else `_made_class` answers None
+        and (info := _info(n) if isinstance(n, ast.ClassDef) else _made_class(n))
     ]
 
 

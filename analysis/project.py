@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,6 +40,10 @@ _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "bu
 # Text that means a module may bind names no static reading sees.
 DYNAMIC_MARKERS = ("globals()", "vars()", "sys.modules[__name__]", "__dict__[", "exec(")
 _DYNAMIC_MARKER_BYTES = tuple(m.encode() for m in DYNAMIC_MARKERS)
+# What lets a def, lambda or class body change a module's entry: a `global` statement (at the
+# start of a line, after `;` or a compound statement's `:`) or a star import. Where the bytes
+# hold neither (and are ASCII or name no codec), the bodies are not walked for the entry.
+_BODY_BINDS = re.compile(rb"(?m)(?:^|[\r:;])[ \t\f]*global\b|import[\s\\]*\*")
 _MAX_HOPS = 32  # re-export chains longer than this (or cycles) resolve to nothing new
 SELF = "<self>"  # deps key: the analysed file's own module name
 
@@ -220,6 +225,8 @@ class ProjectView:
             is_package=module in self.index.packages,
             project=self,
             raw=True,
+            module_only=(data.isascii() or b"coding" not in data)
+            and _BODY_BINDS.search(data) is None,
         )
         root = resolver.scopes[tree]
         all_names, all_dynamic = _static_all(tree, data)
@@ -335,7 +342,7 @@ class ProjectView:
         rules, applied in that module with its own imports) and the module's only binding of
         the name; else None. The module read is recorded in `deps` through its entry."""
         from zeroopt.analysis.records import plain_dataclasses
-        from zeroopt.analysis.resolve import walk
+        from zeroopt.analysis.resolve import declared_globals
 
         if self.function_binding(module, name) is None:
             return None
@@ -352,7 +359,7 @@ class ProjectView:
                     tree = ast.parse(data)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
-                declared = {n for g in walk([tree]) if isinstance(g, ast.Global) for n in g.names}
+                declared = declared_globals(tree)
                 found = plain_dataclasses(tree, declared)
             self._records[module] = found
         return found.get(name)

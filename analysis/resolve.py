@@ -114,6 +114,29 @@ def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     return _preorder(list(roots), _SYNTAX_CHILDREN)
 
 
+# The fields of a statement (or of an `except` clause or `case`) that hold statements.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def declared_globals(module: ast.Module) -> set[str]:
+    """Every name a `global` statement anywhere in `module` declares. A statement sits only in
+    the statement lists of other statements (an expression holds none: a lambda's body is an
+    expression), so only those are walked, not the expressions."""
+    out: set[str] = set()
+    stack: list[Any] = list(module.body)
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        if type(node) is ast.Global:
+            out.update(node.names)
+            continue
+        for f in _STATEMENT_LISTS:
+            v = getattr(node, f, None)
+            if type(v) is list:
+                extend(v)
+    return out
+
+
 # _SYNTAX_CHILDREN's fields in field order, for the breadth-first walk.
 _FORWARD: dict[type, tuple[str, ...] | None] = {}
 
@@ -214,7 +237,11 @@ class _ScopeBuilder:
         is_package: bool = False,
         project: ProjectView | None = None,
         raw: bool = False,
+        module_only: bool = False,
     ) -> None:
+        # `module_only`: the bodies of defs, lambdas and classes are not walked (their scopes
+        # are made, empty). Only for callers that read the module scope's bindings and the star
+        # imports, and only where no body can bind a module name (no `global`) or star-import.
         # With a project view: relative imports name absolute modules, and (unless `raw`, which
         # builds the view's own module entries) imported names are followed through the tree's
         # re-exports and star imports of scanned modules are bound name by name.
@@ -228,6 +255,7 @@ class _ScopeBuilder:
         self.calls: list[tuple[ast.Call, Scope]] = []
         self.assigns: list[ast.Assign | ast.AnnAssign] = []
         self._deferred: list[tuple[Scope, str, str]] = []
+        self._module_only = module_only
         self._walk(module)
         for scope, name, what in self._deferred:
             (self.root if name in scope.global_names else scope).bind(name, what)
@@ -272,6 +300,7 @@ class _ScopeBuilder:
         stack: list[Any] = list(reversed(module.body))
         pop, push, extend = stack.pop, stack.append, stack.extend
         children, kinds, bind, calls = _SYNTAX_CHILDREN, _KINDS, self._bind, self.calls
+        bodies = not self._module_only
         while stack:
             node = pop()
             kind = kinds.get(type(node))
@@ -319,10 +348,12 @@ class _ScopeBuilder:
                         inner.bind(arg.arg, _OPAQUE)
                 push(_Enter(current, record))
                 if kind == _LAMBDA:
-                    push(node.body)
+                    if bodies:
+                        push(node.body)
                 else:
                     bind(current, node.name)
-                    extend(reversed(node.body))
+                    if bodies:
+                        extend(reversed(node.body))
                 push(_Enter(inner, record))
                 # Evaluated in the enclosing scope, before the body runs.
                 if kind == _FUNCTION and node.returns is not None:
@@ -337,7 +368,8 @@ class _ScopeBuilder:
                 bind(current, node.name)
                 inner = self._push(node, current, is_class=True)
                 push(_Enter(current, record))
-                extend(reversed(node.body))
+                if bodies:
+                    extend(reversed(node.body))
                 push(_Enter(inner, record))
                 extend(reversed([*node.decorator_list, *node.bases, *node.keywords]))
             elif kind == _IMPORT:
@@ -420,8 +452,9 @@ class Resolver:
         is_package: bool = False,
         project: ProjectView | None = None,
         raw: bool = False,
+        module_only: bool = False,
     ) -> Resolver:
-        builder = _ScopeBuilder(module, module_name, is_package, project, raw)
+        builder = _ScopeBuilder(module, module_name, is_package, project, raw, module_only)
         resolver = cls(
             builder.scopes,
             builder.calls,

@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING
 from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_of
 from zeroopt.analysis.project import DYNAMIC_MARKERS
-from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk_bfs, walk_scope
+from zeroopt.analysis.resolve import (
+    Resolver,
+    Scope,
+    declared_globals,
+    runs_body_when_called,
+    walk_bfs,
+    walk_scope,
+)
 from zeroopt.analysis.scalars import int_names
 
 if TYPE_CHECKING:
@@ -143,9 +150,7 @@ def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunc
                         other.add(n.name)
                 elif isinstance(n, ast.MatchMapping) and n.rest:
                     other.add(n.rest)
-    for n in walk_bfs([module]):
-        if isinstance(n, ast.Global):
-            other.update(n.names)
+    other |= declared_globals(module)
     return {k: v[0] for k, v in defs.items() if len(v) == 1 and k not in other}
 
 

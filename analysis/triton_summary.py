@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from zeroopt.analysis.resolve import walk, walk_bfs
+from zeroopt.analysis.resolve import declared_globals, walk, walk_bfs
 
 _TL = "triton.language."
 # Calls whose result is a pointer derived from the listed positional arguments.
@@ -428,34 +428,58 @@ def _decorator_uses(fn: ast.FunctionDef, summary: TritonSummary) -> None:
             everything(f"a decorator's hook at line {h.lineno} is not seen", h.lineno)
 
 
+class ModuleKernels:
+    """The module's top-level `@triton.jit` functions that nothing else in the module binds,
+    each recognised and summarised on first ask (`get`): a module defines many kernels, a file's
+    dataflow asks about the few it launches on a buffer. The answers are `module_kernels`'."""
+
+    def __init__(self, module: ast.Module, qualify_at: object) -> None:
+        defs: dict[str, list[ast.FunctionDef]] = {}
+        other: set[str] = set()
+        for stmt in module.body:
+            if isinstance(stmt, ast.FunctionDef):
+                defs.setdefault(stmt.name, []).append(stmt)
+            else:
+                for n in walk([stmt]):  # order-free: a set
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
+                        other.add(n.id)
+                    elif isinstance(n, ast.alias):
+                        other.add((n.asname or n.name).split(".")[0])
+                    elif isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+                        other.add(n.name)
+        other |= declared_globals(module)
+        # Name -> its one def, in the module's order; the summaries made so far.
+        self.candidates = {
+            name: fns[0] for name, fns in defs.items() if len(fns) == 1 and name not in other
+        }
+        self._qualify_at = qualify_at
+        self._done: dict[str, TritonSummary | None] = {}
+
+    def get(self, name: str) -> TritonSummary | None:
+        if name in self._done:
+            return self._done[name]
+        fn = self.candidates.get(name)
+        found = None
+        if fn is not None:
+            qualify_at = self._qualify_at
+
+            def q(e: ast.expr, fn: ast.FunctionDef = fn) -> str | None:
+                return qualify_at(fn, e) if callable(qualify_at) else None
+
+            if is_triton_kernel(fn, q):
+                found = summarise(fn, q)
+        self._done[name] = found
+        return found
+
+    def __getitem__(self, name: str) -> TritonSummary:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+
 def module_kernels(module: ast.Module, qualify_at: object) -> dict[str, TritonSummary]:
     """The module's top-level `@triton.jit` functions, by name, that nothing else in the module
-    binds (`qualify_at(fn, expr)` qualifies an expression inside `fn`)."""
-    defs: dict[str, list[ast.FunctionDef]] = {}
-    other: set[str] = set()
-    for stmt in module.body:
-        if isinstance(stmt, ast.FunctionDef):
-            defs.setdefault(stmt.name, []).append(stmt)
-        else:
-            for n in walk([stmt]):  # order-free: a set
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del):
-                    other.add(n.id)
-                elif isinstance(n, ast.alias):
-                    other.add((n.asname or n.name).split(".")[0])
-                elif isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
-                    other.add(n.name)
-    for n in walk([module]):
-        if isinstance(n, ast.Global):
-            other.update(n.names)
-    out: dict[str, TritonSummary] = {}
-    for name, fns in defs.items():
-        if len(fns) != 1 or name in other:
-            continue
-        fn = fns[0]
-
-        def q(e: ast.expr, fn: ast.FunctionDef = fn) -> str | None:
-            return qualify_at(fn, e) if callable(qualify_at) else None
-
-        if is_triton_kernel(fn, q):
-            out[name] = summarise(fn, q)
-    return out
+    binds (`qualify_at(fn, expr)` qualifies an expression inside `fn`), all summarised now."""
+    kernels = ModuleKernels(module, qualify_at)
+    return {name: found for name in kernels.candidates if (found := kernels.get(name)) is not None}

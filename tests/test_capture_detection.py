@@ -197,3 +197,21 @@ def test_a_module_without_capture_code_marks_nothing() -> None:
 )
 def test_kernel_contracts_match_exact_modules(qualified: str, matches: bool) -> None:
     assert (kernel_contract_for(qualified) is not None) is matches
+
+
+def test_the_definitions_read_are_those_of_the_full_walk_in_its_order() -> None:
+    """`capture_functions` reads only the classes, defs and assignments of the module, which
+    `_may_capture` collects in its walk: the same nodes in the same (breadth-first) order as a
+    filter of the whole walk."""
+    from zeroopt.analysis.resolve import walk_bfs
+
+    source = (
+        "import torch\nx: int = 1\nclass A:\n    y = 2\n    def m(self):\n        z = 3\n"
+        "        class B:\n            async def n(self):\n                w: str\n"
+        "def f(a=(b := 4)):\n    g = torch.cuda.graph\n    return [c for c in range(a)]\n"
+    )
+    tree = ast.parse(source)
+    kinds = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | ast.Assign | ast.AnnAssign
+    expected = [n for n in walk_bfs([tree]) if isinstance(n, kinds)]
+    assert len(expected) == 10
+    assert capture._may_capture(tree, Resolver.build(tree))[0] == expected

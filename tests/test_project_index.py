@@ -229,3 +229,75 @@ def test_absolute_star_import_when_only_a_subpackage_is_scanned(
     project("pkg/sub/common2.py", "")
     report = scan(["pkg/sub", "pkg/common.py"], load_config(["."]), jobs=1, use_cache=False)
     assert ("pkg/sub/user.py", 5, "safe") in _verdicts(report)
+
+
+# Modules whose def, lambda or class bodies bind module names or star-import (each spelled so
+# that the text test must see it), and modules whose bodies cannot.
+_BODY_BINDING_MODULES = [
+    b"def f():\n    global g\n    g = 1\n",
+    b"class C:\n    global g\n    g = 2\n",
+    b"def f():\n    if True: global g\n    (g := 3)\n",
+    b"def f():\n    x = 1; global g; g = x\n",
+    b"def f():\r    global g\r    g = 1\r",
+    b"def f():\n    def h():\n        global g\n        g = 1\n",
+    b"def f():\n    from os.path import *\n",
+    b"class C:\n    from os.path import \\\n        *\n",
+]
+_PLAIN_MODULES = [
+    b"import os\nx = 1\ndef f(a=(d := 2)):\n    y = 3\n    return [z for z in range(y)]\n",
+    b"@(deco := staticmethod)\nclass C(base := object):\n    attr = 1\n    def m(self):\n"
+    b"        v = 2\n",
+    b"lam = lambda q=(w := 1): (r := q)\nfrom os import path as p, sep\n",
+    b"[it for it in range(3)]\nfor i in range(2):\n    pass\n# global g\ns = 'import *'\n",
+    b"from os.path import *\nimport sys\n",
+]
+
+
+def _entry_pair(tmp_path: Path, source: bytes) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """(the view's entry of a module, the entry of a walk of every body) as comparable data."""
+    import ast
+
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.analysis.resolve import Resolver
+
+    (tmp_path / "pkg").mkdir(exist_ok=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    path = tmp_path / "pkg" / "m.py"
+    path.write_bytes(source)
+    view = ProjectView(ProjectIndex.build([str(path), str(tmp_path / "pkg" / "__init__.py")]))
+    entry = view.entry("pkg.m")
+    assert entry is not None
+    tree = ast.parse(source)
+    full = Resolver.build(tree, module_name="pkg.m", project=view, raw=True)
+    bindings = {k: frozenset(v) for k, v in full.scopes[tree].bindings.items()}
+    return (
+        (list(entry.bindings.items()), entry.stars),
+        (list(bindings.items()), tuple(full.star_targets)),
+    )
+
+
+@pytest.mark.parametrize("source", _BODY_BINDING_MODULES + _PLAIN_MODULES)
+def test_module_entries_equal_a_walk_of_every_body(tmp_path: Path, source: bytes) -> None:
+    """The entry's walk leaves def, lambda and class bodies out only where the text shows that
+    none binds a module name or star-imports: the entry is the one the full walk makes."""
+    mine, full = _entry_pair(tmp_path, source)
+    assert mine == full
+
+
+@pytest.mark.parametrize("source", _BODY_BINDING_MODULES)
+def test_bodies_that_bind_module_names_are_walked(tmp_path: Path, source: bytes) -> None:
+    """Each module of the first list changes its entry through a body: leaving the bodies out
+    there would give another entry, so the text test above is what keeps the entries equal."""
+    import ast
+
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.analysis.resolve import Resolver
+
+    view = ProjectView(ProjectIndex.build([str(tmp_path / "m.py")]))
+    tree = ast.parse(source)
+    full = Resolver.build(tree, project=view, raw=True)
+    bare = Resolver.build(tree, project=view, raw=True, module_only=True)
+    assert (full.scopes[tree].bindings, full.star_targets) != (
+        bare.scopes[tree].bindings,
+        bare.star_targets,
+    )

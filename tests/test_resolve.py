@@ -160,3 +160,51 @@ def test_walk_bfs_yields_ast_walk_order_without_context_and_operator_leaves() ->
     assert [type(n).__name__ for n in walk_bfs(two)] == [
         "Assign", "Name", "Constant", "Assign", "Name", "List", "Constant"
     ]  # fmt: skip
+
+
+def test_declared_globals_finds_every_global_statement() -> None:
+    """`declared_globals` walks statement lists only: it finds the declarations under every
+    kind of statement that holds others, as a walk of every node does."""
+    from zeroopt.analysis.resolve import declared_globals, walk
+
+    source = textwrap.dedent(
+        """
+        global top
+        def f():
+            global a
+            if x:
+                global b
+            else:
+                global c
+            for i in y:
+                pass
+            else:
+                global d
+            while z:
+                global e
+            with w:
+                global g
+            try:
+                global h
+            except E:
+                global i
+            else:
+                global j
+            finally:
+                global k
+            match m:
+                case 1:
+                    global l
+            async def n():
+                global o
+        class C:
+            global p
+            def m(self):
+                class D:
+                    global q
+        """
+    )
+    tree = ast.parse(source)
+    every = {n for g in walk([tree]) if isinstance(g, ast.Global) for n in g.names}
+    assert every == set("abcdeghijklopq") | {"top"}
+    assert declared_globals(tree) == every

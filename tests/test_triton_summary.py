@@ -28,8 +28,13 @@ SOURCE = (HERE / "kernels.py").read_text()
 
 
 def summaries() -> dict[str, TritonSummary]:
+    """Every kernel of the shapes file, summarised at once (the dataflow asks them one by one:
+    the same answers, test_kernels_summarised_on_ask_equal_those_summarised_at_once)."""
+    from zeroopt.analysis.triton_summary import module_kernels
+
     tree = ast.parse(SOURCE)
-    return _summaries(Resolver.build(tree), tree)
+    resolver = Resolver.build(tree)
+    return module_kernels(tree, lambda fn, e: resolver.qualified(resolver.scopes[fn], e))
 
 
 def kinds(name: str) -> dict[str, str]:
@@ -321,3 +326,17 @@ def test_decorator_hooks_that_may_read_an_argument() -> None:
     assert {e.kind for e in found["unseen_hook"].effects.values()} == {"unknown"}
     by_keywords = found["hooked_by_keywords"].effects
     assert by_keywords["s_ptr"].kind == "unknown" and by_keywords["x_ptr"].kind == "stored"
+
+
+def test_kernels_summarised_on_ask_equal_those_summarised_at_once() -> None:
+    """The dataflow asks a module's kernels one by one (each summarised on first ask): the
+    answers, kernel or not, are those of summarising the whole module at once."""
+    from zeroopt.analysis.triton_summary import module_kernels
+
+    tree = ast.parse(SOURCE + "\n\ndef not_a_kernel(x_ptr):\n    return x_ptr\n")
+    resolver = Resolver.build(tree)
+    eager = module_kernels(tree, lambda fn, e: resolver.qualified(resolver.scopes[fn], e))
+    lazy = _summaries(resolver, tree)
+    names = [*lazy.candidates, "not_a_def"]
+    assert [lazy.get(n) for n in reversed(names)][::-1] == [eager.get(n) for n in names]
+    assert len(eager) >= 10 and set(lazy.candidates) - set(eager) == {"not_a_kernel"}
