@@ -1,0 +1,286 @@
+"""A buffer a method stores on `self` unwritten, read by another method of the class before any
+write: `unsafe` under "any public method may run right after the allocating method".
+
+`__init__` does `self.acc = torch.zeros(n)` and `forward` does `self.acc += x`: the first
+`forward` adds to memory nobody wrote. The allocating method's own dataflow only sees the buffer
+leave through `self.acc`; this pass follows it into the other methods of the class. A method
+that may run right after the allocating one (a public method, `__call__`, `forward`) is
+analysed as if its body began with `self.acc = <the allocation>` (the dataflow of dataflow/
+unchanged, on a copy of the method); a read before any write on some path of it (`unsafe` in
+that analysis: a read-modify-write `+=`, `add_`, `index_add_`, `scatter_add_`, or any read the
+dataflow proves) shows one execution that reads unwritten memory.
+
+The risk is a protocol: an engine that always calls `reset()` (which writes the buffer) before
+the reader would make this `unsafe` false. The rule that rules it out (each a reason to keep the
+site `unproven`, and written in the evidence): no code of the scanned tree but the allocating
+method writes, rebinds or deletes the attribute, and none can without being seen. Every use of
+`.X` (on any receiver) in the class's module outside the allocating method is a read that makes
+no alias: a read-modify-write (`X += v`, `X[i] += v`, `X.add_(...)`, ...), an operand of an
+operator, or a method that returns new memory or metadata (`sum`, `item`, `shape`, ...); no
+string of the module names `X`, no other file of the tree names `.X` at all, no class decorator,
+the class matches no lifecycle model (lifecycles.py judges those by the order the engine runs),
+and neither the allocating method nor the reader is overridden by a class of the tree deriving
+from it (methods.py). With no writer anywhere, whatever runs before the reader, the buffer is
+still as the allocating method left it: unwritten (it wrote no element and handed the buffer to
+no one but `self.X`).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import re
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING
+
+from zeroopt.analysis.cfg import Builder
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.lifecycle_program import class_methods
+from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
+from zeroopt.analysis.resolve import Scope, runs_body_when_called
+from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.summaries import plain_decorators
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.allocations import Allocation
+    from zeroopt.analysis.summaries import Summaries
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+_STORED = re.compile(r"stored in `(\w+)\.(\w+)`")
+_ENTRY = ("__call__", "forward")  # dunder and torch.nn.Module entry points that may run
+# In-place methods that read every element they write (a read-modify-write).
+RMW = frozenset({
+    "add_", "sub_", "mul_", "div_", "index_add_", "scatter_add_", "scatter_reduce_", "addcmul_",
+    "addcdiv_", "lerp_", "clamp_", "clamp_min_", "clamp_max_", "neg_", "abs_", "pow_", "exp_",
+    "sqrt_", "maximum_", "minimum_", "add", "sub", "mul", "div",
+})  # fmt: skip
+# Methods that return new memory or metadata (never an alias of the buffer, never a write).
+_PURE = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "item", "tolist", "clone",
+    "norm", "any", "all", "nonzero", "numel", "size", "dim", "abs", "neg", "exp", "sqrt",
+    "cumsum", "prod", "std", "var", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+    "count_nonzero", "logsumexp", "softmax", "log_softmax", "sign",
+})  # fmt: skip
+_META = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
+
+
+@dataclass
+class SelfRead:
+    outcome: BufferOutcome  # the reader's issues, moved to say where they are
+    reader: str
+    assumptions: list[str]
+
+
+def read_after_store(
+    site: Allocation,
+    outcome: BufferOutcome,
+    summaries: Summaries,
+    lifecycles: tuple[Lifecycle, ...],
+    certain: bool,
+) -> SelfRead | str:
+    """The `unsafe` shown by a method that may run after the allocating one, or why none."""
+    attr, why = _stored_attr(site, outcome)
+    if why:
+        return why
+    scope = site.scope
+    owner = site.owner
+    cls_scope = scope.parent
+    if (
+        not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef)
+        or cls_scope is None
+        or not isinstance(cls_scope.node, ast.ClassDef)
+    ):
+        return "not stored by a method of a class"
+    cls = cls_scope.node
+    methods = class_methods(cls)
+    names = set(methods)
+    if cls.decorator_list:
+        return f"class {cls.name} is decorated"
+    if any(m.matches(names) for m in (*lifecycles, *BUILTIN_LIFECYCLES)):
+        return f"class {cls.name} has a lifecycle model (which orders its methods)"
+    unit = summaries.unit
+    why = _only_reads(unit.tree, owner, attr) or _other_files(summaries, attr)
+    if why:
+        return why
+    world = summaries.world
+    if world.overridden(cls.name, owner.name):
+        return f"`{owner.name}` may be overridden by a class deriving from {cls.name}"
+    for name, fn in methods.items():
+        if fn is owner or not (name in _ENTRY or not name.startswith("_")):
+            continue
+        if not runs_body_when_called(fn) or not plain_decorators(fn, unit, frozenset()):
+            continue
+        if world.overridden(cls.name, name):
+            continue
+        fscope = unit.resolver.scopes.get(fn)
+        if fscope is None:
+            continue
+        at = _analyse(summaries, fn, fscope, site.call, attr, certain)
+        if at is None or not any(i.severity == UNSAFE for i in at.issues):
+            continue
+        issues = [
+            replace(i, text=f"{i.text} (in `{name}`, which may run right after `{owner.name}`)")
+            for i in at.issues
+            if i.severity == UNSAFE
+        ]
+        assumptions = [
+            f"any public method of {cls.name} may run right after `{owner.name}` (here "
+            f"`{name}`, line {fn.lineno}): no lifecycle model orders {cls.name}'s methods",
+            f"no code of the scanned tree but `{owner.name}` writes, rebinds or deletes "
+            f"`.{attr}`: every other use of it in its module is a read that makes no alias, and "
+            f"no other file names `.{attr}` (so no reset or prepare method can have written it "
+            "first)",
+        ]
+        return SelfRead(BufferOutcome(issues=issues, reached=True), name, assumptions)
+    return f"no public method of {cls.name} reads `self.{attr}` before writing it"
+
+
+def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
+    """(X, "") when the allocating method's only use of the buffer is storing it in
+    `self.X` unwritten; ("", why not) otherwise."""
+    end = outcome.exit_state
+    if outcome.gave_up or not outcome.reached or end is None or not end.escapes:
+        return "", "not only stored on `self`"
+    if (
+        outcome.writes
+        or outcome.partial_writes
+        or outcome.view_writes
+        or end.touched
+        or end.some_write
+    ):
+        return "", "the allocating method writes part of it"
+    if any(
+        i.kind != "escape" or not i.text.startswith("not fully written") for i in outcome.issues
+    ):
+        return "", "the allocating method does more with it than store it"
+    owner = site.owner
+    if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
+        return "", "not in a method"
+    params = [*owner.args.posonlyargs, *owner.args.args]
+    attrs = set()
+    for _, how in end.escapes:
+        m = _STORED.fullmatch(how)
+        if m is None or not params or m.group(1) != params[0].arg:
+            return "", "not only stored on `self`"
+        attrs.add(m.group(2))
+    if len(attrs) != 1:
+        return "", "stored in several attributes"
+    return attrs.pop(), ""
+
+
+def _only_reads(tree: ast.Module, owner: Function, attr: str) -> str:
+    """Why some use of `.attr` in the module outside `owner` may write it ("" if none may)."""
+    inside = {id(n) for n in ast.walk(owner)}
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parents[id(c)] = n
+    word = re.compile(rf"(?<!\w){re.escape(attr)}(?!\w)")
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value):
+            return f"line {n.lineno} names `{attr}` in a string"
+        if not isinstance(n, ast.Attribute) or n.attr != attr or id(n) in inside:
+            continue
+        if not _read_use(n, parents):
+            return f"line {n.lineno} may write or alias `.{attr}`"
+    return ""
+
+
+def _read_use(n: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
+    """`n` (`.X`) is read without a write or an alias: a read-modify-write, an operand, a
+    method returning new memory, or metadata."""
+    node: ast.AST = n
+    p = parents.get(id(node))
+    if isinstance(p, ast.AugAssign) and p.target is node:
+        return True
+    if isinstance(n.ctx, ast.Store | ast.Del):
+        return False
+    while isinstance(p, ast.Subscript) and p.value is node:
+        if isinstance(p.ctx, ast.Store | ast.Del):
+            return False
+        node, p = p, parents.get(id(p))
+        if isinstance(p, ast.AugAssign) and p.target is node:
+            return True
+    if isinstance(p, ast.BinOp | ast.UnaryOp | ast.Compare | ast.BoolOp):
+        return True
+    if isinstance(p, ast.Attribute) and p.value is node:
+        if p.attr in _META:
+            return True
+        call = parents.get(id(p))
+        return (
+            isinstance(call, ast.Call)
+            and call.func is p
+            and (p.attr in RMW or p.attr in _PURE)
+            and not any(k.arg == "out" for k in call.keywords)
+        )
+    return False
+
+
+def _other_files(summaries: Summaries, attr: str) -> str:
+    """Why another file of the tree may reach `.attr` ("" if none names it)."""
+    world = summaries.world
+    own = summaries.unit.path
+    pattern = re.compile(rb"\.\s*" + re.escape(attr.encode()) + rb"(?!\w)")
+    raw = attr.encode()
+    for path, data in world.files:
+        if path == own or raw not in data:
+            continue
+        if pattern.search(data) or re.search(rb"['\"]" + re.escape(raw) + rb"['\"]", data):
+            if os.path.realpath(path) == os.path.realpath(own):
+                continue
+            return f"{path} names `.{attr}`: it may write it"
+    return ""
+
+
+def _analyse(
+    summaries: Summaries,
+    fn: Function,
+    scope: Scope,
+    alloc: ast.Call,
+    attr: str,
+    certain: bool,
+) -> BufferOutcome | None:
+    """The dataflow of a copy of `fn` whose body starts with `self.attr = <alloc>`."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params:
+        return None
+    store = ast.Assign(
+        targets=[
+            ast.Attribute(
+                value=ast.Name(id=params[0].arg, ctx=ast.Load()), attr=attr, ctx=ast.Store()
+            )
+        ],
+        value=alloc,
+    )
+    for n in (store, store.targets[0], store.targets[0].value):  # type: ignore[attr-defined]
+        ast.copy_location(n, fn)
+    clone = copy.copy(fn)
+    for a in [a for a in vars(clone) if a.startswith("_zeroopt")]:
+        delattr(clone, a)
+    clone.body = [store, *fn.body]
+    cscope = replace(scope, node=clone)
+    unit = summaries.unit
+    qualify = partial(unit.resolver.qualified, cscope)
+    cfg = Builder(qualify).build(clone.body)
+    every = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+    unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
+    ctx = Context(
+        alloc=alloc,
+        resolver=unit.resolver,
+        scope=cscope,
+        contracts=summaries.contracts,
+        source_lines=unit.lines,
+        escape_on_bind=frozenset(unstable),
+        contiguous=False,
+        capture_nodes=frozenset(cfg.capture_nodes),
+        int_names=int_names(clone.body, every, unstable, qualify),
+        kernels=summaries.kernels,
+        frames_read=unit.frames_read,
+        certain_reads_only=certain,
+        src_memo=unit.src_memo,
+        summaries=summaries,
+        shape_known=False,
+    )
+    return analyse_buffer(cfg, ctx)
