@@ -7,7 +7,9 @@ the scanned tree that surely runs the function, in a caller whose own dataflow (
 an allocation nothing has written, returned.py's `_analyse`) reads the buffer before any write on
 some path, while the function wrote no element of it before returning it (on any path). Then
 "call the caller" is an execution that reads memory nobody wrote, whoever else calls the
-function. A call surely runs the function when summaries.py resolves it to this very def: a
+function. Not where the allocation runs only under an `if` that compares with 0 or negates a
+value (`if x.shape[0] == 0: return torch.empty(x.shape[0], ...)`): it may have no element
+there, and a read of it reads nothing (`empty_guard`). A call surely runs the function when summaries.py resolves it to this very def: a
 module-level name bound once in its module (`f(...)`, never rebound; `unit.dynamic` refuses), an
 import of it from another module of the tree (`from m import f`, `import m; m.f(...)`, through
 the project index), or `self.m(...)` in a method of the def's own class where no class of the
@@ -63,6 +65,7 @@ def read_by_a_caller(
     outcome: BufferOutcome,
     contiguous: bool,
     certain: bool,
+    alloc: ast.Call,
 ) -> CallerRead | None:
     """`unsafe` when one call of the tree that surely runs `fn` reads the buffer before any
     write, and `fn` wrote none of it; None otherwise (the verdict stays what it was)."""
@@ -74,6 +77,8 @@ def read_by_a_caller(
         scope.parent.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     ):
         return None  # a nested def: returned.py judges its calls (they are all in sight)
+    if empty_guard(fn, alloc):
+        return None
     assert outcome.exit_state is not None  # returned_only
     slot, why = returned_as(outcome.exit_state.escapes)
     if why:
@@ -115,6 +120,34 @@ def read_by_a_caller(
             UNSAFE_, f"read by the caller `{owner.name}`", result, assumption, [caller]
         )
     return None
+
+
+def empty_guard(owner: ast.AST, call: ast.AST) -> bool:
+    """The allocation runs only under an `if` whose test compares with 0 or negates a value
+    (`if x.shape[0] == 0:`, the `else` of `if size > 0:`, `if not n:`): it may have no element
+    there, and a read of it then reads nothing."""
+    stack: list[tuple[ast.AST, list[ast.If]]] = [(owner, [])]
+    while stack:
+        node, tests = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if child is call:
+                return any(_zero_test(t.test) for t in tests)
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            stack.append((child, [*tests, child] if isinstance(child, ast.If) else tests))
+    return False
+
+
+def _zero_test(test: ast.expr) -> bool:
+    for n in ast.walk(test):
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            return True
+        if isinstance(n, ast.Compare) and any(
+            isinstance(e, ast.Constant) and type(e.value) is int and e.value == 0
+            for e in (n.left, *n.comparators)
+        ):
+            return True
+    return False
 
 
 def _sure_calls(

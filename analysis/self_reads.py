@@ -17,9 +17,11 @@ method writes, rebinds or deletes the attribute, and none can without being seen
 `.X` (on any receiver) in the class's module outside the allocating method is a read that makes
 no alias: a read-modify-write (`X += v`, `X[i] += v`, `X.add_(...)`, ...), an operand of an
 operator, or a method that returns new memory or metadata (`sum`, `item`, `shape`, ...); no
-string of the module names `X`, no other file of the tree names `.X` at all, no class decorator,
-the class matches no lifecycle model (lifecycles.py judges those by the order the engine runs),
-and neither the allocating method nor the reader is overridden by a class of the tree deriving
+string of the module names `X`, no other file of the tree names `.X` at all, no code of the
+module (and no other file naming the class) reaches attributes by a computed name (`getattr(o,
+k)`, `setattr`, `vars()`, `__dict__`: a `for k in names: getattr(self, k).zero_()` reset), no
+class decorator, the class matches no lifecycle model (lifecycles.py judges those by the order
+the engine runs), and neither the allocating method nor the reader is overridden by a class of the tree deriving
 from it (methods.py). With no writer anywhere, whatever runs before the reader, the buffer is
 still as the allocating method left it: unwritten (it wrote no element and handed the buffer to
 no one but `self.X`).
@@ -40,6 +42,8 @@ from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_bu
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.resolve import Scope, runs_body_when_called
+from zeroopt.analysis.returned import _computed_getattr, _reflective
+from zeroopt.analysis.returned_reads import empty_guard
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
@@ -94,6 +98,8 @@ def read_after_store(
     ):
         return "not stored by a method of a class"
     cls = cls_scope.node
+    if empty_guard(owner, site.call):
+        return "allocated under a test that may make it empty"
     methods = class_methods(cls)
     names = set(methods)
     if cls.decorator_list:
@@ -101,7 +107,11 @@ def read_after_store(
     if any(m.matches(names) for m in (*lifecycles, *BUILTIN_LIFECYCLES)):
         return f"class {cls.name} has a lifecycle model (which orders its methods)"
     unit = summaries.unit
-    why = _only_reads(unit.tree, owner, attr) or _other_files(summaries, attr)
+    why = (
+        _only_reads(unit.tree, owner, attr)
+        or _other_files(summaries, attr)
+        or _computed_lookups(summaries, cls.name)
+    )
     if why:
         return why
     world = summaries.world
@@ -132,6 +142,9 @@ def read_after_store(
             f"`.{attr}`: every other use of it in its module is a read that makes no alias, and "
             f"no other file names `.{attr}` (so no reset or prepare method can have written it "
             "first)",
+            f"no code reaches `.{attr}` by a computed name: none in the module, none in a file "
+            f"that names {cls.name} (a file that never names the class is assumed not to write "
+            "its objects' attributes through `getattr`/`setattr`/`vars`)",
         ]
         return SelfRead(BufferOutcome(issues=issues, reached=True), name, assumptions)
     return f"no public method of {cls.name} reads `self.{attr}` before writing it"
@@ -231,6 +244,39 @@ def _other_files(summaries: Summaries, attr: str) -> str:
             if os.path.realpath(path) == os.path.realpath(own):
                 continue
             return f"{path} names `.{attr}`: it may write it"
+    return ""
+
+
+def _computed(n: ast.AST) -> bool:
+    """A lookup or store of an attribute by a name the text need not spell."""
+    if _computed_getattr(n) or _reflective(n):
+        return True
+    if isinstance(n, ast.Attribute) and n.attr == "__dict__":
+        return True
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+        name = n.args[1] if len(n.args) > 1 else None
+        return not (isinstance(name, ast.Constant) and isinstance(name.value, str))
+    return False
+
+
+_LOOKUPS = re.compile(
+    rb"getattr\(|setattr\(|attrgetter\(|methodcaller\(|getmembers\(|vars\(|__dict__"
+)
+
+
+def _computed_lookups(summaries: Summaries, cls: str) -> str:
+    """Why code may reach the attribute by a computed name: in the class's module anywhere,
+    in another file of the tree that names the class (its objects made or annotated there)."""
+    for n in ast.walk(summaries.unit.tree):
+        if _computed(n):
+            return f"line {getattr(n, 'lineno', 0)} reaches attributes by a computed name"
+    own = summaries.unit.path
+    word = re.compile(rb"(?<!\w)" + re.escape(cls.encode()) + rb"(?!\w)")
+    for path, data in summaries.world.files:
+        if path == own or not _LOOKUPS.search(data) or not word.search(data):
+            continue
+        if os.path.realpath(path) != os.path.realpath(own):
+            return f"{path} names {cls} and reaches attributes by a computed name"
     return ""
 
 

@@ -261,14 +261,20 @@ def _analyse_tree(
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)
-        outcomes[id(site.call)] = outcome
+        if not (ctx.zero_size or ctx.no_data):
+            outcomes[id(site.call)] = outcome
         judged = returned.judge(
             site.owner, site.scope, outcome, site.contiguous, ctx.certain_reads_only
         )
-        if judged is not None and judged.verdict == UNPROVEN_:
+        if (
+            judged is not None
+            and judged.verdict == UNPROVEN_
+            and not (ctx.zero_size or ctx.no_data)
+        ):
             read = read_by_a_caller(
-                returned, site.owner, site.scope, outcome, site.contiguous, ctx.certain_reads_only
-            )
+                returned, site.owner, site.scope, outcome, site.contiguous,
+                ctx.certain_reads_only, site.call,
+            )  # fmt: skip
             judged = read or judged
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
@@ -319,9 +325,7 @@ def _at_callers(
         )
         evidence = (*new.evidence, note) if note else new.evidence
         judged_at = (
-            "read unwritten by one of them"
-            if isinstance(judged, CallerRead)
-            else "judged at each"
+            "read unwritten by one of them" if isinstance(judged, CallerRead) else "judged at each"
         )
         by_site[key] = replace(
             new,

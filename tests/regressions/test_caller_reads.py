@@ -5,7 +5,7 @@ that another method of the class reads first (analysis/self_reads.py).
 Each case reads memory nobody wrote on the path its scenario runs, so poison changes the result.
 The near misses must not be `unsafe`: a caller that writes first, a function that wrote the part
 read, a subclass overriding the method the call may run, a method of the class (or code of the
-module) that writes the attribute, a reader that writes first, a buffer returned by the reader.
+module) that writes the attribute, a reader that writes first, a reset by a computed attribute name, a writer in another file.
 """
 
 from __future__ import annotations
@@ -250,6 +250,28 @@ def run():
 """,
     ),
     NearMiss(
+        "allocated_only_when_empty",
+        why="the function allocates only when the input has no row: the caller's in-place "
+        "multiply reads no element.",
+        source=r"""
+import torch
+
+
+def project(x, w):
+    if x.shape[0] == 0:
+        return torch.zeros(x.shape[0], w.shape[0])  # <- site
+    return x @ w.T
+
+
+def scaled(x, w):
+    return project(x, w).mul_(2.0)
+""",
+        scenario=r"""
+def run():
+    return scaled(torch.ones(0, 3), torch.ones(4, 3))
+""",
+    ),
+    NearMiss(
         "method_overridden_in_a_subclass",
         why="`self.alloc()` in `run` may run `Ones.alloc`: the call is not certain to run the "
         "def of the site (the scenario runs `run` on the subclass only).",
@@ -350,6 +372,35 @@ class Stepper:
         scenario=r"""
 def run():
     return Stepper(3).step(torch.ones(3))
+""",
+    ),
+    NearMiss(
+        "reset_by_a_computed_name",
+        why="`reset` zeroes every buffer it names by a computed name: `getattr(self, k)` may "
+        "be `self.acc`.",
+        source=r"""
+import torch
+
+
+class Stepper:
+    names = ("ac" + "c",)
+
+    def __init__(self, n):
+        self.acc = torch.zeros(n)  # <- site
+
+    def reset(self):
+        for k in self.names:
+            getattr(self, k).zero_()
+
+    def step(self, x):
+        self.acc += x
+        return self.acc.clone()
+""",
+        scenario=r"""
+def run():
+    s = Stepper(3)
+    s.reset()
+    return s.step(torch.ones(3))
 """,
     ),
     NearMiss(
