@@ -11,7 +11,11 @@ on a local made from another class, `vars` of a class object) and reflection tha
 method run with the object as `self` through its class or `type(x)`, `vars` of a local made from
 the class); an attribute of the same name on another class's objects, read once through that
 class with the object as `self`; a base of the tree that keeps to its own attributes. Judged
-under any order of the class's methods (analysis/lifecycle_anyorder.py).
+under any order of the class's methods (analysis/lifecycle_anyorder.py). `reset-first`,
+`lib-writes`, `computed-reset`: a writer of the whole buffer that f always runs before the other
+methods (a public method, a lib function through the object, a method reaching the attribute by a
+computed name): near misses that a read-modify-write in a public method must not make `unsafe`
+(analysis/self_reads.py).
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ CLEAN = ("full-read", "write", "helper-read", "none", "part")
 TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-class", "getattr", "vars", "property",
          "returned", "alias-attr", "lambda", "base", "subclass", "refl-unrelated", "refl-unrelated",
          "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
-         "same-name-unbound", "base-clean", "base-clean")  # fmt: skip
+         "same-name-unbound", "base-clean", "base-clean", "reset-first", "lib-writes",
+         "computed-reset")  # fmt: skip
+# Traps whose writer runs first, before any method f calls: nothing is read unwritten.
+_PRIMED = ("reset-first", "lib-writes", "computed-reset")
 # (slice text, rows it writes of R rows)
 _PARTS = (("[0]", lambda r: {0}), ("[1:]", lambda r: set(range(1, r))),
           ("[::2]", lambda r: set(range(0, r, 2))))  # fmt: skip
@@ -185,9 +192,27 @@ class AnyOrderShapes(Blocks):
                              "    return sum(v.float().sum() for v in vars(g).values() "
                              "if isinstance(v, torch.Tensor))", "", ""]  # fmt: skip
             fbody.append(f"out.append(tot{u}(inp))")
+        elif trap in _PRIMED:
+            # A writer of the whole buffer that f always runs first: a public method, a lib
+            # function through the object, a method reaching it by a computed name.
+            if trap == "reset-first":
+                methods += [f"def reset{u}(self):", *ind(self.full(f"self.{x}", b)), ""]
+                fbody.append(f"o{u}.reset{u}()")
+            elif trap == "computed-reset":
+                methods += [
+                    f"def reset{u}(self):",
+                    f"    getattr(self, 'b' + '{u}').fill_({c})",
+                    "",
+                ]
+                fbody.append(f"o{u}.reset{u}()")
+            else:
+                lib += [f"def prime{u}(o):", *ind(self.full(f"o.{x}", b))]
+                names.append(f"prime{u}")
+                fbody.append(f"prime{u}(o{u})")
+            reads = False
         else:
             reads = False
-        written: set[int] = set()
+        written: set[int] = set(every) if trap in _PRIMED else set()
         for _ in range(self.ch.integer(1, 4)):
             m, pre, reads_it, total = self.ch.choice(effects)
             fbody.append(f"out.append(o{u}.{m}(flag))")
