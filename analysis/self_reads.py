@@ -67,6 +67,15 @@ _PURE = frozenset({
     "cumsum", "prod", "std", "var", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
     "count_nonzero", "logsumexp", "softmax", "log_softmax", "sign",
 })  # fmt: skip
+# torch functions that read their tensor arguments and return new memory (no `out=` given).
+_PURE_FUNCTIONS = frozenset(
+    f"torch.{n}"
+    for n in (
+        "cat", "stack", "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin",
+        "cumsum", "where", "equal", "allclose", "isclose", "any", "all", "count_nonzero",
+        "abs", "exp", "log", "sqrt", "softmax", "matmul", "mm", "bmm", "einsum", "norm",
+    )
+)  # fmt: skip
 _META = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
 
 
@@ -151,8 +160,10 @@ def read_after_store(
 
 
 def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
-    """(X, "") when the allocating method's only use of the buffer is storing it in
-    `self.X` unwritten; ("", why not) otherwise."""
+    """(X, "") when the allocating method stores the buffer in `self.X` and nothing else, and
+    no write of it runs on any path (a call handed it counts as one: `touched`); calls that
+    may reach it through `self` are possible reads there, and possible writes only through code
+    of the tree that `_only_reads` sees; ("", why not) otherwise."""
     end = outcome.exit_state
     if outcome.gave_up or not outcome.reached or end is None or not end.escapes:
         return "", "not only stored on `self`"
@@ -164,10 +175,8 @@ def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
         or end.some_write
     ):
         return "", "the allocating method writes part of it"
-    if any(
-        i.kind != "escape" or not i.text.startswith("not fully written") for i in outcome.issues
-    ):
-        return "", "the allocating method does more with it than store it"
+    if any(i.severity == UNSAFE for i in outcome.issues):
+        return "", "the allocating method reads it itself (its own finding)"
     owner = site.owner
     if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef):
         return "", "not in a method"
@@ -211,11 +220,16 @@ def _read_use(n: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
     if isinstance(n.ctx, ast.Store | ast.Del):
         return False
     while isinstance(p, ast.Subscript) and p.value is node:
+        up = parents.get(id(p))
+        if isinstance(up, ast.AugAssign) and up.target is p:
+            return True  # `X[i] += v`: reads the element, then writes it
         if isinstance(p.ctx, ast.Store | ast.Del):
             return False
-        node, p = p, parents.get(id(p))
-        if isinstance(p, ast.AugAssign) and p.target is node:
-            return True
+        node, p = p, up
+    if isinstance(p, ast.List | ast.Tuple) and isinstance(p.ctx, ast.Load):
+        node, p = p, parents.get(id(p))  # `torch.cat([a, X])`: judged as the display's use
+    if isinstance(p, ast.Call) and node in p.args and _pure_call(p):
+        return True
     if isinstance(p, ast.BinOp | ast.UnaryOp | ast.Compare | ast.BoolOp):
         return True
     if isinstance(p, ast.Attribute) and p.value is node:
@@ -229,6 +243,15 @@ def _read_use(n: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
             and not any(k.arg == "out" for k in call.keywords)
         )
     return False
+
+
+def _pure_call(call: ast.Call) -> bool:
+    """A torch function that reads its tensor arguments and returns new memory."""
+    try:
+        name = ast.unparse(call.func)
+    except (ValueError, RecursionError):
+        return False
+    return name in _PURE_FUNCTIONS and not any(k.arg == "out" for k in call.keywords)
 
 
 def _other_files(summaries: Summaries, attr: str) -> str:

@@ -162,6 +162,37 @@ def run():
 """,
     ),
     Case(
+        "counter_incremented_by_index",
+        expect=UNSAFE,
+        why="`__init__` stores the counters and calls a setup helper that never touches them; "
+        "`bump` increments one element in place (a read-modify-write), `totals` combines them "
+        "with `torch.cat`.",
+        source=r"""
+import torch
+
+
+class Counter:
+    def __init__(self, n):
+        self.counts = torch.zeros(n)  # <- site
+        self.setup()
+
+    def setup(self):
+        self.ready = True
+
+    def bump(self, i):
+        self.counts[i] += 1
+
+    def totals(self):
+        return torch.cat([self.counts, torch.ones(1)])
+""",
+        scenario=r"""
+def run():
+    c = Counter(3)
+    c.bump(1)
+    return c.totals()
+""",
+    ),
+    Case(
         "accumulator_read_by_forward",
         expect=UNSAFE,
         why="`forward` adds into `self.total` and hands back a copy: the first call reads "
@@ -372,6 +403,55 @@ class Stepper:
         scenario=r"""
 def run():
     return Stepper(3).step(torch.ones(3))
+""",
+    ),
+    NearMiss(
+        "init_calls_a_filler",
+        why="`__init__` calls `_fill` after storing the buffer, which writes it in full.",
+        source=r"""
+import torch
+
+
+class Stepper:
+    def __init__(self, n):
+        self.acc = torch.zeros(n)  # <- site
+        self._fill()
+
+    def _fill(self):
+        self.acc.copy_(torch.arange(self.acc.shape[0], dtype=torch.float))
+
+    def step(self, x):
+        self.acc += x
+        return self.acc.clone()
+""",
+        scenario=r"""
+def run():
+    return Stepper(3).step(torch.ones(3))
+""",
+    ),
+    NearMiss(
+        "counter_rmw_by_index_with_a_writer",
+        why="`step` adds by index, but `prepare` writes the counters first (an engine protocol).",
+        source=r"""
+import torch
+
+
+class Counter:
+    def __init__(self, n):
+        self.counts = torch.zeros(n)  # <- site
+
+    def prepare(self):
+        self.counts[:] = 0
+
+    def step(self, i):
+        self.counts[i] += 1
+        return self.counts.clone()
+""",
+        scenario=r"""
+def run():
+    c = Counter(3)
+    c.prepare()
+    return c.step(1)
 """,
     ),
     NearMiss(
