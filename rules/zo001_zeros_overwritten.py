@@ -400,8 +400,8 @@ and the read: that caller can run; other callers, in or outside the tree, only a
 nested in a function is left to the judging above.
 
 A buffer stored on `self` unwritten and read first by another method (analysis/self_reads.py):
-a method that only stores a fresh buffer in `self.X` (writes none of it, hands it to nothing
-else) and a public method of the class, `__call__` or `forward` (not the allocating one, plain,
+a method that stores a fresh buffer in `self.X` and writes none of it on any path (hands it to
+no call; a call that may reach it through `self` is code whose writes the checks below see) and a public method of the class, `__call__` or `forward` (not the allocating one, plain,
 not overridden by a class of the tree, nor is the allocating one) whose dataflow, started as if
 its body began with `self.X = <the allocation>`, reads it before any write on some path (a
 read-modify-write `+=`, `add_`, `index_add_`, `scatter_add_`, or any definite read): `unsafe`,
