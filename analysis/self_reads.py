@@ -21,8 +21,8 @@ string of the module names `X`, no other file of the tree names `.X` at all, no 
 module (and no other file naming the class) reaches attributes by a computed name (`getattr(o,
 k)`, `setattr`, `vars()`, `__dict__`: a `for k in names: getattr(self, k).zero_()` reset), no
 class decorator, the class matches no lifecycle model (lifecycles.py judges those by the order
-the engine runs), and neither the allocating method nor the reader is overridden by a class of the tree deriving
-from it (methods.py). With no writer anywhere, whatever runs before the reader, the buffer is
+the engine runs), and the reader is not overridden by a class of the tree deriving from the class (methods.py;
+the allocating method may be: an object of the class itself runs it). With no writer anywhere, whatever runs before the reader, the buffer is
 still as the allocating method left it: unwritten (it wrote no element and handed the buffer to
 no one but `self.X`).
 """
@@ -124,8 +124,6 @@ def read_after_store(
     if why:
         return why
     world = summaries.world
-    if world.overridden(cls.name, owner.name):
-        return f"`{owner.name}` may be overridden by a class deriving from {cls.name}"
     for name, fn in methods.items():
         if fn is owner or not (name in _ENTRY or not name.startswith("_")):
             continue

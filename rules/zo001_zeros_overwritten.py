@@ -401,8 +401,10 @@ nested in a function is left to the judging above.
 
 A buffer stored on `self` unwritten and read first by another method (analysis/self_reads.py):
 a method that stores a fresh buffer in `self.X` and writes none of it on any path (hands it to
-no call; a call that may reach it through `self` is code whose writes the checks below see) and a public method of the class, `__call__` or `forward` (not the allocating one, plain,
-not overridden by a class of the tree, nor is the allocating one) whose dataflow, started as if
+no call; a call that may reach it through `self` is code whose writes the checks below see),
+and a public method of the class, `__call__` or `forward` (not the allocating one, plain, not
+overridden by a class of the tree; the allocating one may be, an object of the class itself runs
+it) whose dataflow, started as if
 its body began with `self.X = <the allocation>`, reads it before any write on some path (a
 read-modify-write `+=`, `add_`, `index_add_`, `scatter_add_`, or any definite read): `unsafe`,
 assuming any public method of the class may run right after the allocating one. The protocol

@@ -193,6 +193,34 @@ def run():
 """,
     ),
     Case(
+        "accumulator_of_a_class_whose_init_a_subclass_overrides",
+        expect=UNSAFE,
+        why="a subclass overrides `__init__` (and calls the base's): an object of the base "
+        "itself still runs the allocating method, then `add` reads the sums unwritten.",
+        source=r"""
+import torch
+
+
+class Sums:
+    def __init__(self, n):
+        self.sums = torch.zeros(n)  # <- site
+
+    def add(self, x):
+        self.sums.add_(x)
+        return self.sums.clone()
+
+
+class NamedSums(Sums):
+    def __init__(self, n, name):
+        super().__init__(n)
+        self.name = name
+""",
+        scenario=r"""
+def run():
+    return Sums(2).add(torch.ones(2))
+""",
+    ),
+    Case(
         "accumulator_read_by_forward",
         expect=UNSAFE,
         why="`forward` adds into `self.total` and hands back a copy: the first call reads "
