@@ -24,7 +24,8 @@ wrapped by `functools.partial` (`method-callback`), or on a parameter (`method-p
 `module-caller` puts one caller in lib.py of the multimodule program, importing the allocator
 from main.py when it runs (`MAIN_IMPORT`, rewritten by whole_program.py: an alias, the name, the
 module, or the name wrapped by `functools.partial`); in one module the import becomes a binding
-of the same module's name (or the module object from `sys.modules`).
+of the same module's name (or, for the module form, a namespace made from `globals()`: the
+program runs as no registered module, so `sys.modules[__name__]` may be another program's).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def main_import(text: str, package: bool) -> str:
             return (
                 f"from . import main as {alias}"
                 if package
-                else (f"import sys; {alias} = sys.modules[__name__]")
+                else (f"import types; {alias} = types.SimpleNamespace(**globals())")
             )
         if package:
             return f"from .main import {name}" + (f" as {alias}" if alias else "")
