@@ -417,6 +417,38 @@ of `__class__` or `__bases__`: those are checked); calls not handed the buffer
 do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 
+A returned buffer read by one caller (analysis/returned_reads.py), no closed world needed: where
+the judging at every caller above leaves a returned buffer `unproven` (a public function or
+method, a lookup by a computed name somewhere, a use other than a call), it is `unsafe` when one
+call of the tree that surely runs the function (a module-level name bound once in its module,
+never rebound; `from m import f` or `m.f` through the project index; `self.m(...)` in a method
+of the def's own class where no class of the tree deriving from it binds `m`) is made by a
+caller whose own dataflow (the call taken as a fresh allocation) reads the buffer, or the slot
+of the returned display holding it, before any write on some path, and the function wrote no
+element of it on any path. Assumed, and named in the evidence with the caller, its file and line
+and the read: that caller can run; other callers, in or outside the tree, only add paths. A def
+nested in a function is left to the judging above.
+
+A buffer stored on `self` unwritten and read first by another method (analysis/self_reads.py):
+a method that stores a fresh buffer in `self.X` and writes none of it on any path (hands it to
+no call; a call that may reach it through `self` is code whose writes the checks below see),
+and a public method of the class, `__call__` or `forward` (not the allocating one, plain, not
+overridden by a class of the tree; the allocating one may be, an object of the class itself runs
+it) whose dataflow, started as if
+its body began with `self.X = <the allocation>`, reads it before any write on some path (a
+read-modify-write `+=`, `add_`, `index_add_`, `scatter_add_`, or any definite read): `unsafe`,
+assuming any public method of the class may run right after the allocating one. The protocol
+risk (an engine that always calls a `reset()` writing it before the reader) is ruled out by a
+stricter condition than the order: no code of the tree but the allocating method writes,
+rebinds or deletes `X`. Checked: every other use of `.X` (any receiver) in the module is a read
+that makes no alias (a read-modify-write, an operand, a method returning new memory or
+metadata); no string of the module names `X`; no other file of the tree names `.X`; no code of
+the module, and no other file that names the class, reaches attributes by a computed name
+(`getattr`/`setattr` of a non-literal, `vars()`, `__dict__`, `locals()`, `eval`); the class has
+no class decorator and matches no lifecycle model (those are judged by the order the model
+declares). Assumed: a file that never names the class writes no attribute of its objects by a
+computed name. The evidence names the reading method, its line and these assumptions.
+
 Calls on a receiver of unknown type, `obj.f(buf)` (analysis/dispatch.py), under the same closed
 world stated for every method: every method that can run is defined in the scanned tree or is an
 attribute of a library type or module listed in analysis/semantics/library_attributes.json (`dir()` of

@@ -30,7 +30,8 @@ from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
 from zeroopt.analysis.project import ProjectView
 from zeroopt.analysis.resolve import Resolver
-from zeroopt.analysis.returned import SAFE_, UNSAFE_, Judgement, ReturnedJudge
+from zeroopt.analysis.returned import SAFE_, UNPROVEN_, UNSAFE_, Judgement, ReturnedJudge
+from zeroopt.analysis.returned_reads import CallerRead, read_by_a_caller
 from zeroopt.analysis.scalars import int_names, volatile_bounds
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
 from zeroopt.analysis.summaries import Summaries, make_unit
@@ -50,6 +51,7 @@ from zeroopt.scan.findings import (
     char_col,
 )
 from zeroopt.scan.fixes import textual_fixes
+from zeroopt.scan.self_read_pass import self_read_pass
 from zeroopt.scan.site_identity import identities
 
 # What a file must contain to hold a candidate; everything else is skipped without parsing.
@@ -217,6 +219,7 @@ def _analyse_tree(
     # What the function alone decided for every allocation, reported or not: the lifecycle pass
     # re-judges the undecided ones of both rules alike (a zeros and the empty it became).
     decided: dict[int, Verdict] = {}
+    outcomes: dict[int, BufferOutcome] = {}  # each site's own dataflow (self_read_pass)
     src_memo: dict[int, tuple[ast.AST, str]] = {}  # shared: every context reads this one tree
     frames_read = any(w in text for w in _FRAME_WORDS) and _FRAMES.search(text) is not None
     module = project.index.names.get(real_path) if project and real_path else None
@@ -258,9 +261,21 @@ def _analyse_tree(
         )
         outcome = analyse_buffer(cfg, ctx)
         decided[id(site.call)] = decide(outcome)
+        if not (ctx.zero_size or ctx.no_data):
+            outcomes[id(site.call)] = outcome
         judged = returned.judge(
             site.owner, site.scope, outcome, site.contiguous, ctx.certain_reads_only
         )
+        if (
+            judged is not None
+            and judged.verdict == UNPROVEN_
+            and not (ctx.zero_size or ctx.no_data)
+        ):
+            read = read_by_a_caller(
+                returned, site.owner, site.scope, outcome, site.contiguous,
+                ctx.certain_reads_only, site.call,
+            )  # fmt: skip
+            judged = read or judged
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
@@ -275,6 +290,7 @@ def _analyse_tree(
             tree, resolver, sites, by_site, decided, contracts, lines, path, options,
             frames_read, summaries.world, real_path, project, _finding,
         )  # fmt: skip
+    self_read_pass(sites, outcomes, by_site, decided, summaries, options, lines, path, _finding)
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
 
@@ -308,9 +324,12 @@ def _at_callers(
             else None
         )
         evidence = (*new.evidence, note) if note else new.evidence
+        judged_at = (
+            "read unwritten by one of them" if isinstance(judged, CallerRead) else "judged at each"
+        )
         by_site[key] = replace(
             new,
-            message=f"returned to its callers, judged at each ({', '.join(judged.callers)}): "
+            message=f"returned to its callers, {judged_at} ({', '.join(judged.callers)}): "
             f"{new.message}",
             evidence=tuple(sorted(evidence, key=lambda e: e.line)),
         )

@@ -15,7 +15,11 @@ a computed name whose possible names the syntax shows (a loop over literals, a s
 dict display, an f-string head) that never name the attribute (`names-miss`) or do, by a
 concatenation, a prefix, a rebound loop variable or a dunder (`names-hit`); a class made at
 run time from a class a subclass shares (`make-unrelated`) or from a subclass (`make-sub`). Judged
-under any order of the class's methods (analysis/lifecycle_anyorder.py).
+under any order of the class's methods (analysis/lifecycle_anyorder.py). `reset-first`,
+`lib-writes`, `computed-reset`: a writer of the whole buffer that f always runs before the other
+methods (a public method, a lib function through the object, a method reaching the attribute by a
+computed name): near misses that a read-modify-write in a public method must not make `unsafe`
+(analysis/self_reads.py).
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-
          "returned", "alias-attr", "lambda", "base", "subclass", "refl-unrelated", "refl-unrelated",
          "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
          "same-name-unbound", "base-clean", "base-clean", "names-miss", "names-miss", "names-hit",
-         "names-hit", "make-unrelated", "make-sub")  # fmt: skip
+         "names-hit", "make-unrelated", "make-sub", "reset-first", "lib-writes",
+         "computed-reset")  # fmt: skip
+# Traps whose writer runs first, before any method f calls: nothing is read unwritten.
+_PRIMED = ("reset-first", "lib-writes", "computed-reset")
 # (slice text, rows it writes of R rows)
 _PARTS = (("[0]", lambda r: {0}), ("[1:]", lambda r: set(range(1, r))),
           ("[::2]", lambda r: set(range(0, r, 2))))  # fmt: skip
@@ -191,9 +198,27 @@ class AnyOrderShapes(Blocks):
             fbody.append(f"out.append(tot{u}(inp))")
         elif trap in ("names-miss", "names-hit", "make-unrelated", "make-sub"):
             reads = self._names_trap(u, x, cls, trap, lib, names, tail_classes, fbody)
+        elif trap in _PRIMED:
+            # A writer of the whole buffer that f always runs first: a public method, a lib
+            # function through the object, a method reaching it by a computed name.
+            if trap == "reset-first":
+                methods += [f"def reset{u}(self):", *ind(self.full(f"self.{x}", b)), ""]
+                fbody.append(f"o{u}.reset{u}()")
+            elif trap == "computed-reset":
+                methods += [
+                    f"def reset{u}(self):",
+                    f"    getattr(self, 'b' + '{u}').fill_({c})",
+                    "",
+                ]
+                fbody.append(f"o{u}.reset{u}()")
+            else:
+                lib += [f"def prime{u}(o):", *ind(self.full(f"o.{x}", b))]
+                names.append(f"prime{u}")
+                fbody.append(f"prime{u}(o{u})")
+            reads = False
         else:
             reads = False
-        written: set[int] = set()
+        written: set[int] = set(every) if trap in _PRIMED else set()
         for _ in range(self.ch.integer(1, 4)):
             m, pre, reads_it, total = self.ch.choice(effects)
             fbody.append(f"out.append(o{u}.{m}(flag))")

@@ -6,6 +6,11 @@ over callers: the allocator referenced as a value (passed to a helper of `lib`, 
 name, wrapped by `functools.partial`, named in `__all__` or looked up in `globals()`), a public
 name, a decorator, a view or a tuple returned instead of the buffer, recursion, a def nested in
 its caller, a method called through `self`. Judged at the callers (analysis/returned.py).
+`public-*` traps make the allocator public, where one caller that reads it unwritten is enough
+for `unsafe` (analysis/returned_reads.py): a public method called through `self`
+(`public-method`), a public function called from lib.py (`public-module`), and the near miss of
+a public method whose callers' `self.mk(...)` runs a subclass's override that fills the buffer
+(`public-override`).
 
 `slot*` traps return the buffer as one slot of a tuple, list or dict display (followed by
 analysis/returned_slots.py): taken out by unpacking, a literal index or key (`slot`), through a
@@ -22,7 +27,8 @@ loop over literals, a split string, an f-string head): none of them the method
 `module-caller` puts one caller in lib.py of the multimodule program, importing the allocator
 from main.py when it runs (`MAIN_IMPORT`, rewritten by whole_program.py: an alias, the name, the
 module, or the name wrapped by `functools.partial`); in one module the import becomes a binding
-of the same module's name (or the module object from `sys.modules`).
+of the same module's name (or, for the module form, a namespace made from `globals()`: the
+program runs as no registered module, so `sys.modules[__name__]` may be another program's).
 """
 
 from __future__ import annotations
@@ -41,7 +47,9 @@ TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all",
          "method", "method", "chained", "globals-handed", "slot", "slot", "slot", "slot-up",
          "slot-starred", "slot-var-index", "slot-twice", "slot-handed", "method-sub",
          "method-super", "method-callback", "method-param", "module-caller",
-         "module-caller", "method-names-miss", "method-names-hit")  # fmt: skip
+         "module-caller", "method-names-miss", "method-names-hit", "public-method",
+         "public-override", "public-module", "public-module")  # fmt: skip
+_PUBLIC = ("public", "public-method", "public-override", "public-module")
 # A caller in another module (lib.py of the multimodule program) imports the allocator from
 # main.py inside a function; in one module the import is a binding of the same module's name.
 MAIN_IMPORT = "MAIN-IMPORT"
@@ -61,7 +69,7 @@ def main_import(text: str, package: bool) -> str:
             return (
                 f"from . import main as {alias}"
                 if package
-                else (f"import sys; {alias} = sys.modules[__name__]")
+                else (f"import types; {alias} = types.SimpleNamespace(**globals())")
             )
         if package:
             return f"from .main import {name}" + (f" as {alias}" if alias else "")
@@ -75,8 +83,9 @@ class ReturnedShapes(Blocks):
         x = b.name
         trap = self.ch.choice(list(TRAPS))
         tags = {f"wp-returned-{trap}"}
-        mk = f"mk{u}" if trap == "public" else f"_mk{u}"
-        method = trap == "method" or trap.startswith("method-")
+        mk = f"mk{u}" if trap in _PUBLIC else f"_mk{u}"
+        in_class = ("method", "public-method", "public-override")
+        method = trap in in_class or trap.startswith("method-")
         me = "self." if method else ""
         lines = [f"{x} = {self.alloc(b)}"]
         if self.ch.chance(30):
@@ -165,7 +174,7 @@ class ReturnedShapes(Blocks):
         elif trap == "string":
             fbody.append(f"out.append(globals()['{mk}'](inp).float().sum())")
             reads = True
-        if trap == "module-caller":
+        if trap in ("module-caller", "public-module"):
             fbody.append(f"out.append(lcall{u}(inp, flag))")
             reads = self._module_caller(u, mk, b, lib, names, tags) or reads
         if trap == "method-callback":
@@ -199,6 +208,15 @@ class ReturnedShapes(Blocks):
             fbody[:] = [line.replace(f"K{u}()", f"S{u}()") for line in fbody]
             local = [*extra, f"class K{u}:", *ind(maker), "", "",
                      f"class S{u}(K{u}):", *ind([*sub, "", *callers])]  # fmt: skip
+        elif trap == "public-override":
+            # The callers' `self.mk(...)` runs a subclass's override, which fills the base's
+            # buffer in full: the call is not certain to run the def of the site.
+            fbody[:] = [line.replace(f"K{u}()", f"S{u}()") for line in fbody]
+            over = [f"def {mk}(self, inp):", f"    t = super().{mk}(inp)",
+                    *ind(self.full("t", b)), "    return t"]  # fmt: skip
+            local = [*extra, f"class K{u}:", *ind([*maker, "", *callers]), "", "",
+                     f"class S{u}(K{u}):", *ind(over)]  # fmt: skip
+            reads = False
         elif method:
             local = [*extra, f"class K{u}:", *ind([*maker, "", *callers])]
         elif trap == "nested":

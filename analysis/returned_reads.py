@@ -1,0 +1,223 @@
+"""A returned buffer that one caller of the tree reads before writing it: `unsafe`, with no
+closed world over callers.
+
+returned.py judges a function's returned buffer at ALL its callers, which needs every caller to
+be known (a private function, or `callers-closed`). An `unsafe` needs only one path: one call in
+the scanned tree that surely runs the function, in a caller whose own dataflow (the call taken as
+an allocation nothing has written, returned.py's `_analyse`) reads the buffer before any write on
+some path, while the function wrote no element of it before returning it (on any path). Then
+"call the caller" is an execution that reads memory nobody wrote, whoever else calls the
+function. Not where the allocation runs only under an `if` that compares with 0 or negates a
+value (`if x.shape[0] == 0: return torch.empty(x.shape[0], ...)`): it may have no element
+there, and a read of it reads nothing (`empty_guard`). A call surely runs the function when summaries.py resolves it to this very def: a
+module-level name bound once in its module (`f(...)`, never rebound; `unit.dynamic` refuses), an
+import of it from another module of the tree (`from m import f`, `import m; m.f(...)`, through
+the project index), or `self.m(...)` in a method of the def's own class where no class of the
+tree that derives from it binds `m` (methods.py). Public functions and methods count: code
+outside the tree may call them too, which only adds paths.
+
+Assumptions, named in each finding's evidence (docs/whole-program.md, the rule page): the
+caller can run (a function of the tree is called by someone; its own dataflow shows the path);
+the calls the caller makes with the buffer are judged by the caller's dataflow as for any
+allocation (an unknown callee handed it is a possible read, never a certain one).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import TYPE_CHECKING
+
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue
+from zeroopt.analysis.resolve import Scope, runs_body_when_called
+from zeroopt.analysis.returned import (
+    UNSAFE_,
+    Judgement,
+    ReturnedJudge,
+    _decide,
+    _own_layout,
+    _wrote_nothing,
+    returned_only,
+)
+from zeroopt.analysis.returned_slots import describe, returned_as
+from zeroopt.analysis.tree_naming import _naming, word_index
+from zeroopt.analysis.summaries import load_unit
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.summaries import Unit
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+_MAX_FILES = 24  # other files naming the function that are searched, at most
+_MAX_CALLS = 16  # callers analysed, at most (the first that reads it decides)
+_DYNAMIC = re.compile(r"\bglobals\(\)|\bvars\(\)|sys\.modules\[__name__\]|__dict__\[")
+
+
+class CallerRead(Judgement):
+    """An `unsafe` shown by one caller: the message says so (not "judged at each")."""
+
+
+def read_by_a_caller(
+    judge: ReturnedJudge,
+    fn: ast.AST,
+    scope: Scope,
+    outcome: BufferOutcome,
+    contiguous: bool,
+    certain: bool,
+    alloc: ast.Call,
+) -> CallerRead | None:
+    """`unsafe` when one call of the tree that surely runs `fn` reads the buffer before any
+    write, and `fn` wrote none of it; None otherwise (the verdict stays what it was)."""
+    if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or not runs_body_when_called(fn):
+        return None
+    if not returned_only(outcome) or not _wrote_nothing(outcome):
+        return None
+    if scope.parent is None or isinstance(
+        scope.parent.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    ):
+        return None  # a nested def: returned.py judges its calls (they are all in sight)
+    if empty_guard(fn, alloc):
+        return None
+    assert outcome.exit_state is not None  # returned_only
+    slot, why = returned_as(outcome.exit_state.escapes)
+    if why:
+        return None
+    contiguous = contiguous and _own_layout(outcome)
+    for call, cscope, j, how in _sure_calls(judge, fn, scope.parent.is_class):
+        owner = cscope.node
+        if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef) or owner is fn:
+            continue
+        at = j._analyse(owner, cscope, call, contiguous, certain, slot)
+        if _decide(at) != UNSAFE_:
+            continue
+        place = "" if j is judge else f"{j.unit.path}:"
+        where = f"`{fn.name}(...)` at {place or 'line '}{call.lineno}{describe(slot)}"
+
+        def here(line: int, text: str, place: str = place) -> tuple[int, str]:
+            return (fn.lineno, f"{place}{line}: {text}") if place else (line, text)
+
+        issues = [
+            Issue(
+                UNSAFE,
+                here(i.line, "")[0],
+                i.kind,
+                here(i.line, f"{i.text} (in `{owner.name}`, which gets it from {where})")[1],
+            )
+            for i in at.issues
+            if i.severity == UNSAFE
+        ]
+        assumption = (
+            f"one path: `{owner.name}` ({place or 'line '}{call.lineno}) calls `{fn.name}`, "
+            f"and that call surely runs this def ({how}); `{fn.name}` writes no element of the "
+            f"buffer on any path before returning it, and `{owner.name}` reads it before any "
+            "write on some path of its own (other callers, in or outside the tree, only add "
+            "paths)"
+        )
+        result = BufferOutcome(issues=issues, reached=True, assumed=at.assumed)
+        caller = f"`{owner.name}` ({place or 'line '}{call.lineno}{describe(slot)})"
+        return CallerRead(
+            UNSAFE_, f"read by the caller `{owner.name}`", result, assumption, [caller]
+        )
+    return None
+
+
+def empty_guard(owner: ast.AST, call: ast.AST) -> bool:
+    """The allocation runs only under an `if` whose test compares with 0 or negates a value
+    (`if x.shape[0] == 0:`, the `else` of `if size > 0:`, `if not n:`): it may have no element
+    there, and a read of it then reads nothing."""
+    stack: list[tuple[ast.AST, list[ast.If]]] = [(owner, [])]
+    while stack:
+        node, tests = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if child is call:
+                return any(_zero_test(t.test) for t in tests)
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            stack.append((child, [*tests, child] if isinstance(child, ast.If) else tests))
+    return False
+
+
+def _zero_test(test: ast.expr) -> bool:
+    for n in ast.walk(test):
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            return True
+        if isinstance(n, ast.Compare) and any(
+            isinstance(e, ast.Constant) and type(e.value) is int and e.value == 0
+            for e in (n.left, *n.comparators)
+        ):
+            return True
+    return False
+
+
+def _sure_calls(
+    judge: ReturnedJudge, fn: Function, method: bool
+) -> list[tuple[ast.Call, Scope, ReturnedJudge, str]]:
+    """The calls of the tree that summaries.py resolves to `fn` itself, with why each is
+    certain: those of its own module first, then those of the files that name it."""
+    found: list[tuple[ast.Call, Scope, ReturnedJudge, str]] = []
+    found += _calls_to(judge, fn, None)
+    if len(found) >= _MAX_CALLS:
+        return found[:_MAX_CALLS]
+    home = judge.unit.module
+    project = judge.summaries.project
+    if home is None or project is None or method:
+        return found  # a method: only `self.m(...)` in its own class resolves (methods.py)
+    world = judge.summaries.world
+    own = {judge.unit.path}
+    if judge.real_path is not None:
+        own |= {judge.real_path, os.path.realpath(judge.real_path)}
+    named = [
+        i
+        for i in (
+            word_index(world).get(fn.name, ())
+            if fn.name.startswith("_")
+            else _naming(world, fn.name)
+        )
+        if world.files[i][0] not in own and os.path.realpath(world.files[i][0]) not in own
+    ]
+    for i in named[:_MAX_FILES]:
+        path = world.files[i][0]
+        module = project.index.names.get(path)
+        if module is None or project.index.modules.get(module) != path:
+            continue
+        unit = load_unit(project, module)
+        if unit is None or unit.dynamic or any(_DYNAMIC.search(line) for line in unit.lines):
+            continue
+        found += _calls_to(judge._child(unit, path), fn, home)
+        if len(found) >= _MAX_CALLS:
+            break
+    return found[:_MAX_CALLS]
+
+
+def _calls_to(
+    j: ReturnedJudge, fn: Function, home: str | None
+) -> list[tuple[ast.Call, Scope, ReturnedJudge, str]]:
+    """The calls in `j`'s module that resolve to `fn` (`home`: its module, when another)."""
+    unit: Unit = j.unit
+    resolver = unit.resolver
+    found = []
+    for call, scope in resolver.calls:
+        func = call.func
+        spelled = (
+            func.id
+            if isinstance(func, ast.Name)
+            else func.attr
+            if isinstance(func, ast.Attribute)
+            else None
+        )
+        if spelled is None or (spelled != fn.name and home is None):
+            continue
+        if isinstance(func, ast.Attribute) and spelled != fn.name:
+            continue
+        callee = j.summaries.callee(scope, func, resolver.qualified(scope, func))
+        if callee is None:
+            continue
+        if home is None:
+            if callee.fn is not fn:
+                continue
+        elif (
+            callee.unit.module != home or callee.fn.name != fn.name or callee.fn.lineno != fn.lineno
+        ):
+            continue
+        found.append((call, scope, j, f"`{callee.name}`: {callee.why}"))
+    return found
