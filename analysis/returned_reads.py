@@ -41,8 +41,8 @@ from zeroopt.analysis.returned import (
     returned_only,
 )
 from zeroopt.analysis.returned_slots import describe, returned_as
-from zeroopt.analysis.tree_naming import _naming, word_index
 from zeroopt.analysis.summaries import load_unit
+from zeroopt.analysis.tree_naming import _naming, word_index
 
 if TYPE_CHECKING:
     from zeroopt.analysis.summaries import Unit
