@@ -1,0 +1,88 @@
+"""Methods of the class replaced where the any-order pass does not look (analysis/lifecycle_anyorder.py).
+
+The any-order program inlines `self.m()` as the class's own def of `m`. A store of another
+callable under the method's name, on an instance or on the class, makes the call run that
+instead: a write the program sees in `m` may never happen. Each case below replaces the method
+that writes the buffer, by a lookup whose names the syntax shows (`setattr(obj, name, f)` for
+`name` in `("_fill",)`: none of them an attribute that holds the buffer, but a method's name) or
+by a plain store in another file of the tree; the buffer is read unwritten.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import Case, check_case, params
+
+_GRID = r"""
+import torch
+
+
+class Grid:
+    def __init__(self, n):
+        self.cells = torch.zeros(n)  # <- site
+
+    def step(self):
+        self._fill()
+        return self.cells * 2
+
+    def _fill(self):
+        self.cells.fill_(1.0)
+"""
+
+CASES = [
+    Case(
+        "method_replaced_on_the_instance_by_a_literal_name",
+        why="`setattr(obj, name, f)` with `name` in `('_fill',)` looks up no attribute that "
+        "holds the buffer, but replaces the method `step` calls to write it: `step` reads it "
+        "unwritten.",
+        source=_GRID
+        + r"""
+
+def patch(obj):
+    for name in ("_fill",):
+        setattr(obj, name, lambda: None)
+    return obj
+""",
+        scenario="def run():\n    return patch(Grid(3)).step()\n",
+    ),
+    Case(
+        "method_replaced_on_the_class_by_a_literal_name",
+        why="`setattr(cls, name, f)` on the class object Grid, `name` in `('_fill',)`: every "
+        "Grid's `self._fill()` then does nothing, and `step` reads the buffer unwritten.",
+        source=_GRID
+        + r"""
+
+def patch(cls):
+    for name in ("_fill",):
+        setattr(cls, name, lambda self: None)
+""",
+        scenario="def run():\n    patch(Grid)\n    return Grid(3).step()\n",
+    ),
+    Case(
+        "method_replaced_on_the_instance_in_another_file",
+        why="another file of the tree stores `obj._fill = ...` on a Grid: `step`'s "
+        "`self._fill()` runs the stored function, which writes nothing.",
+        source=_GRID,
+        modules=(
+            (
+                "grid_patcher",
+                "import method_replaced_on_the_instance_in_another_file as m\n\n\n"
+                "def patched(n):\n    g = m.Grid(n)\n    g._fill = lambda: None\n    return g\n",
+            ),
+        ),
+        scenario=r"""
+def run():
+    from grid_patcher import patched
+
+    return patched(3).step()
+""",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
