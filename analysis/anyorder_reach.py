@@ -170,18 +170,21 @@ def first_reach(
     flagged: Callable[[bytes], bool],
     only: Callable[[Use], bool] | None = None,
     attrs: frozenset[str] | None = None,
+    bound: frozenset[str] = frozenset(),
 ) -> str:
     """Why some reflective use, in the class's own module (`own`) or any other file of the tree,
     may reach an instance of `cls_name`, naming the first such use; "" if none may. `only`:
     the uses that count (all when None); `attrs`: the attributes that matter (None: all), a
-    lookup of other names (lookup_names.py) passes, and is noted in `NOTES`."""
+    lookup of other names (lookup_names.py) passes, and is noted in `NOTES`; `bound`: names
+    that matter to a use that binds (`setattr`), besides `attrs` (a method's name: a function
+    stored under it runs instead of the def)."""
     rel = _Relations(cls_name, bases, world)
     if only is not None:
         own = [u for u in own if only(u)]
     passed: list[tuple[str, Use]] = []  # uses that look up none of `attrs`
     kept: list[Use] = []
     for use in own:
-        if _other_names(use, attrs):
+        if _other_names(use, attrs, bound):
             passed.append(("", use))
             continue
         kept.append(use)
@@ -194,7 +197,7 @@ def first_reach(
             continue
         if only is not None and not only(use):
             continue
-        if _other_names(use, attrs):
+        if _other_names(use, attrs, bound):
             passed.append((path, use))
             continue
         if rel.reaches(use, path):
@@ -222,12 +225,12 @@ def first_reach(
 NOTES: list[str] = []
 
 
-def _other_names(use: Use, attrs: frozenset[str] | None) -> bool:
-    """`use` looks up only names that are none of `attrs`, no dunder and no reflective
-    function's: it touches nothing that matters."""
+def _other_names(use: Use, attrs: frozenset[str] | None, bound: frozenset[str]) -> bool:
+    """`use` looks up only names that are none of `attrs` (and, when it binds, none of
+    `bound`), no dunder and no reflective function's: it touches nothing that matters."""
     if attrs is None or use.kind not in (GET, SET) or use.names is None:
         return False
-    return not may_name(use.names, attrs)
+    return not may_name(use.names, attrs | bound if use.kind == SET else attrs)
 
 
 def _why(use: Use) -> str:
@@ -698,17 +701,19 @@ def reach_reason(
     flagged: Callable[[bytes], bool],
     only: Callable[[Use], bool] | None = None,
     attrs: frozenset[str] | None = None,
+    bound: frozenset[str] = frozenset(),
 ) -> str:
     """Why a reflective use of the class's module or of the tree may reach an instance of
     `cls` (file:line of the first), or "". `only`: the uses that count (all when None);
-    `attrs`: the attributes that matter (None: all)."""
+    `attrs`: the attributes that matter (None: all); `bound`: those that matter to a use that
+    binds besides (`first_reach`)."""
     _read_own(tree)
     bases: set[str] = set()
     for b in cls.bases:
         while isinstance(b, ast.Subscript):
             b = b.value
         bases.add(last_name(b) or "*")
-    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only, attrs)
+    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only, attrs, bound)
 
 
 def others_only(

@@ -380,7 +380,9 @@ where it is imported, and rebound by no other file) binds no hook, property or `
 hands `self` on nowhere and touches on `self` only its own methods and attributes, none bound by
 the class or a subclass; `super()` reaches only `__init__`; methods naming the buffer are plain
 or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
-naming it is given up). An access `o.X` elsewhere passes when `o` is `self` of an unrelated
+naming it is given up); a method under whose name any file stores an attribute (`g.m = f`,
+`setattr(g, "m", f)`) is not inlined at `self.m()` (what was stored may run). An access `o.X`
+elsewhere passes when `o` is `self` of an unrelated
 class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
 `register_buffer` of a non-literal, `__getattribute__` by a non-literal, `__dict__`, `vars()`,
 copy, `dataclasses.replace`, `inspect.getmembers`/`getmembers_static`, in the
@@ -399,8 +401,9 @@ library classes or classes of the tree counts; a base of the class or a subclass
 does not: the made class's instances are no instances of the class). A lookup by a computed
 name (`getattr`/`setattr`/`delattr`, `__setattr__`/`__getattribute__`, `register_buffer`) counts
 only when the names it may look up may include an attribute that may hold the buffer (for a
-returned method: the method's name), a dunder (`__dict__`, `__class__`: the whole object) or a
-reflective function's name; the names come from the syntax alone (analysis/lookup_names.py, no
+returned method: the method's name; for one that binds, also the name of a method of the
+class: a function stored under it runs at `self.m()` instead of the def), a dunder (`__dict__`,
+`__class__`: the whole object) or a reflective function's name; the names come from the syntax alone (analysis/lookup_names.py, no
 assumption): a literal; an f-string's literal head and tail (a prefix and suffix); a
 concatenation or `if`-expression of known names; a local of a function every binding of which
 is such a value or a `for`/comprehension target over a display of them, a tuple display bound to
