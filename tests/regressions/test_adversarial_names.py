@@ -1,11 +1,13 @@
-"""Methods of the class replaced where the any-order pass does not look (analysis/lifecycle_anyorder.py).
+"""Lookups by a computed name judged by their names (analysis/lookup_names.py) where the names
+are not what the syntax was read to show, and methods of the class replaced where the any-order
+pass (analysis/lifecycle_anyorder.py) did not look.
 
 The any-order program inlines `self.m()` as the class's own def of `m`. A store of another
 callable under the method's name, on an instance or on the class, makes the call run that
-instead: a write the program sees in `m` may never happen. Each case below replaces the method
-that writes the buffer, by a lookup whose names the syntax shows (`setattr(obj, name, f)` for
-`name` in `("_fill",)`: none of them an attribute that holds the buffer, but a method's name) or
-by a plain store in another file of the tree; the buffer is read unwritten.
+instead: a write the program sees in `m` may never happen. The `method_replaced_*` cases replace
+the method that writes the buffer, by a lookup whose names the syntax shows (`setattr(obj, name,
+f)` for `name` in `("_fill",)`: none of them an attribute that holds the buffer, but a method's
+name) or by a plain store in another file of the tree; the buffer is read unwritten.
 """
 
 from __future__ import annotations
@@ -79,6 +81,22 @@ def run():
 
     return patched(3).step()
 """,
+    ),
+    Case(
+        "lookup_in_a_comprehension_target_after_a_rebinding_generator",
+        why="`getattr(obj, n)` sits in the target of the second generator, where `n` is the "
+        "first generator's element of `keys` (the caller passes 'cells'), not the function's "
+        "local `n = 'host'`: it reads the buffer unwritten.",
+        source=_GRID
+        + r"""
+
+def total(obj, keys):
+    n = "host"
+    seen = {}
+    [0 for n in keys for seen[float(getattr(obj, n).sum())] in (1,)]
+    return torch.tensor(list(seen))
+""",
+        scenario='def run():\n    return total(Grid(3), ["ce" + "lls"])\n',
     ),
 ]
 
