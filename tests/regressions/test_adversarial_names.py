@@ -7,7 +7,9 @@ callable under the method's name, on an instance or on the class, makes the call
 instead: a write the program sees in `m` may never happen. The `method_replaced_*` cases replace
 the method that writes the buffer, by a lookup whose names the syntax shows (`setattr(obj, name,
 f)` for `name` in `("_fill",)`: none of them an attribute that holds the buffer, but a method's
-name) or by a plain store in another file of the tree; the buffer is read unwritten.
+name) or by a plain store in another file of the tree; the buffer is read unwritten. The others
+reach the object's namespace, or a reflective function, under a name the reflection pass did not
+count: a literal dunder, a module's attribute, an import under another name.
 """
 
 from __future__ import annotations
@@ -97,6 +99,60 @@ def total(obj, keys):
     return torch.tensor(list(seen))
 """,
         scenario='def run():\n    return total(Grid(3), ["ce" + "lls"])\n',
+    ),
+    Case(
+        "namespace_fetched_by_a_literal_dunder_name",
+        why="`getattr(obj, '__dict__')` is `obj.__dict__` under a literal name: its values "
+        "are every attribute of a Grid, the buffer among them, read unwritten.",
+        source=_GRID
+        + r"""
+
+def total(obj):
+    return sum(v.sum() for v in getattr(obj, "__dict__").values())
+""",
+        scenario="def run():\n    return total(Grid(3))\n",
+    ),
+    Case(
+        "getattr_fetched_from_the_builtins_module",
+        why="`getattr(builtins, 'get' + 'attr')` is the builtin `getattr` taken as a value: a "
+        "module's attribute may be a reflective function, and the call through it reads the "
+        "buffer by a computed name.",
+        source="import builtins\n"
+        + _GRID
+        + r"""
+
+def peek(obj, name):
+    fetch = getattr(builtins, "get" + "attr")
+    return fetch(obj, name).sum()
+""",
+        scenario='def run():\n    return peek(Grid(3), "ce" + "lls")\n',
+    ),
+    Case(
+        "getattr_read_from_the_builtins_namespace",
+        why="`vars(builtins)['get' + 'attr']` is the builtin `getattr`: reading a module's "
+        "namespace hands out its reflective functions.",
+        source="import builtins\n"
+        + _GRID
+        + r"""
+
+def peek(obj, name):
+    fetch = vars(builtins)["get" + "attr"]
+    return fetch(obj, name).sum()
+""",
+        scenario='def run():\n    return peek(Grid(3), "ce" + "lls")\n',
+    ),
+    Case(
+        "getattr_imported_under_another_name",
+        why="`from builtins import getattr as fetch`: `fetch(obj, name)` is `getattr` by a "
+        "computed name under a name the reflection pass does not know.",
+        source="from builtins import getattr as fetch\n"
+        + _GRID
+        + r"""
+
+def peek(obj, name):
+    return fetch(obj, name).sum()
+""",
+        scenario='def run():\n    return peek(Grid(3), "ce" + "lls")\n',
     ),
 ]
 
