@@ -8,9 +8,9 @@ the code shows, no more:
 
 - a module: a name bound only by `import m` (never by `from ... import`: that may be any
   object), `sys.modules[...]`, `importlib.import_module(...)`, `__import__(...)`. A module's
-  attribute may be a C instance, but a shallow use hands it on as a value; whatever reads it
-  next is a use of its own (unless some file of the tree stores into `sys.modules`: then a
-  module may be an instance, and these uses count as anything);
+  attribute handed on as a value is read next by a use of its own, but one that may be a
+  reflective function (`getattr(builtins, n)`) reaches anything; a module may be any object
+  once some file of the tree stores into `sys.modules` (these uses then count as anything);
 - a class object: a class statement's name at module level of the file (never rebound),
   `cls` of a classmethod, `type(x)`, `x.__class__`. A class's namespace holds descriptors of
   instance state (`C.__dict__['__dict__']`, a slot's member), so reading or binding by a
@@ -62,8 +62,10 @@ from zeroopt.analysis.anyorder_classes import (
     parsed,
 )
 from zeroopt.analysis.anyorder_forms import (
+    ALIASES,
     _class_made,
     _name_rebound,
+    _plain_literal,
     _self_replaced,
     _unbound_call,
 )
@@ -93,7 +95,10 @@ _DEEP_MODULES = frozenset({"pickle", "cloudpickle", "dill", "torch", "copy", "da
 _SHALLOW = {"copy": "copy", "replace": "dataclasses", "getmembers": "inspect"}
 _OPAQUE_CALLS = frozenset({"attrgetter", "methodcaller"})
 # Calls that hand out objects the program never passed them (`gc.get_objects()`: every one).
-_EVERY_OBJECT = frozenset({"gc.get_objects", "gc.get_referents", "gc.get_referrers"})
+_GC = frozenset({"get_objects", "get_referents", "get_referrers"})
+# Library modules none of whose attributes is a reflective function (the standard library's).
+_PLAIN_MODULES = frozenset({"math", "cmath", "os", "re", "string", "time", "itertools", "random"})
+_EVERY_OBJECT = frozenset(f"gc.{f}" for f in _GC)
 _OPAQUE_BUILTINS = frozenset({"exec", "eval", "compile"})  # as names or `builtins.x` only
 _OPAQUE_ATTRS = frozenset({"f_locals", "f_globals", "f_back", "gi_frame", "cr_frame"})
 _GET_DUNDERS = frozenset({"__getstate__", "__reduce__", "__reduce_ex__", "__getattribute__"})
@@ -104,12 +109,6 @@ _BUILTIN_TYPES = frozenset(
 )  # fmt: skip
 _PLAIN_METHOD_DECORATORS = frozenset(
     {"property", "setter", "getter", "deleter", "abstractmethod", "cached_property", "override"}
-)
-# Aliasing forms the text scan of lifecycle_anyorder.py does not see: the builtins taken as
-# values, `import copy as c`, `from copy import deepcopy as d`.
-ALIASES = re.compile(
-    rb"\b(?:getattr|setattr|delattr|vars)\b(?![ \t]*\()|\bimport[ \t]+copy[ \t]+as\b"
-    rb"|\bfrom[ \t]+copy[ \t]+import\b|\bimport[ \t]+(?:pickle|dill|cloudpickle)\b"
 )
 # A store into `sys.modules`: a module name may then hold any object.
 _MODULES_STORE = re.compile(
@@ -333,7 +332,9 @@ class _Relations:
             )
         if use.kind == DEEP:
             return r.kind != NOTHING
-        if r.kind in (NOTHING, LITERAL, MODULE):
+        if r.kind == MODULE:  # its attribute may be a reflective function (`vars(builtins)`)
+            return use.kind == GET and r.name not in _PLAIN_MODULES and may_name(use.names)
+        if r.kind in (NOTHING, LITERAL):
             return False
         if r.kind == CLASS:
             # A class's namespace holds descriptors of instance state (`C.__dict__['__dict__']`,
@@ -554,7 +555,7 @@ class _Collector:
             builtin = isinstance(func, ast.Name) or qual == f"builtins.{last}"
             if last in _BY_NAME and builtin:
                 starred = any(isinstance(a, ast.Starred) for a in n.args[:2])
-                if len(n.args) < 2 or starred or not _literal_name(n.args[1]):
+                if len(n.args) < 2 or starred or not _plain_literal(n.args[1]):
                     name = n.args[1] if len(n.args) >= 2 and not starred else None
                     self._add(n, _BY_NAME[last], recv(first), name)
             elif last == "vars" and builtin:
@@ -576,7 +577,7 @@ class _Collector:
                 target: ast.expr | None = first if explicit else func.value
                 if isinstance(func.value, ast.Call) and last_name(func.value.func) == "super":
                     target = ast.Name(id=method[2], ctx=ast.Load()) if method else None
-                if not (args and _literal_name(args[0])):
+                if not (args and _plain_literal(args[0])):
                     name = args[0] if args and not isinstance(args[0], ast.Starred) else None
                     self._add(n, GET if last == "__getattribute__" else SET, recv(target), name)
             elif (
@@ -622,6 +623,11 @@ class _Collector:
                     self._add(n, SET if n.attr in _SET_DUNDERS else GET, recv(n.value))
             elif n.attr in _VALUE_ONLY and not called:
                 self._add(n, OPAQUE, Receiver(ANY))
+        elif isinstance(n, ast.ImportFrom):  # a reflective function under another name
+            deep = _DEEP if (n.module or "").split(".")[0] in _DEEP_MODULES else frozenset()
+            for a in n.names:
+                if a.asname not in (None, a.name) and a.name in _RENAMED | deep:
+                    self.uses.append(Use(n.lineno, OPAQUE, Receiver(ANY), ast.unparse(n)[:60]))
         elif (
             isinstance(n, ast.Name)
             and isinstance(n.ctx, ast.Load)
@@ -652,7 +658,7 @@ class _Collector:
             if e.id in locals_:
                 return Receiver(NEW, locals_[e.id])
             if e.id in self.modules:
-                return Receiver(MODULE)
+                return Receiver(MODULE, self.module_alias.get(e.id, ""))
             if e.id in self.classes:
                 return Receiver(CLASS, e.id)
             return Receiver(ANY)
@@ -677,6 +683,9 @@ class _Collector:
 _Method = tuple[str, str, str, str]
 # Functions that reach attributes by name or follow objects, taken as values (`g = getattr`).
 _VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple"})
+_RENAMED = (
+    _VALUE_ONLY | _OPAQUE_CALLS | _OPAQUE_BUILTINS | set(_SHALLOW) | _GC | {"getmembers_static"}
+)
 
 
 def _literal_name(e: ast.expr) -> bool:

@@ -53,7 +53,7 @@ def exact(*names: str) -> Names:
     return frozenset((n, "", True) for n in names)
 
 
-def may_name(names: Names | None, attrs: frozenset[str]) -> bool:
+def may_name(names: Names | None, attrs: frozenset[str] = frozenset()) -> bool:
     """A lookup of one of `names` may touch one of `attrs`, a dunder (`__dict__`, `__class__`,
     `__setattr__`...: ways to the whole object) or a reflective function taken as a value."""
     if names is None:

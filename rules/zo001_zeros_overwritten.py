@@ -384,10 +384,15 @@ naming it is given up); a method under whose name any file stores an attribute (
 `setattr(g, "m", f)`) is not inlined at `self.m()` (what was stored may run). An access `o.X`
 elsewhere passes when `o` is `self` of an unrelated
 class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
-`register_buffer` of a non-literal, `__getattribute__` by a non-literal, `__dict__`, `vars()`,
+`register_buffer` of a non-literal, `__getattribute__` by a non-literal (a literal dunder or
+reflective function's name counts as a computed one), such a function imported under another
+name (`from builtins import getattr as g`: anything), `__dict__`, `vars()`,
 copy, `dataclasses.replace`, `inspect.getmembers`/`getmembers_static`, in the
 class's module or any file of the tree, read from each file's syntax tree) blocks only where its
-receiver may hold an instance of the class: not a module, an unrelated class object (a related
+receiver may hold an instance of the class: not a module (but a lookup on one whose names may
+be a reflective function's, `vars(m)`, `m.__dict__`, blocks: `getattr(builtins, n)` is
+`getattr`; math, cmath, os, re, string, time, itertools and random hold none), an unrelated
+class object (a related
 one's namespace holds descriptors of instance state), `self` of an unrelated class (related:
 some class of the tree derives from both, by name, or its bases are not library classes or
 classes of the tree to the root) or a local made from one, while no file may rebind that class's
