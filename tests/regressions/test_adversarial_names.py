@@ -154,6 +154,42 @@ def peek(obj, name):
 """,
         scenario='def run():\n    return peek(Grid(3), "ce" + "lls")\n',
     ),
+    Case(
+        "class_made_by_a_metaclass_of_the_tree_with_a_computed_name",
+        why="`Maker(label, (Grid,), ns)`, Maker a class deriving from `type`, makes a subclass "
+        "of Grid whose `_fill` (bound in `ns` under a computed key) does nothing: its `step` "
+        "reads the buffer unwritten. The call has no literal name and its callee is no `...Meta`.",
+        source=_GRID,
+        modules=(
+            (
+                "class_maker",
+                r"""
+import class_made_by_a_metaclass_of_the_tree_with_a_computed_name as m
+
+
+class Maker(type):
+    pass
+
+
+def skip(self):
+    return None
+
+
+def lazy(n, label):
+    ns = {}
+    ns["_" + "fill"] = skip
+    kind = Maker(label, (m.Grid,), ns)
+    return kind(n)
+""",
+            ),
+        ),
+        scenario=r"""
+def run():
+    from class_maker import lazy
+
+    return lazy(3, "Lazy").step()
+""",
+    ),
 ]
 
 
