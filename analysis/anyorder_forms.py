@@ -26,6 +26,10 @@ ALIASES = re.compile(
 )
 
 
+def _literal_name(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and isinstance(e.value, str)
+
+
 def _plain_literal(e: ast.expr) -> bool:
     """A literal name that is no dunder (`getattr(o, "__dict__")` is `o.__dict__`) and no
     reflective function's (`getattr(builtins, "getattr")`): a lookup of it touches one
@@ -121,6 +125,18 @@ def _unbound_call(world: ClassWorld, method: str) -> str:
         if world.digest:
             _UNBOUND[key] = hit
     return hit
+
+
+def _class_call(n: ast.Call, last: str) -> tuple[str, str] | None:
+    """`_class_made`'s bases and "", or, for a call like `type`'s with a computed name
+    (`Maker(label, (A, B), ns)`), its bases and the callee's name (a class made only if the
+    callee is a metaclass: `may_be_metaclass`); None when it makes no class."""
+    made = _class_made(n, last)
+    if made is not None:
+        return made, ""
+    if len(n.args) == 3 and isinstance(n.args[1], ast.Tuple | ast.List) and last:
+        return _made_bases(n.args[1]), last
+    return None
 
 
 def _class_made(n: ast.Call, last: str) -> str | None:

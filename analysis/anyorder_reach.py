@@ -35,10 +35,9 @@ Deep uses (`copy.deepcopy`, pickling, `torch.save`, `dataclasses.asdict`/`astupl
 every object the receiver reaches: any receiver but a constant may reach a C. `exec`, `eval`,
 frames (`f_locals`), `attrgetter`/`methodcaller`, the builtins taken as values
 (`g = getattr`) count as anything; `type(name, bases, ns)`, `types.new_class`, a metaclass
-called like `type` (a callee named `...Meta`, `M.__new__`, or a string, a bases display and a
-namespace display) count when one of its bases (any, when they are not names) may be related. `hasattr` and `dir` read no
-attribute's value (`hasattr` may run a property getter, and those are methods of the any-order
-program): they never count.
+called like `type` (`...Meta`, `M.__new__`, a class of the tree that may derive from `type`
+given a bases display) count when a base (any, if not names) may be related. `hasattr` and
+`dir` read no value (a property getter it runs is a method of the program): never count.
 
 A use is recorded with its file and line, so a blocked buffer still names the use that blocks.
 Files are found by the text scan of lifecycle_anyorder.py (plus aliasing forms) and parsed only
@@ -58,12 +57,15 @@ from zeroopt.analysis.anyorder_classes import (
     COMPLETE,
     LIBRARY_BASES,
     _grounded,
+    made_by_metaclass,
+    may_be_metaclass,
     may_derive_from,
     parsed,
 )
 from zeroopt.analysis.anyorder_forms import (
     ALIASES,
-    _class_made,
+    _class_call,
+    _literal_name,
     _name_rebound,
     _plain_literal,
     _self_replaced,
@@ -96,7 +98,6 @@ _SHALLOW = {"copy": "copy", "replace": "dataclasses", "getmembers": "inspect"}
 _OPAQUE_CALLS = frozenset({"attrgetter", "methodcaller"})
 # Calls that hand out objects the program never passed them (`gc.get_objects()`: every one).
 _GC = frozenset({"get_objects", "get_referents", "get_referrers"})
-# Library modules none of whose attributes is a reflective function (the standard library's).
 _PLAIN_MODULES = frozenset({"math", "cmath", "os", "re", "string", "time", "itertools", "random"})
 _EVERY_OBJECT = frozenset(f"gc.{f}" for f in _GC)
 _OPAQUE_BUILTINS = frozenset({"exec", "eval", "compile"})  # as names or `builtins.x` only
@@ -263,6 +264,7 @@ def _tree_uses(
     """The uses of the tree in file order, parsing a flagged file only when the search gets
     there (the search stops at a class's first blocking use)."""
     i = 0
+    made = made_by_metaclass(world)
     while True:
         while i < len(state.uses):
             yield state.uses[i]
@@ -271,12 +273,11 @@ def _tree_uses(
             return
         path, data = world.files[state.read]
         state.read += 1
-        if not state.modules_replaced:
-            m = _MODULES_STORE.search(data)
-            if m:
-                line = data.count(b"\n", 0, m.start()) + 1
-                state.modules_replaced = f"{_short(path)}:{line}"
-        if not (flagged(data) or ALIASES.search(data)):
+        m = None if state.modules_replaced else _MODULES_STORE.search(data)
+        if m:
+            line = data.count(b"\n", 0, m.start()) + 1
+            state.modules_replaced = f"{_short(path)}:{line}"
+        if not (flagged(data) or ALIASES.search(data) or made.search(data)):
             continue
         try:
             found = uses_of(ast.parse(data))
@@ -326,13 +327,15 @@ class _Relations:
             # A class made with bases (B, ...) has the MRO of itself and its bases': its
             # instances are instances of the class only if a base is the class or derives from
             # it (a subclass of a base, or a base of the class, is no ancestor of it).
+            if r.method and not may_be_metaclass(self.world, r.method):
+                return False  # `f(x, (a, b), y)` of no metaclass: no class made
             bases = r.name.split(",") if r.name else ["*"]
             return any(
                 b not in LIBRARY_BASES and may_derive_from(self.world, b, self.name) for b in bases
             )
         if use.kind == DEEP:
             return r.kind != NOTHING
-        if r.kind == MODULE:  # its attribute may be a reflective function (`vars(builtins)`)
+        if r.kind == MODULE:  # an attribute may be a reflective function (but in plain ones)
             return use.kind == GET and r.name not in _PLAIN_MODULES and may_name(use.names)
         if r.kind in (NOTHING, LITERAL):
             return False
@@ -565,10 +568,11 @@ class _Collector:
                 last in _OPAQUE_BUILTINS and qual in (last, f"builtins.{last}")
             ):
                 self._add(n, OPAQUE, Receiver(ANY))
-            elif (made := _class_made(n, last)) is not None:
-                if any(b in self.valued for b in made.split(",")):
-                    made = ""  # a base held in a variable: any class
-                self._add(n, MAKE, Receiver(CLASS, made))
+            elif (made := _class_call(n, last)) is not None:
+                bases, maker = made
+                if any(b in self.valued for b in bases.split(",")):
+                    bases = ""  # a base held in a variable: any class
+                self._add(n, MAKE, Receiver(CLASS, bases, maker))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute
             ):
@@ -686,10 +690,6 @@ _VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "a
 _RENAMED = (
     _VALUE_ONLY | _OPAQUE_CALLS | _OPAQUE_BUILTINS | set(_SHALLOW) | _GC | {"getmembers_static"}
 )
-
-
-def _literal_name(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and isinstance(e.value, str)
 
 
 # The last module whose classes were judged: its uses and the receiver of every access.

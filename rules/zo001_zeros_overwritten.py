@@ -400,7 +400,9 @@ name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names boun
 name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
 `exec`/`eval`, frames, `attrgetter`, `gc.get_objects`/`get_referents`/`get_referrers` (any
 object of the process) and a class made at run time (`type(n, bases, ns)`,
-`new_class`, a metaclass called like `type`) block when a base may have the class in its MRO
+`new_class`, a metaclass called like `type`: a `...Meta`, or, given a bases display, a class
+of the tree deriving by name from `type`, a `...Meta`/`...Type` or a value; a library class of
+another name is assumed no metaclass) block when a base may have the class in its MRO
 (the class itself or a class deriving from it, by name; a base whose bases, to the root, are not
 library classes or classes of the tree counts; a base of the class or a subclass of such a base
 does not: the made class's instances are no instances of the class). A lookup by a computed
