@@ -190,6 +190,20 @@ def run():
     return lazy(3, "Lazy").step()
 """,
     ),
+    Case(
+        "attrgetter_taken_as_a_value",
+        why="`make = operator.attrgetter` takes the function as a value: `make(name)(obj)` "
+        "reads the attribute the caller names ('ce' + 'lls'), the buffer, unwritten.",
+        source="import operator\n"
+        + _GRID
+        + r"""
+
+def peek(obj, name):
+    make = operator.attrgetter
+    return make(name)(obj).sum()
+""",
+        scenario='def run():\n    return peek(Grid(3), "ce" + "lls")\n',
+    ),
 ]
 
 
