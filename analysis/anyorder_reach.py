@@ -686,10 +686,9 @@ class _Collector:
 
 _Method = tuple[str, str, str, str]
 # Functions that reach attributes by name or follow objects, taken as values (`g = getattr`).
-_VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple"})
-_RENAMED = (
-    _VALUE_ONLY | _OPAQUE_CALLS | _OPAQUE_BUILTINS | set(_SHALLOW) | _GC | {"getmembers_static"}
-)
+_VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple",
+                         *_OPAQUE_CALLS, *_GC, "getmembers", "getmembers_static"})  # fmt: skip
+_RENAMED = _VALUE_ONLY | _OPAQUE_BUILTINS | set(_SHALLOW)
 
 
 # The last module whose classes were judged: its uses and the receiver of every access.

@@ -399,7 +399,7 @@ classes of the tree to the root) or a local made from one, while no file may reb
 name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names bound by a computed
 name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
 `exec`/`eval`, frames, `attrgetter`, `gc.get_objects`/`get_referents`/`get_referrers` (any
-object of the process) and a class made at run time (`type(n, bases, ns)`,
+object of the process; each also when taken as a value, `g = operator.attrgetter`) and a class made at run time (`type(n, bases, ns)`,
 `new_class`, a metaclass called like `type`: a `...Meta`, or, given a bases display, a class
 of the tree deriving by name from `type`, a `...Meta`/`...Type` or a value; a library class of
 another name is assumed no metaclass) block when a base may have the class in its MRO
