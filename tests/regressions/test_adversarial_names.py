@@ -204,6 +204,29 @@ def peek(obj, name):
 """,
         scenario='def run():\n    return peek(Grid(3), "ce" + "lls")\n',
     ),
+    Case(
+        "class_rebased_onto_the_class_after_its_statement",
+        why="`Lazy.__bases__ = (Grid,)` makes Lazy, whose statement derives from Base only, a "
+        "subclass of Grid after the fact: its `_fill` overrides Grid's, and `step` on a Lazy "
+        "reads the buffer unwritten.",
+        source=_GRID
+        + r"""
+
+class Base:
+    pass
+
+
+class Lazy(Base):
+    def _fill(self):
+        return None
+
+
+def rebase(n):
+    Lazy.__bases__ = (Grid,)
+    return Lazy(n)
+""",
+        scenario="def run():\n    return rebase(3).step()\n",
+    ),
 ]
 
 
