@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.anyorder_bases import base_reason
+from zeroopt.analysis.anyorder_forms import _first_match
 from zeroopt.analysis.anyorder_reach import (
     NOTES,
     elsewhere_others_only,
@@ -556,6 +557,9 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
     found, why = world.lineage(cls.name)
     if why and not why.endswith("other than through its first base only"):
         return why
+    at = _first_match(world, _BASES_STORED, b"__bases__")
+    if at:
+        return f"{at} replaces a class's bases: any class may come to derive from it"
     called = _self_called(cls)
     clash = called | set(_HOOKS) | {ANY}
     names = {cls.name} | {info.name for _, info in found}
@@ -580,6 +584,8 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
     return ""
 
 
+# A store of a class's bases (`K.__bases__ = ...`, `setattr(K, "__bases__", ...)`).
+_BASES_STORED = re.compile(rb"__bases__[ \t]*=(?!=)|[\"']__bases__[\"']")
 _PLAIN_BASE_WORDS = frozenset({"nn", "Module", "torch", "object", "ABC", "abc"})
 
 

@@ -370,7 +370,8 @@ read, reads it before any write; the evidence names the assumption "`C.m` runs a
 attribute access `.X` (any receiver) and every string naming `X` (a dotted name) in the scanned
 tree is `self.X` in a method of the class, for `X` and every attribute a method naming it
 assigns (it may hold the buffer); not inside a nested function or lambda; no subclass in the
-tree binds a method of the class but `__init__`, or an attribute hook; the class has no class
+tree binds a method of the class but `__init__`, or an attribute hook, and no file stores a
+class's `__bases__` (a class would derive from it that no statement shows); the class has no class
 decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`__delattr__`/
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
