@@ -108,6 +108,54 @@ def may_derive_from(world: ClassWorld, base: str, cls_name: str) -> bool:
     return False
 
 
+def may_be_metaclass(world: ClassWorld, name: str) -> bool:
+    """A callee called `name` may be a metaclass: a class statement of the tree deriving, by
+    name, from `type`, a `...Meta` or `...Type` class, or a value (`class M(base)`); a library
+    class of another name is assumed no metaclass."""
+    return name in metaclasses(world)[0]
+
+
+_METACLASSES: dict[str, tuple[ClassWorld, frozenset[str], re.Pattern[bytes]]] = {}
+
+
+def metaclasses(world: ClassWorld) -> tuple[frozenset[str], re.Pattern[bytes]]:
+    """The names of the class statements of the tree that may be metaclasses, and the text of
+    a call of one given a bases display (`M(n, (A,), ns)`), once per tree."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _METACLASSES.get(key)
+    if hit is not None and (world.digest or hit[0] is world):
+        return hit[1], hit[2]
+    found = frozenset(n for n in class_statements(world) if _metaclass(world, n))
+    words = b"|".join(re.escape(n.encode()) for n in sorted(found)) or rb"(?!)"
+    call = re.compile(rb"\b(?:" + words + rb")[ \t]*\([^()]*,[ \t]*[(\[]")
+    _METACLASSES.clear()
+    _METACLASSES[key] = (world, found, call)
+    return found, call
+
+
+def _metaclass(world: ClassWorld, name: str) -> bool:
+    statements = class_statements(world)
+    seen: set[str] = set()
+    frontier = [name]
+    while frontier:
+        n = frontier.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for _, words in statements.get(n, []):
+            for w in words:
+                if w in statements:
+                    frontier.append(w)
+                elif w in ("*", "type") or w.endswith(("Meta", "Type")):
+                    return True
+    return False
+
+
+def made_by_metaclass(world: ClassWorld) -> re.Pattern[bytes]:
+    """Text of a call of a metaclass of the tree given a bases display (`M(n, (A,), ns)`)."""
+    return metaclasses(world)[1]
+
+
 # (path, hash of its text) -> its tree, for files naming an attribute or holding a base
 _PARSED: dict[tuple[str, int], ast.Module | None] = {}
 

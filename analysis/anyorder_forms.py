@@ -8,7 +8,34 @@ import ast
 import re
 
 from zeroopt.analysis.dynamic_attributes import last_name
+from zeroopt.analysis.lookup_names import exact, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
+
+# Aliasing forms the text scan of lifecycle_anyorder.py does not see: the builtins taken as
+# values, `import copy as c`, `from copy import deepcopy as d`.
+ALIASES = re.compile(
+    rb"\b(?:getattr|setattr|delattr|vars)\b(?![ \t]*\()|\bimport[ \t]+copy[ \t]+as\b"
+    rb"|\bfrom[ \t]+copy[ \t]+import\b|\bimport[ \t]+(?:pickle|dill|cloudpickle)\b"
+    # a dunder or a reflective function's name as a literal lookup; one imported as another name
+    rb"|\b(?:get|set|del)attr[ \t]*\([^(),]*,[ \t]*[rRbB]?['\"](?:__|f_|getattr|setattr|delattr"
+    rb"|vars|eval|exec|compile|globals|locals|deepcopy|copy|replace|asdict|astuple|attrgetter"
+    rb"|methodcaller|getmembers|get_|import_module|new_class|type|save|dump|load|modules)"
+    rb"|\b(?:getattr|setattr|delattr|vars|deepcopy|asdict|astuple|attrgetter|methodcaller|exec"
+    rb"|eval|compile|getmembers|getmembers_static|get_objects|get_referents|get_referrers|copy"
+    rb"|replace|save|dumps?)[ \t]+as\b"
+)
+
+
+def _literal_name(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and isinstance(e.value, str)
+
+
+def _plain_literal(e: ast.expr) -> bool:
+    """A literal name that is no dunder (`getattr(o, "__dict__")` is `o.__dict__`) and no
+    reflective function's (`getattr(builtins, "getattr")`): a lookup of it touches one
+    attribute the text names."""
+    return isinstance(e, ast.Constant) and isinstance(e.value, str) and not may_name(exact(e.value))
+
 
 _UNBOUND: dict[tuple[str, str], str] = {}
 # A method's plain function taken off a bound method (`d.m.__func__`) or a class
@@ -98,6 +125,18 @@ def _unbound_call(world: ClassWorld, method: str) -> str:
         if world.digest:
             _UNBOUND[key] = hit
     return hit
+
+
+def _class_call(n: ast.Call, last: str) -> tuple[str, str] | None:
+    """`_class_made`'s bases and "", or, for a call like `type`'s with a computed name
+    (`Maker(label, (A, B), ns)`), its bases and the callee's name (a class made only if the
+    callee is a metaclass: `may_be_metaclass`); None when it makes no class."""
+    made = _class_made(n, last)
+    if made is not None:
+        return made, ""
+    if len(n.args) == 3 and isinstance(n.args[1], ast.Tuple | ast.List) and last:
+        return _made_bases(n.args[1]), last
+    return None
 
 
 def _class_made(n: ast.Call, last: str) -> str | None:

@@ -8,9 +8,9 @@ the code shows, no more:
 
 - a module: a name bound only by `import m` (never by `from ... import`: that may be any
   object), `sys.modules[...]`, `importlib.import_module(...)`, `__import__(...)`. A module's
-  attribute may be a C instance, but a shallow use hands it on as a value; whatever reads it
-  next is a use of its own (unless some file of the tree stores into `sys.modules`: then a
-  module may be an instance, and these uses count as anything);
+  attribute handed on as a value is read next by a use of its own, but one that may be a
+  reflective function (`getattr(builtins, n)`) reaches anything; a module may be any object
+  once some file of the tree stores into `sys.modules` (these uses then count as anything);
 - a class object: a class statement's name at module level of the file (never rebound),
   `cls` of a classmethod, `type(x)`, `x.__class__`. A class's namespace holds descriptors of
   instance state (`C.__dict__['__dict__']`, a slot's member), so reading or binding by a
@@ -35,10 +35,9 @@ Deep uses (`copy.deepcopy`, pickling, `torch.save`, `dataclasses.asdict`/`astupl
 every object the receiver reaches: any receiver but a constant may reach a C. `exec`, `eval`,
 frames (`f_locals`), `attrgetter`/`methodcaller`, the builtins taken as values
 (`g = getattr`) count as anything; `type(name, bases, ns)`, `types.new_class`, a metaclass
-called like `type` (a callee named `...Meta`, `M.__new__`, or a string, a bases display and a
-namespace display) count when one of its bases (any, when they are not names) may be related. `hasattr` and `dir` read no
-attribute's value (`hasattr` may run a property getter, and those are methods of the any-order
-program): they never count.
+called like `type` (`...Meta`, `M.__new__`, a class of the tree that may derive from `type`
+given a bases display) count when a base (any, if not names) may be related. `hasattr` and
+`dir` read no value (a property getter it runs is a method of the program): never count.
 
 A use is recorded with its file and line, so a blocked buffer still names the use that blocks.
 Files are found by the text scan of lifecycle_anyorder.py (plus aliasing forms) and parsed only
@@ -58,12 +57,17 @@ from zeroopt.analysis.anyorder_classes import (
     COMPLETE,
     LIBRARY_BASES,
     _grounded,
+    made_by_metaclass,
+    may_be_metaclass,
     may_derive_from,
     parsed,
 )
 from zeroopt.analysis.anyorder_forms import (
-    _class_made,
+    ALIASES,
+    _class_call,
+    _literal_name,
     _name_rebound,
+    _plain_literal,
     _self_replaced,
     _unbound_call,
 )
@@ -93,7 +97,9 @@ _DEEP_MODULES = frozenset({"pickle", "cloudpickle", "dill", "torch", "copy", "da
 _SHALLOW = {"copy": "copy", "replace": "dataclasses", "getmembers": "inspect"}
 _OPAQUE_CALLS = frozenset({"attrgetter", "methodcaller"})
 # Calls that hand out objects the program never passed them (`gc.get_objects()`: every one).
-_EVERY_OBJECT = frozenset({"gc.get_objects", "gc.get_referents", "gc.get_referrers"})
+_GC = frozenset({"get_objects", "get_referents", "get_referrers"})
+_PLAIN_MODULES = frozenset({"math", "cmath", "os", "re", "string", "time", "itertools", "random"})
+_EVERY_OBJECT = frozenset(f"gc.{f}" for f in _GC)
 _OPAQUE_BUILTINS = frozenset({"exec", "eval", "compile"})  # as names or `builtins.x` only
 _OPAQUE_ATTRS = frozenset({"f_locals", "f_globals", "f_back", "gi_frame", "cr_frame"})
 _GET_DUNDERS = frozenset({"__getstate__", "__reduce__", "__reduce_ex__", "__getattribute__"})
@@ -104,12 +110,6 @@ _BUILTIN_TYPES = frozenset(
 )  # fmt: skip
 _PLAIN_METHOD_DECORATORS = frozenset(
     {"property", "setter", "getter", "deleter", "abstractmethod", "cached_property", "override"}
-)
-# Aliasing forms the text scan of lifecycle_anyorder.py does not see: the builtins taken as
-# values, `import copy as c`, `from copy import deepcopy as d`.
-ALIASES = re.compile(
-    rb"\b(?:getattr|setattr|delattr|vars)\b(?![ \t]*\()|\bimport[ \t]+copy[ \t]+as\b"
-    rb"|\bfrom[ \t]+copy[ \t]+import\b|\bimport[ \t]+(?:pickle|dill|cloudpickle)\b"
 )
 # A store into `sys.modules`: a module name may then hold any object.
 _MODULES_STORE = re.compile(
@@ -170,18 +170,21 @@ def first_reach(
     flagged: Callable[[bytes], bool],
     only: Callable[[Use], bool] | None = None,
     attrs: frozenset[str] | None = None,
+    bound: frozenset[str] = frozenset(),
 ) -> str:
     """Why some reflective use, in the class's own module (`own`) or any other file of the tree,
     may reach an instance of `cls_name`, naming the first such use; "" if none may. `only`:
     the uses that count (all when None); `attrs`: the attributes that matter (None: all), a
-    lookup of other names (lookup_names.py) passes, and is noted in `NOTES`."""
+    lookup of other names (lookup_names.py) passes, and is noted in `NOTES`; `bound`: names
+    that matter to a use that binds (`setattr`), besides `attrs` (a method's name: a function
+    stored under it runs instead of the def)."""
     rel = _Relations(cls_name, bases, world)
     if only is not None:
         own = [u for u in own if only(u)]
     passed: list[tuple[str, Use]] = []  # uses that look up none of `attrs`
     kept: list[Use] = []
     for use in own:
-        if _other_names(use, attrs):
+        if _other_names(use, attrs, bound):
             passed.append(("", use))
             continue
         kept.append(use)
@@ -194,7 +197,7 @@ def first_reach(
             continue
         if only is not None and not only(use):
             continue
-        if _other_names(use, attrs):
+        if _other_names(use, attrs, bound):
             passed.append((path, use))
             continue
         if rel.reaches(use, path):
@@ -222,12 +225,12 @@ def first_reach(
 NOTES: list[str] = []
 
 
-def _other_names(use: Use, attrs: frozenset[str] | None) -> bool:
-    """`use` looks up only names that are none of `attrs`, no dunder and no reflective
-    function's: it touches nothing that matters."""
+def _other_names(use: Use, attrs: frozenset[str] | None, bound: frozenset[str]) -> bool:
+    """`use` looks up only names that are none of `attrs` (and, when it binds, none of
+    `bound`), no dunder and no reflective function's: it touches nothing that matters."""
     if attrs is None or use.kind not in (GET, SET) or use.names is None:
         return False
-    return not may_name(use.names, attrs)
+    return not may_name(use.names, attrs | bound if use.kind == SET else attrs)
 
 
 def _why(use: Use) -> str:
@@ -261,6 +264,7 @@ def _tree_uses(
     """The uses of the tree in file order, parsing a flagged file only when the search gets
     there (the search stops at a class's first blocking use)."""
     i = 0
+    made = made_by_metaclass(world)
     while True:
         while i < len(state.uses):
             yield state.uses[i]
@@ -269,12 +273,11 @@ def _tree_uses(
             return
         path, data = world.files[state.read]
         state.read += 1
-        if not state.modules_replaced:
-            m = _MODULES_STORE.search(data)
-            if m:
-                line = data.count(b"\n", 0, m.start()) + 1
-                state.modules_replaced = f"{_short(path)}:{line}"
-        if not (flagged(data) or ALIASES.search(data)):
+        m = None if state.modules_replaced else _MODULES_STORE.search(data)
+        if m:
+            line = data.count(b"\n", 0, m.start()) + 1
+            state.modules_replaced = f"{_short(path)}:{line}"
+        if not (flagged(data) or ALIASES.search(data) or made.search(data)):
             continue
         try:
             found = uses_of(ast.parse(data))
@@ -324,13 +327,17 @@ class _Relations:
             # A class made with bases (B, ...) has the MRO of itself and its bases': its
             # instances are instances of the class only if a base is the class or derives from
             # it (a subclass of a base, or a base of the class, is no ancestor of it).
+            if r.method and not may_be_metaclass(self.world, r.method):
+                return False  # `f(x, (a, b), y)` of no metaclass: no class made
             bases = r.name.split(",") if r.name else ["*"]
             return any(
                 b not in LIBRARY_BASES and may_derive_from(self.world, b, self.name) for b in bases
             )
         if use.kind == DEEP:
             return r.kind != NOTHING
-        if r.kind in (NOTHING, LITERAL, MODULE):
+        if r.kind == MODULE:  # an attribute may be a reflective function (but in plain ones)
+            return use.kind == GET and r.name not in _PLAIN_MODULES and may_name(use.names)
+        if r.kind in (NOTHING, LITERAL):
             return False
         if r.kind == CLASS:
             # A class's namespace holds descriptors of instance state (`C.__dict__['__dict__']`,
@@ -551,7 +558,7 @@ class _Collector:
             builtin = isinstance(func, ast.Name) or qual == f"builtins.{last}"
             if last in _BY_NAME and builtin:
                 starred = any(isinstance(a, ast.Starred) for a in n.args[:2])
-                if len(n.args) < 2 or starred or not _literal_name(n.args[1]):
+                if len(n.args) < 2 or starred or not _plain_literal(n.args[1]):
                     name = n.args[1] if len(n.args) >= 2 and not starred else None
                     self._add(n, _BY_NAME[last], recv(first), name)
             elif last == "vars" and builtin:
@@ -561,10 +568,11 @@ class _Collector:
                 last in _OPAQUE_BUILTINS and qual in (last, f"builtins.{last}")
             ):
                 self._add(n, OPAQUE, Receiver(ANY))
-            elif (made := _class_made(n, last)) is not None:
-                if any(b in self.valued for b in made.split(",")):
-                    made = ""  # a base held in a variable: any class
-                self._add(n, MAKE, Receiver(CLASS, made))
+            elif (made := _class_call(n, last)) is not None:
+                bases, maker = made
+                if any(b in self.valued for b in bases.split(",")):
+                    bases = ""  # a base held in a variable: any class
+                self._add(n, MAKE, Receiver(CLASS, bases, maker))
             elif last in ("__setattr__", "__delattr__", "__getattribute__") and isinstance(
                 func, ast.Attribute
             ):
@@ -573,7 +581,7 @@ class _Collector:
                 target: ast.expr | None = first if explicit else func.value
                 if isinstance(func.value, ast.Call) and last_name(func.value.func) == "super":
                     target = ast.Name(id=method[2], ctx=ast.Load()) if method else None
-                if not (args and _literal_name(args[0])):
+                if not (args and _plain_literal(args[0])):
                     name = args[0] if args and not isinstance(args[0], ast.Starred) else None
                     self._add(n, GET if last == "__getattribute__" else SET, recv(target), name)
             elif (
@@ -619,6 +627,11 @@ class _Collector:
                     self._add(n, SET if n.attr in _SET_DUNDERS else GET, recv(n.value))
             elif n.attr in _VALUE_ONLY and not called:
                 self._add(n, OPAQUE, Receiver(ANY))
+        elif isinstance(n, ast.ImportFrom):  # a reflective function under another name
+            deep = _DEEP if (n.module or "").split(".")[0] in _DEEP_MODULES else frozenset()
+            for a in n.names:
+                if a.asname not in (None, a.name) and a.name in _RENAMED | deep:
+                    self.uses.append(Use(n.lineno, OPAQUE, Receiver(ANY), ast.unparse(n)[:60]))
         elif (
             isinstance(n, ast.Name)
             and isinstance(n.ctx, ast.Load)
@@ -649,7 +662,7 @@ class _Collector:
             if e.id in locals_:
                 return Receiver(NEW, locals_[e.id])
             if e.id in self.modules:
-                return Receiver(MODULE)
+                return Receiver(MODULE, self.module_alias.get(e.id, ""))
             if e.id in self.classes:
                 return Receiver(CLASS, e.id)
             return Receiver(ANY)
@@ -673,11 +686,9 @@ class _Collector:
 
 _Method = tuple[str, str, str, str]
 # Functions that reach attributes by name or follow objects, taken as values (`g = getattr`).
-_VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple"})
-
-
-def _literal_name(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and isinstance(e.value, str)
+_VALUE_ONLY = frozenset({"getattr", "setattr", "delattr", "vars", "deepcopy", "asdict", "astuple",
+                         *_OPAQUE_CALLS, *_GC, "getmembers", "getmembers_static"})  # fmt: skip
+_RENAMED = _VALUE_ONLY | _OPAQUE_BUILTINS | set(_SHALLOW)
 
 
 # The last module whose classes were judged: its uses and the receiver of every access.
@@ -698,17 +709,19 @@ def reach_reason(
     flagged: Callable[[bytes], bool],
     only: Callable[[Use], bool] | None = None,
     attrs: frozenset[str] | None = None,
+    bound: frozenset[str] = frozenset(),
 ) -> str:
     """Why a reflective use of the class's module or of the tree may reach an instance of
     `cls` (file:line of the first), or "". `only`: the uses that count (all when None);
-    `attrs`: the attributes that matter (None: all)."""
+    `attrs`: the attributes that matter (None: all); `bound`: those that matter to a use that
+    binds besides (`first_reach`)."""
     _read_own(tree)
     bases: set[str] = set()
     for b in cls.bases:
         while isinstance(b, ast.Subscript):
             b = b.value
         bases.add(last_name(b) or "*")
-    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only, attrs)
+    return first_reach(cls.name, bases, _OWN[0][1], world, own_paths, flagged, only, attrs, bound)
 
 
 def others_only(

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.anyorder_bases import base_reason
+from zeroopt.analysis.anyorder_forms import _first_match
 from zeroopt.analysis.anyorder_reach import (
     NOTES,
     elsewhere_others_only,
@@ -185,7 +186,8 @@ def analyse_any_order(
             # Lookups by a computed name passed by the names they may look up: the evidence.
             passed = tuple(f"{n}, none of them an attribute that may hold it" for n in NOTES[:3])
             judged = _judge(cls, site, attr, tree, resolver, module_scope, facts, contracts,
-                            source_lines, kernels, frames_read, certain_reads(site))  # fmt: skip
+                            source_lines, kernels, frames_read, certain_reads(site),
+                            _stored_elsewhere(cls, world))  # fmt: skip
             results.append(replace(judged, assumptions=(*judged.assumptions, *passed)))
     return results
 
@@ -203,7 +205,10 @@ def _judge(
     kernels: tuple[KernelContract, ...],
     frames_read: bool,
     certain: bool,
+    stored: frozenset[str] = frozenset(),
 ) -> AnyOrderOutcome:
+    """`stored`: methods of the class whose name some file of the tree stores an attribute
+    under (`_stored_elsewhere`)."""
     held = holders(cls, attr)
     methods = class_methods(cls)
     props = _properties(cls)
@@ -213,7 +218,7 @@ def _judge(
     if len(naming) > _MAX_METHODS:
         why = f"{len(naming)} methods name the buffer: more than the program takes"
         return AnyOrderOutcome(site, cls, model, None, why)
-    shadowed = shadowed_methods(cls, facts)
+    shadowed = shadowed_methods(cls, facts) | stored
     program = build_program(cls, model, resolver, shadowed, props)
     copies = program.copies.get(id(site.call), [])
     if len(copies) != 1:
@@ -287,6 +292,13 @@ def _judge(
             return AnyOrderOutcome(site, cls, model, straight, reader=shown,
                                    assumptions=(assumption,))  # fmt: skip
     return AnyOrderOutcome(site, cls, model, not_certain(outcome), reader=reader)
+
+
+def _stored_elsewhere(cls: ast.ClassDef, world: ClassWorld) -> frozenset[str]:
+    """Methods of the class under whose name some file of the tree stores an attribute
+    (`g._fill = f`, `setattr(g, "_fill", f)`; methods.py `stored_in`): a call `self._fill()`
+    may run what was stored there (the module's own stores: `shadowed_methods`)."""
+    return frozenset(m for m in _all_methods(cls) if world.stored_in(mangle(m, cls.name)))
 
 
 # The words uncovered.py gives a read of elements that no write on any path covers.
@@ -545,6 +557,9 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
     found, why = world.lineage(cls.name)
     if why and not why.endswith("other than through its first base only"):
         return why
+    at = _first_match(world, _BASES_STORED, b"__bases__")
+    if at:
+        return f"{at} replaces a class's bases: any class may come to derive from it"
     called = _self_called(cls)
     clash = called | set(_HOOKS) | {ANY}
     names = {cls.name} | {info.name for _, info in found}
@@ -569,6 +584,8 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
     return ""
 
 
+# A store of a class's bases (`K.__bases__ = ...`, `setattr(K, "__bases__", ...)`).
+_BASES_STORED = re.compile(rb"__bases__[ \t]*=(?!=)|[\"']__bases__[\"']")
 _PLAIN_BASE_WORDS = frozenset({"nn", "Module", "torch", "object", "ABC", "abc"})
 
 
@@ -669,7 +686,10 @@ def _reached_elsewhere(
     flagged = _flagged
     matter = frozenset(names)  # a lookup by a computed name of none of them passes
     far = others_only(cls, tree, tree, foreign, world, own_paths, flagged, matter) if foreign else ""
-    far = far or reach_reason(cls, tree, world, own_paths, flagged, attrs=matter)
+    # A binding by a computed name may store a function under a method's name: `self.m()`
+    # then runs it, not the def the program inlines.
+    defs = frozenset(n for m in _all_methods(cls) for n in (m, mangle(m, cls.name)))
+    far = far or reach_reason(cls, tree, world, own_paths, flagged, attrs=matter, bound=defs)
     if far:
         return far
     index = _attribute_index(world)

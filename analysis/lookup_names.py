@@ -53,7 +53,7 @@ def exact(*names: str) -> Names:
     return frozenset((n, "", True) for n in names)
 
 
-def may_name(names: Names | None, attrs: frozenset[str]) -> bool:
+def may_name(names: Names | None, attrs: frozenset[str] = frozenset()) -> bool:
     """A lookup of one of `names` may touch one of `attrs`, a dunder (`__dict__`, `__class__`,
     `__setattr__`...: ways to the whole object) or a reflective function taken as a value."""
     if names is None:
@@ -319,6 +319,8 @@ def _read_scope(fn: ast.AST) -> _Scope:
                     if isinstance(other, ast.Name) and id(other) not in handled:
                         inner_env[other.id] = None
                         handled.add(id(other))
+                # A target may evaluate expressions (`d[getattr(o, n)]`), its names bound here.
+                stack.append((gen.target, dict(inner_env)))
             elts = [n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]
             stack.extend((x, inner_env) for x in elts)
             continue

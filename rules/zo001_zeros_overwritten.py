@@ -370,7 +370,8 @@ read, reads it before any write; the evidence names the assumption "`C.m` runs a
 attribute access `.X` (any receiver) and every string naming `X` (a dotted name) in the scanned
 tree is `self.X` in a method of the class, for `X` and every attribute a method naming it
 assigns (it may hold the buffer); not inside a nested function or lambda; no subclass in the
-tree binds a method of the class but `__init__`, or an attribute hook; the class has no class
+tree binds a method of the class but `__init__`, or an attribute hook, and no file stores a
+class's `__bases__` (a class would derive from it that no statement shows); the class has no class
 decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`__delattr__`/
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
@@ -380,27 +381,37 @@ where it is imported, and rebound by no other file) binds no hook, property or `
 hands `self` on nowhere and touches on `self` only its own methods and attributes, none bound by
 the class or a subclass; `super()` reaches only `__init__`; methods naming the buffer are plain
 or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
-naming it is given up). An access `o.X` elsewhere passes when `o` is `self` of an unrelated
+naming it is given up); a method under whose name any file stores an attribute (`g.m = f`,
+`setattr(g, "m", f)`) is not inlined at `self.m()` (what was stored may run). An access `o.X`
+elsewhere passes when `o` is `self` of an unrelated
 class or a local made from one. Reflection (a computed `getattr`/`setattr`/`delattr`,
-`register_buffer` of a non-literal, `__getattribute__` by a non-literal, `__dict__`, `vars()`,
+`register_buffer` of a non-literal, `__getattribute__` by a non-literal (a literal dunder or
+reflective function's name counts as a computed one), such a function imported under another
+name (`from builtins import getattr as g`: anything), `__dict__`, `vars()`,
 copy, `dataclasses.replace`, `inspect.getmembers`/`getmembers_static`, in the
 class's module or any file of the tree, read from each file's syntax tree) blocks only where its
-receiver may hold an instance of the class: not a module, an unrelated class object (a related
+receiver may hold an instance of the class: not a module (but a lookup on one whose names may
+be a reflective function's, `vars(m)`, `m.__dict__`, blocks: `getattr(builtins, n)` is
+`getattr`; math, cmath, os, re, string, time, itertools and random hold none), an unrelated
+class object (a related
 one's namespace holds descriptors of instance state), `self` of an unrelated class (related:
 some class of the tree derives from both, by name, or its bases are not library classes or
 classes of the tree to the root) or a local made from one, while no file may rebind that class's
 name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names bound by a computed
 name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
 `exec`/`eval`, frames, `attrgetter`, `gc.get_objects`/`get_referents`/`get_referrers` (any
-object of the process) and a class made at run time (`type(n, bases, ns)`,
-`new_class`, a metaclass called like `type`) block when a base may have the class in its MRO
+object of the process; each also when taken as a value, `g = operator.attrgetter`) and a class made at run time (`type(n, bases, ns)`,
+`new_class`, a metaclass called like `type`: a `...Meta`, or, given a bases display, a class
+of the tree deriving by name from `type`, a `...Meta`/`...Type` or a value; a library class of
+another name is assumed no metaclass) block when a base may have the class in its MRO
 (the class itself or a class deriving from it, by name; a base whose bases, to the root, are not
 library classes or classes of the tree counts; a base of the class or a subclass of such a base
 does not: the made class's instances are no instances of the class). A lookup by a computed
 name (`getattr`/`setattr`/`delattr`, `__setattr__`/`__getattribute__`, `register_buffer`) counts
 only when the names it may look up may include an attribute that may hold the buffer (for a
-returned method: the method's name), a dunder (`__dict__`, `__class__`: the whole object) or a
-reflective function's name; the names come from the syntax alone (analysis/lookup_names.py, no
+returned method: the method's name; for one that binds, also the name of a method of the
+class: a function stored under it runs at `self.m()` instead of the def), a dunder (`__dict__`,
+`__class__`: the whole object) or a reflective function's name; the names come from the syntax alone (analysis/lookup_names.py, no
 assumption): a literal; an f-string's literal head and tail (a prefix and suffix); a
 concatenation or `if`-expression of known names; a local of a function every binding of which
 is such a value or a `for`/comprehension target over a display of them, a tuple display bound to
