@@ -685,7 +685,9 @@ def _reached_elsewhere(
             return f"the string {n.value[:40]!r} (line {n.lineno}) names the attribute"
     flagged = _flagged
     matter = frozenset(names)  # a lookup by a computed name of none of them passes
-    far = others_only(cls, tree, tree, foreign, world, own_paths, flagged, matter) if foreign else ""
+    far = (
+        others_only(cls, tree, tree, foreign, world, own_paths, flagged, matter) if foreign else ""
+    )
     # A binding by a computed name may store a function under a method's name: `self.m()`
     # then runs it, not the def the program inlines.
     defs = frozenset(n for m in _all_methods(cls) for n in (m, mangle(m, cls.name)))

@@ -139,7 +139,10 @@ class CommandChecker(Checker):
                 self._boot = None
 
     def run_once(
-        self, targets: Sequence[tuple[PoisonSite, str | None]], workdir: Path, slot: str | None = None
+        self,
+        targets: Sequence[tuple[PoisonSite, str | None]],
+        workdir: Path,
+        slot: str | None = None,
     ) -> RunOutcome:
         import json
 

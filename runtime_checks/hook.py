@@ -221,7 +221,9 @@ def arm(spec_path: str) -> None:
         def on_load(real: str) -> None:
             reporter.send("load " + real, {"kind": "loaded", "pid": os.getpid(), "path": real})
 
-        targets = [Target(PoisonSite.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]]
+        targets = [
+            Target(PoisonSite.from_json(t["site"]), t.get("pattern")) for t in spec["targets"]
+        ]
         interceptor = Interceptor(targets, on_hit=on_hit, on_load=on_load)
         interceptor.install()
         _ARMED["interceptor"] = interceptor

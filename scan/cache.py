@@ -51,7 +51,9 @@ def tool_fingerprint() -> str:
                 st = file.stat()
             except OSError:
                 continue
-            digest.update(f"{name}/{file.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+            digest.update(
+                f"{name}/{file.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode()
+            )
     return f"{zeroopt.__version__}-{digest.hexdigest()[:12]}"
 
 

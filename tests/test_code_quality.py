@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = ("scan", "analysis", "rules", "patcher", "runtime_checks", "report", "cli", "fixtures")
+SUBPACKAGES = (
+    "scan",
+    "analysis",
+    "rules",
+    "patcher",
+    "runtime_checks",
+    "report",
+    "cli",
+    "fixtures",
+)
 
 
 def _tool(module: str) -> None:
@@ -28,7 +37,9 @@ def test_ruff_check_is_clean() -> None:
     _tool("ruff")
     ruff = shutil.which("ruff", path=os.path.dirname(sys.executable)) or shutil.which("ruff")
     assert ruff is not None
-    done = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -42,7 +53,6 @@ def test_mypy_is_clean(tmp_path: Path) -> None:
     env = {**os.environ, "MYPYPATH": str(tmp_path)}
     done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-
 
 
 MAX_LINES = 800

@@ -88,9 +88,7 @@ def _apply_fixes(text: str, findings: list[dict[str, Any]]) -> str:
             end = _offset(lines, where["end_line"], where["end_col"])
             assert spans.get((start, end), new) == new, "two fixes disagree on one span"
             spans[(start, end)] = new
-    outer = [
-        s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)
-    ]
+    outer = [s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)]
     for start, end in sorted(outer, reverse=True):
         text = text[:start] + spans[(start, end)] + text[end:]
     return text

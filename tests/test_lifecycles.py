@@ -650,7 +650,9 @@ def test_vllm_builder_calling_its_default_base_init_is_judged() -> None:
         "        return self.seq_lens.sum()\n"
     )
     assert only(src).verdict is Verdict.SAFE
-    f = only(src.replace("return self.build(0, m)", "return super().build_for_cudagraph_capture(m)"))
+    f = only(
+        src.replace("return self.build(0, m)", "return super().build_for_cudagraph_capture(m)")
+    )
     assert f.verdict is Verdict.UNPROVEN and "super().build_for_cudagraph_capture" in f.message
 
 

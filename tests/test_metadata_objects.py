@@ -250,7 +250,7 @@ def test_locals_and_globals_of_functions() -> None:
     assert plain_dataclasses(ast.parse(declared), declared_global=["Meta"]) == {}
 
 
-META_BACKEND = '''
+META_BACKEND = """
 import torch
 from dataclasses import dataclass
 
@@ -285,7 +285,7 @@ class Backend:
     def forward_decode(self, q, k, v):
         metadata = self.forward_metadata
         return q * metadata.cache_seqlens.sum()
-'''
+"""
 
 
 def _lifecycle_verdict(source: str) -> tuple[Verdict, str]:

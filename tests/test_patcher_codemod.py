@@ -202,7 +202,9 @@ def test_skip_when_the_name_is_not_torchs(source: str, reason: str) -> None:
 
 def test_skip_when_the_position_holds_another_call() -> None:
     src = b"import torch\nx = torch.ones(3)\ny = torch.zeros(2)\n"
-    new, results = rewrite_source(src, [RewriteSite(2, 5, "torch.zeros"), RewriteSite(3, 1, "torch.zeros")])
+    new, results = rewrite_source(
+        src, [RewriteSite(2, 5, "torch.zeros"), RewriteSite(3, 1, "torch.zeros")]
+    )
     assert new == src
     assert isinstance(results[0], Skip) and "torch.ones" in results[0].reason
     assert isinstance(results[1], Skip) and "no call starts at 3:1" in results[1].reason

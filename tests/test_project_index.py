@@ -225,7 +225,11 @@ def test_absolute_star_import_when_only_a_subpackage_is_scanned(
 ) -> None:
     """`from pkg.sub.common import *` reads the module itself: `pkg/__init__.py` need not be
     scanned for it (the import system does not walk the package's attributes either)."""
-    _tree(project, "import torch\n", USER.replace("from ..common import *", "from pkg.common import *"))
+    _tree(
+        project,
+        "import torch\n",
+        USER.replace("from ..common import *", "from pkg.common import *"),
+    )
     project("pkg/sub/common2.py", "")
     report = scan(["pkg/sub", "pkg/common.py"], load_config(["."]), jobs=1, use_cache=False)
     assert ("pkg/sub/user.py", 5, "safe") in _verdicts(report)

@@ -68,7 +68,9 @@ def run() -> dict[str, Any]:
     harness = _harness()
     released: Path = harness.released_file()
     targets: dict[str, tuple[int, int]] = harness.method_sites()
-    sites = {target: PoisonSite(str(released), line, col) for target, (line, col) in targets.items()}
+    sites = {
+        target: PoisonSite(str(released), line, col) for target, (line, col) in targets.items()
+    }
     safe_site = next(s for s in sites.values() if s.line == harness.SAFE_LINE)
     cu_seqlens_q = sites["m.cu_seqlens_q"]
     scenario = f"{SCENARIO_FILE}:scenario"

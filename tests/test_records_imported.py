@@ -105,9 +105,7 @@ USER_NEAR_MISSES = {
 
 
 @pytest.mark.parametrize("user", USER_NEAR_MISSES.values(), ids=USER_NEAR_MISSES.keys())
-def test_the_importing_module_may_rebind_the_name(
-    project: Callable[..., Path], user: str
-) -> None:
+def test_the_importing_module_may_rebind_the_name(project: Callable[..., Path], user: str) -> None:
     _tree(project, user=user)
     assert _verdict(_scan()) == "unproven"
 

@@ -265,7 +265,7 @@ def test_generated_triton_programs_are_sound(kernels: Any) -> None:
     assert checked and decided == checked
 
 
-CHOICES = '''
+CHOICES = """
 import triton
 import triton.language as tl
 
@@ -305,7 +305,7 @@ def prune(configs, nargs, **kw):
 @triton.jit
 def unseen_hook(x_ptr, out_ptr, n):
     tl.store(out_ptr, tl.load(x_ptr))
-'''
+"""
 
 
 def test_a_chosen_pointer_is_no_definite_load() -> None:

@@ -25,7 +25,7 @@ HOOKS = ("init_cuda_graph_state", *LIFECYCLE_SETUPS)
 
 # The engine: graph init, then each setup followed by every child's forward, as SGLang's draft
 # runners drive a multi-step backend (the wrapper itself has no forward).
-DRIVE = '''
+DRIVE = """
 
 def drive(wrapper_cls, inp, n, k, flag):
     w = wrapper_cls(inp, n, k, flag)
@@ -35,7 +35,7 @@ def drive(wrapper_cls, inp, n, k, flag):
         getattr(w, name)(inp, n, k, flag)
         outs.append([b.forward_decode(inp, n, k, flag) for b in w.attn_backends])
     return outs, [b.trace for b in w.attn_backends]
-'''
+"""
 
 # How one hook of the wrapper reaches the children; only "loop" keeps them in the model's order.
 FORMS = ("loop", "loop", "loop", "loop", "each", "skip", "cond", "first", "twice", "other")
@@ -50,7 +50,11 @@ def _forward(form: str, hook: str, ch: Chooser) -> list[str]:
     if form == "skip":
         return ["pass"]
     if form == "cond":
-        return ["if flag:", "    for i in range(self.steps):", f"        self.attn_backends[i]{call}"]
+        return [
+            "if flag:",
+            "    for i in range(self.steps):",
+            f"        self.attn_backends[i]{call}",
+        ]
     if form == "first":
         return [f"self.attn_backends[0]{call}"]
     if form == "twice":

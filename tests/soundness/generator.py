@@ -261,7 +261,10 @@ def build_program(ch: Chooser, delegation: bool = False) -> Program:
             body = prologue()
             for _ in range(ch.integer(0, 3)):
                 body += g.statement(list(hs), 0, None, False)
-            methods = [("__init__", init), ("init_cuda_graph_state", [*body, "self.trace.append(acc)"])]
+            methods = [
+                ("__init__", init),
+                ("init_cuda_graph_state", [*body, "self.trace.append(acc)"]),
+            ]
             g.tags.add("alloc-in-init")
         for name in LIFECYCLE_SETUPS:
             body = prologue()
