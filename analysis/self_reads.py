@@ -193,19 +193,42 @@ def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
 def _only_reads(tree: ast.Module, owner: Function, attr: str) -> str:
     """Why some use of `.attr` in the module outside `owner` may write it ("" if none may)."""
     inside = {id(n) for n in ast.walk(owner)}
-    parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for c in ast.iter_child_nodes(n):
-            parents[id(c)] = n
+    parents, uses = _module_uses(tree)
     word = re.compile(rf"(?<!\w){re.escape(attr)}(?!\w)")
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value):
-            return f"line {n.lineno} names `{attr}` in a string"
-        if not isinstance(n, ast.Attribute) or n.attr != attr or id(n) in inside:
+    for n in uses:
+        if isinstance(n, ast.Constant):
+            if word.search(n.value):
+                return f"line {n.lineno} names `{attr}` in a string"
+            continue
+        if n.attr != attr or id(n) in inside:
             continue
         if not _read_use(n, parents):
             return f"line {n.lineno} may write or alias `.{attr}`"
     return ""
+
+
+_USES: list[tuple[ast.Module, dict[int, ast.AST], list[ast.Constant | ast.Attribute]]] = []
+
+
+def _module_uses(
+    tree: ast.Module,
+) -> tuple[dict[int, ast.AST], list[ast.Constant | ast.Attribute]]:
+    """The parent of every node and the module's strings and attribute accesses in walk order,
+    once per module (each candidate attribute of the module asks)."""
+    if _USES and _USES[0][0] is tree:
+        return _USES[0][1], _USES[0][2]
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parents[id(c)] = n
+    uses: list[ast.Constant | ast.Attribute] = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        or (isinstance(n, ast.Constant) and isinstance(n.value, str))
+    ]
+    _USES[:] = [(tree, parents, uses)]
+    return parents, uses
 
 
 def _read_use(n: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
