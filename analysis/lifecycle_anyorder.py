@@ -557,7 +557,7 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
     found, why = world.lineage(cls.name)
     if why and not why.endswith("other than through its first base only"):
         return why
-    at = _first_match(world, _BASES_STORED, b"__bases__")
+    at = _bases_stored(world)
     if at:
         return f"{at} replaces a class's bases: any class may come to derive from it"
     called = _self_called(cls)
@@ -586,6 +586,22 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
 
 # A store of a class's bases (`K.__bases__ = ...`, `setattr(K, "__bases__", ...)`).
 _BASES_STORED = re.compile(rb"__bases__[ \t]*=(?!=)|[\"']__bases__[\"']")
+_BASES_AT: dict[str, str] = {}
+
+
+def _bases_stored(world: ClassWorld) -> str:
+    """`path:line` of the tree's first store of a class's bases, or "": once per tree digest
+    (every class judged asks)."""
+    if not world.digest:
+        return _first_match(world, _BASES_STORED, b"__bases__")
+    at = _BASES_AT.get(world.digest)
+    if at is None:
+        at = _first_match(world, _BASES_STORED, b"__bases__")
+        _BASES_AT.clear()
+        _BASES_AT[world.digest] = at
+    return at
+
+
 _PLAIN_BASE_WORDS = frozenset({"nn", "Module", "torch", "object", "ABC", "abc"})
 
 
