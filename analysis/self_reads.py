@@ -197,7 +197,7 @@ def _only_reads(tree: ast.Module, owner: Function, attr: str) -> str:
     word = re.compile(rf"(?<!\w){re.escape(attr)}(?!\w)")
     for n in uses:
         if isinstance(n, ast.Constant):
-            if word.search(n.value):
+            if isinstance(n.value, str) and word.search(n.value):
                 return f"line {n.lineno} names `{attr}` in a string"
             continue
         if n.attr != attr or id(n) in inside:
