@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from zeroopt.analysis.methods import ClassWorld
 
@@ -62,9 +63,16 @@ def _grounded(world: ClassWorld, name: str) -> bool:
     """Every class statement called `name`, and every class of the tree its bases name, has
     bases that are library classes or classes of the tree, to the root: none derives from a
     value (`class P(grid_cls)`) that may be any class of the tree."""
-    statements = class_statements(world)
-    if name not in statements:
+    if name not in class_statements(world):
         return False  # a class statement the text pass does not read (`class\tD`): unknown
+    return not _outside_base(world, name, lambda w: w == "*" or w not in LIBRARY_BASES)
+
+
+def _outside_base(world: ClassWorld, name: str, hit: Callable[[str], bool]) -> bool:
+    """Some base word outside the tree's classes, met on the way from the class statements
+    called `name` to their roots (a class of the tree is followed, even one named like a
+    library's), satisfies `hit`."""
+    statements = class_statements(world)
     seen: set[str] = set()
     frontier = [name]
     while frontier:
@@ -75,10 +83,10 @@ def _grounded(world: ClassWorld, name: str) -> bool:
         for _, words in statements.get(n, []):
             for w in words:
                 if w in statements:
-                    frontier.append(w)  # a class of the tree, even one named like a library's
-                elif w == "*" or w not in LIBRARY_BASES:
-                    return False
-    return True
+                    frontier.append(w)
+                elif hit(w):
+                    return True
+    return False
 
 
 def may_derive_from(world: ClassWorld, base: str, cls_name: str) -> bool:
@@ -134,21 +142,7 @@ def metaclasses(world: ClassWorld) -> tuple[frozenset[str], re.Pattern[bytes]]:
 
 
 def _metaclass(world: ClassWorld, name: str) -> bool:
-    statements = class_statements(world)
-    seen: set[str] = set()
-    frontier = [name]
-    while frontier:
-        n = frontier.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for _, words in statements.get(n, []):
-            for w in words:
-                if w in statements:
-                    frontier.append(w)
-                elif w in ("*", "type") or w.endswith(("Meta", "Type")):
-                    return True
-    return False
+    return _outside_base(world, name, lambda w: w in ("*", "type") or w.endswith(("Meta", "Type")))
 
 
 def made_by_metaclass(world: ClassWorld) -> re.Pattern[bytes]:
