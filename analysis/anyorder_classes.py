@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 
 from zeroopt.analysis.methods import ClassWorld
 
@@ -63,15 +63,19 @@ def _grounded(world: ClassWorld, name: str) -> bool:
     """Every class statement called `name`, and every class of the tree its bases name, has
     bases that are library classes or classes of the tree, to the root: none derives from a
     value (`class P(grid_cls)`) that may be any class of the tree."""
-    if name not in class_statements(world):
+    statements = class_statements(world)
+    if name not in statements:
         return False  # a class statement the text pass does not read (`class\tD`): unknown
-    return not _outside_base(world, name, lambda w: w == "*" or w not in LIBRARY_BASES)
+    return not any(
+        w not in statements and (w == "*" or w not in LIBRARY_BASES)
+        for w in _base_words(world, name)
+    )
 
 
-def _outside_base(world: ClassWorld, name: str, hit: Callable[[str], bool]) -> bool:
-    """Some base word outside the tree's classes, met on the way from the class statements
-    called `name` to their roots (a class of the tree is followed, even one named like a
-    library's), satisfies `hit`."""
+def _base_words(world: ClassWorld, name: str) -> Iterator[str]:
+    """Every base word met on the way from the class statements called `name` to their roots,
+    each statement once; a word naming a class of the tree is followed, even one named like a
+    library's."""
     statements = class_statements(world)
     seen: set[str] = set()
     frontier = [name]
@@ -82,11 +86,9 @@ def _outside_base(world: ClassWorld, name: str, hit: Callable[[str], bool]) -> b
         seen.add(n)
         for _, words in statements.get(n, []):
             for w in words:
+                yield w
                 if w in statements:
                     frontier.append(w)
-                elif hit(w):
-                    return True
-    return False
 
 
 def may_derive_from(world: ClassWorld, base: str, cls_name: str) -> bool:
@@ -98,22 +100,10 @@ def may_derive_from(world: ClassWorld, base: str, cls_name: str) -> bool:
     statements = class_statements(world)
     if base not in statements:
         return True  # no class statement of the tree: an alias, an import, a value
-    seen: set[str] = set()
-    frontier = [base]
-    while frontier:
-        n = frontier.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for _, words in statements.get(n, []):
-            if cls_name in words:
-                return True
-            for w in words:
-                if w in statements:
-                    frontier.append(w)
-                elif w == "*" or w not in LIBRARY_BASES:
-                    return True
-    return False
+    return any(
+        w == cls_name or (w not in statements and (w == "*" or w not in LIBRARY_BASES))
+        for w in _base_words(world, base)
+    )
 
 
 def may_be_metaclass(world: ClassWorld, name: str) -> bool:
@@ -142,7 +132,11 @@ def metaclasses(world: ClassWorld) -> tuple[frozenset[str], re.Pattern[bytes]]:
 
 
 def _metaclass(world: ClassWorld, name: str) -> bool:
-    return _outside_base(world, name, lambda w: w in ("*", "type") or w.endswith(("Meta", "Type")))
+    statements = class_statements(world)
+    return any(
+        w not in statements and (w in ("*", "type") or w.endswith(("Meta", "Type")))
+        for w in _base_words(world, name)
+    )
 
 
 def made_by_metaclass(world: ClassWorld) -> re.Pattern[bytes]:
