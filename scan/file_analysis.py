@@ -38,6 +38,7 @@ from zeroopt.analysis.summaries import Summaries, make_unit
 from zeroopt.rules import ALL_RULES, Rule, rule_for_call
 from zeroopt.rules.decision import decide, explain
 from zeroopt.scan.any_order import any_order_pass
+from zeroopt.scan.capture_pass import capture_input_pass
 from zeroopt.scan.findings import (
     ZEROS_CALLS,
     Evidence,
@@ -291,6 +292,10 @@ def _analyse_tree(
             frames_read, summaries.world, real_path, project, _finding,
         )  # fmt: skip
     self_read_pass(sites, outcomes, by_site, decided, summaries, options, lines, path, _finding)
+    capture_input_pass(
+        tree, resolver, sites, outcomes, by_site, decided, options.judge_empties, lines, path,
+        _finding,
+    )  # fmt: skip
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports
 

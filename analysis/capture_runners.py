@@ -1,0 +1,143 @@
+"""Models of what a CUDA-graph runner's capture runs, declared as data with provenance.
+
+A runner whose `__init__` allocates its static input buffers, stores them in a buffers object
+and then captures (`self.capture()`) runs the model for real on those buffers before any replay
+has copied real inputs into them: the capture's warm-up forwards (two per shape) and the
+captured run itself execute the ForwardBatch built from `self.buffers.X[:bs]`. A model says,
+for one family of runners, which base class gives that capture path, which methods of the base
+it runs (a class overriding one of them is not matched: its version is unknown), which fields
+the inherited path writes before the first forward (those are not read unwritten), which
+ForwardBatch fields the model's forward is ASSUMED to read, and where each fact comes from
+(file:line at the version). analysis/capture_inputs.py applies a model; it only ever shows a
+read (`unsafe`), never proves anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CaptureRunnerModel:
+    name: str
+    # Qualified names of the base class that provides the capture path (as imported, re-exports
+    # included): a runner must list one of them among its bases.
+    bases: tuple[str, ...]
+    # The method of `self` that `__init__` calls to capture, and where the base defines it.
+    capture_call: str
+    capture_at: str
+    # Methods of the base the capture path runs on `self` before the per-shape method: a runner
+    # that defines any of them is not matched (its version may write the buffers first).
+    inherited: tuple[str, ...]
+    # The per-shape method the runner defines itself: it builds the ForwardBatch and runs the
+    # warm-up forwards and the capture on it.
+    per_shape: str
+    warmup_at: str  # where the capture runs the forward for real before recording it
+    # The attribute of `self` holding the buffers object, and the bases of that object's class
+    # (a plain dataclass of this module deriving from one of them: its `__init__` only stores).
+    buffers_attr: str
+    buffers_bases: tuple[str, ...]
+    buffers_bases_at: str
+    # The buffers object's method `__init__` may call between the store and the capture, and
+    # what it does (kept only on the path where the field stays the allocated tensor).
+    sharing: str
+    sharing_at: str
+    # Calls `__init__` may make between the store and the capture handed `self` alone, read to
+    # write no buffer: (qualified name, where it is and what it does).
+    harmless: tuple[tuple[str, str], ...]
+    # When the engine builds such a runner (the capture runs only then), with a call site.
+    built_when: str
+    batch_class: tuple[str, ...]  # qualified names of the ForwardBatch class
+    # ForwardBatch fields the model's forward is assumed to read during warm-up (the
+    # ASSUMPTION), each with the line of the base that hands it to the forward.
+    forward_reads: tuple[tuple[str, str], ...]
+    # Fields of the buffers object the inherited capture path writes in full before the first
+    # forward: (field, what and where).
+    written_before: tuple[tuple[str, str], ...]
+    source: str
+
+    def assumed_reads(self) -> dict[str, str]:
+        return dict(self.forward_reads)
+
+    def written(self) -> dict[str, str]:
+        return dict(self.written_before)
+
+
+_SG = "sglang 0.5.23 sglang/srt/"
+_DECODE = f"{_SG}model_executor/runner/decode_cuda_graph_runner.py"
+_RESET = (
+    f"reset_index_buffers() ({_DECODE}:1288; zero_() of each field named in "
+    f"INDEX_SEMANTIC_BUFFERS, {_SG}model_executor/input_buffers.py:47-68)"
+)
+
+BUILTIN_CAPTURE_RUNNERS: tuple[CaptureRunnerModel, ...] = (
+    CaptureRunnerModel(
+        name="sglang-decode-cuda-graph-runner",
+        bases=(
+            "sglang.srt.model_executor.runner.decode_cuda_graph_runner.DecodeCudaGraphRunner",
+            # re-exported by the package: model_executor/runner/__init__.py:34
+            "sglang.srt.model_executor.runner.DecodeCudaGraphRunner",
+        ),
+        capture_call="capture",
+        capture_at=(
+            f"{_DECODE}:1249-1251 (capture: _capture), :1253-1316 (_capture: warmup(), the "
+            "fills below, then _capture_one_stream), :1318-1366 (_capture_one_stream: "
+            "capture_one_shape(bs, ...) for every captured batch size)"
+        ),
+        inherited=(
+            "capture", "_capture", "_capture_one_stream", "warmup", "_warmup", "model_context",
+            "_init_profile_context_and_memory_record", "_graph_batch_capture_active",
+            "_set_profile_trace_tag", "_post_process_after_profile",
+        ),
+        per_shape="capture_one_shape",
+        warmup_at=(
+            f"{_SG}model_executor/runner_backend/full_cuda_graph_backend.py:159-168 (capture_one: "
+            "two warm-up runs of the forward before the recorded one), "
+            "runner_backend/breakable_cuda_graph_backend.py:120-125 (the same)"
+        ),
+        buffers_attr="buffers",
+        buffers_bases=("sglang.srt.model_executor.input_buffers.ForwardInputBuffers",),
+        buffers_bases_at=(
+            f"{_SG}model_executor/input_buffers.py:59-99 (ForwardInputBuffers: a dataclass with "
+            "no fields and no __post_init__)"
+        ),
+        sharing="share_buffers",
+        sharing_at=(
+            f"{_SG}model_executor/input_buffers.py:70-99, :36-41 (share_buffers keeps a field "
+            "as it is when it is the first of its (name, numel, dtype, device) in the "
+            "process-wide pool, or excluded, or on NPU; it writes no element)"
+        ),
+        harmless=(
+            (
+                "sglang.srt.model_executor.runner_backend.utils.resolve_decode_backend",
+                f"{_SG}model_executor/runner_backend/utils.py:48-104 (reads the runner's "
+                "model_runner and the graph config, builds a backend object that stores the "
+                "runner: runner_backend/full_cuda_graph_backend.py:104-124)",
+            ),
+        ),
+        built_when=(
+            "CUDA graphs are enabled and the engine builds the class itself (graph runners "
+            f"exist only then; e.g. {_SG}speculative/eagle_worker_v2.py:539-542 builds "
+            "EAGLEDraftExtendCudaGraphRunner on cuda and xpu)"
+        ),
+        batch_class=("sglang.srt.model_executor.forward_batch_info.ForwardBatch",),
+        forward_reads=(
+            ("input_ids", "token ids: the embedding lookup gathers rows by them"),
+            ("positions", "rotary positions: an index into the rope cache"),
+            ("out_cache_loc", "KV-cache slots the forward writes the new keys and values at"),
+            ("req_pool_indices", "rows of req_to_token the attention backend gathers"),
+            ("seq_lens", "per-request lengths the attention kernels loop to"),
+        ),
+        written_before=(
+            ("seq_lens", f"fill_(seq_len_fill_value) ({_DECODE}:1283)"),
+            ("seq_lens_cpu", f"fill_(seq_len_fill_value) ({_DECODE}:1284)"),
+            ("positions", _RESET),
+            ("mrope_positions", _RESET),
+            ("out_cache_loc", _RESET),
+            ("req_pool_indices", _RESET),
+            ("mamba_track_indices", _RESET),
+            ("mamba_track_mask", _RESET),
+        ),
+        source="sglang 0.5.23 DecodeCudaGraphRunner.capture and its subclasses' capture_one_shape",
+    ),
+)  # fmt: skip
