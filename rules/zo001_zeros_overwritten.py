@@ -232,6 +232,28 @@ only to new instances of a module class with no base, metaclass, `__new__` or de
 `dataclass` (or unbound) are distinct objects: a store into one's attribute leaves the other's;
 on a witness, so are `self` attributes assigned only displays or such instances. A witness never
 makes anything `safe`.
+Capture inputs of CUDA-graph runners (`unsafe` only; analysis/capture_runners.py holds the
+model as data, docs/capture-inputs.md its table): a class deriving from SGLang 0.5.23's
+`DecodeCudaGraphRunner` (not overriding its capture path: `capture`, `_capture`,
+`_capture_one_stream`, `warmup`, `model_context`, ...) whose `__init__` stores an allocation as
+field `F` of `self.buffers = B(...)` (B a plain dataclass of the module deriving from
+`ForwardInputBuffers`) and then calls `self.capture()`, its own `capture_one_shape` building the
+ForwardBatch from a slice of `self.buffers.F` under field `K`. ASSUMPTION: the model's forward
+reads the ForwardBatch fields `input_ids`, `positions`, `out_cache_loc`, `req_pool_indices`
+and `seq_lens` in the warm-up runs the capture makes before recording
+(runner_backend/full_cuda_graph_backend.py:159-168), and the capture runs in `__init__` after
+the allocation and before any replay. The inherited path writes `seq_lens`, `seq_lens_cpu`
+(decode_cuda_graph_runner.py:1283-1284) and the index fields (`reset_index_buffers`, :1288:
+`positions`, `mrope_positions`, `out_cache_loc`, `req_pool_indices`, `mamba_track_*`) before the
+first forward, so of the five only `input_ids` can be read unwritten there. `share_buffers` may
+replace a field by an earlier runner's tensor of the same name, size, dtype and device
+(input_buffers.py:36-41): the read is on the path where this buffer is the first (the
+evidence says so). The allocating method's dataflow must show no write of it; the code between
+the store and the capture may mention `self` only in `share_buffers`, stores of values free of
+`self`, and `resolve_decode_backend(self)` (read: it builds a backend object); the per-shape
+method's other uses of `F` only read its metadata, and the batch's `K` is only handed to calls.
+A conditional allocation (`x if c else None`, or under `if c:`) is `unsafe` "when `c` holds".
+The runner is built only with CUDA graphs enabled; the evidence says so.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the

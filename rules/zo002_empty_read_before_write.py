@@ -39,7 +39,9 @@ contract whose declaration would decide it). `unsafe` and `unproven` fail the sc
 ZO002 runs the same analysis as ZO001, with the same assumptions (`zeroopt rule ZO001`):
 buffers stored on `self` are followed across methods under the same lifecycle models, metadata
 objects and coupled groups are the same, so a zeros and the empty it is rewritten to get the
-same verdict. Only lines the change adds or modifies are looked at: a change that deletes the
+same verdict. That includes the capture inputs of CUDA-graph runners (ZO001's page): an
+empty a runner's `__init__` stores in its buffers object and its capture warm-up hands to the
+model's forward before anything writes it is `unsafe`, under the same stated assumption. Only lines the change adds or modifies are looked at: a change that deletes the
 write an old empty relied on is seen by a scan without `--since`, if the read is provable.
 
 ## Fix safety
