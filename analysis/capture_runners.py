@@ -45,6 +45,9 @@ class CaptureRunnerModel:
     # Calls `__init__` may make between the store and the capture handed `self` alone, read to
     # write no buffer: (qualified name, where it is and what it does).
     harmless: tuple[tuple[str, str], ...]
+    # Calls the per-shape method makes before the forward that are handed the ForwardBatch (a
+    # holder of the field): ASSUMED not to write the assumed-read fields, and why.
+    handoffs: str
     # When the engine builds such a runner (the capture runs only then), with a call site.
     built_when: str
     batch_class: tuple[str, ...]  # qualified names of the ForwardBatch class
@@ -114,6 +117,13 @@ BUILTIN_CAPTURE_RUNNERS: tuple[CaptureRunnerModel, ...] = (
                 "model_runner and the graph config, builds a backend object that stores the "
                 "runner: runner_backend/full_cuda_graph_backend.py:104-124)",
             ),
+        ),
+        handoffs=(
+            "the calls handed the ForwardBatch before the forward (attention metadata setup, KV "
+            "index binding, DP buffer length) do not write its `input_ids`: the only writes of "
+            f"a batch's `input_ids` in {_SG} are at replay (model_executor/cpu_graph_runner.py:"
+            "965) and in DLLM algorithms after a forward (dllm/algorithm/low_confidence.py:53, "
+            "joint_threshold_indel.py:310)"
         ),
         built_when=(
             "CUDA graphs are enabled and the engine builds the class itself (graph runners "

@@ -252,6 +252,9 @@ evidence says so). The allocating method's dataflow must show no write of it; th
 the store and the capture may mention `self` only in `share_buffers`, stores of values free of
 `self`, and `resolve_decode_backend(self)` (read: it builds a backend object); the per-shape
 method's other uses of `F` only read its metadata, and the batch's `K` is only handed to calls.
+ASSUMPTION: the calls the per-shape method hands the batch to before the forward (attention
+metadata setup, KV index binding) do not write its `input_ids` (sglang 0.5.23 writes a batch's
+`input_ids` only at replay and in DLLM algorithms; the evidence cites the search).
 A conditional allocation (`x if c else None`, or under `if c:`) is `unsafe` "when `c` holds".
 The runner is built only with CUDA graphs enabled; the evidence says so.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not

@@ -111,6 +111,7 @@ def _evidence(read: CaptureRead, lines: list[str]) -> list[tuple[int, str, str]]
         (read.view, "read", f"a view of the field for the ForwardBatch: {_line(lines, read.view)}")
     )
     rows.append((alloc, "assumption", f"when {model.built_when}"))
+    rows.append((read.batch, "assumption", f"ASSUMPTION: {model.handoffs}"))
     if read.handed:
         rows.append((read.handed, "read", f"handed to the forward: {_line(lines, read.handed)}"))
     if read.shared:
