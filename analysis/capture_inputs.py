@@ -221,10 +221,15 @@ def _class_reads(
     batch = _batch_inputs(per_shape, model, resolver)
     if batch is None:
         return
+    reach = _reach(per_shape, methods, model, resolver, root)
+    if reach is None:
+        return
     stored_fields = _stored_attrs(cls)
     shared = _share_line(init, me, model)
     for key, (field, view, batch_line, handed) in batch.items():
         if key not in assumed or field in written or field in stored_fields:
+            continue
+        if _reach_may_write(field, reach, methods, per_shape, model):
             continue
         kw = fields.get(field)
         if kw is None:
@@ -248,6 +253,76 @@ def _class_reads(
             shared=shared[0] if shared and field not in excluded else 0,
             conditions=conditions,
         )
+
+
+def _reach(
+    per_shape: ast.FunctionDef,
+    methods: dict[str, _Def],
+    model: CaptureRunnerModel,
+    resolver: Resolver,
+    root: Scope,
+) -> frozenset[str] | None:
+    """The names `self.X` the per-shape method reaches, through the class's own methods; None
+    when one of them hands `self` to a call the model does not know, or names an attribute of
+    `self` by a string (`getattr`)."""
+    seen: set[str] = set()
+    todo: list[_Def] = [per_shape]
+    harmless = dict(model.harmless)
+    while todo:
+        fn = todo.pop()
+        me = _self_name(fn)
+        if me is None:
+            return None
+        for node in _walk_all(fn.body):
+            if isinstance(node, ast.Call):
+                handed = [*node.args, *(k.value for k in node.keywords)]
+                if (
+                    any(isinstance(a, ast.Name) and a.id == me for a in handed)
+                    and resolver.qualified(root, node.func) not in harmless
+                ):
+                    return None
+                if (
+                    isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "vars")
+                    and node.args
+                    and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id == me
+                ):
+                    return None  # an attribute of `self` named by a string
+            if isinstance(node, ast.Attribute) and _is_attr_of(node, me) and node.attr not in seen:
+                seen.add(node.attr)
+                if node.attr in methods:
+                    todo.append(methods[node.attr])
+    return frozenset(seen)
+
+
+def _is_attr_of(node: ast.AST, name: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and (node.value.id == name)
+    )
+
+
+def _reach_may_write(
+    field: str,
+    reach: frozenset[str],
+    methods: dict[str, _Def],
+    per_shape: ast.FunctionDef,
+    model: CaptureRunnerModel,
+) -> bool:
+    """A method the per-shape method reaches may write the field: one of the class's own that
+    names the field at all, or one of the base's that writes it."""
+    for writer_field, writers, _ in model.base_writers:
+        if writer_field == field and reach & set(writers):
+            return True
+    for name in reach:
+        fn = methods.get(name)
+        if fn is None or fn is per_shape:
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr == field for n in _walk_all(fn.body)):
+            return True
+    return False
 
 
 def _buffers_store(

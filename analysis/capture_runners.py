@@ -42,6 +42,9 @@ class CaptureRunnerModel:
     # what it does (kept only on the path where the field stays the allocated tensor).
     sharing: str
     sharing_at: str
+    # Methods of the base that write a buffers field, none on the capture path: a runner whose
+    # per-shape method reaches one of them is not judged for that field. (field, methods, where)
+    base_writers: tuple[tuple[str, tuple[str, ...], str], ...]
     # Calls `__init__` may make between the store and the capture handed `self` alone, read to
     # write no buffer: (qualified name, where it is and what it does).
     harmless: tuple[tuple[str, str], ...]
@@ -110,7 +113,20 @@ BUILTIN_CAPTURE_RUNNERS: tuple[CaptureRunnerModel, ...] = (
             "as it is when it is the first of its (name, numel, dtype, device) in the "
             "process-wide pool, or excluded, or on NPU; it writes no element)"
         ),
+        base_writers=(
+            (
+                "input_ids",
+                ("load_batch", "_copy_replay_inputs"),
+                f"{_DECODE}:1550 (load_batch), :1914 (_copy_replay_inputs): replay only",
+            ),
+        ),
         harmless=(
+            (
+                "sglang.srt.model_executor.runner.flashinfer_autotune."
+                "maybe_flashinfer_autotune_speculative_draft",
+                f"{_SG}model_executor/runner/flashinfer_autotune.py:380-409 (reads the runner's "
+                "model_runner and class name, runs the warm-up callable it is given)",
+            ),
             (
                 "sglang.srt.model_executor.runner_backend.utils.resolve_decode_backend",
                 f"{_SG}model_executor/runner_backend/utils.py:48-104 (reads the runner's "

@@ -251,7 +251,10 @@ replace a field by an earlier runner's tensor of the same name, size, dtype and 
 evidence says so). The allocating method's dataflow must show no write of it; the code between
 the store and the capture may mention `self` only in `share_buffers`, stores of values free of
 `self`, and `resolve_decode_backend(self)` (read: it builds a backend object); the per-shape
-method's other uses of `F` only read its metadata, and the batch's `K` is only handed to calls.
+method's other uses of `F` only read its metadata, and the batch's `K` is only handed to calls;
+the per-shape method and the class's methods it reaches through `self` hand `self` only to the
+model's harmless calls, and none of them names `F` or is a base method writing it (`load_batch`,
+`_copy_replay_inputs`: replay only).
 ASSUMPTION: the calls the per-shape method hands the batch to before the forward (attention
 metadata setup, KV index binding) do not write its `input_ids` (sglang 0.5.23 writes a batch's
 `input_ids` only at replay and in DLLM algorithms; the evidence cites the search).

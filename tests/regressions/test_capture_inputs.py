@@ -254,6 +254,28 @@ NEAR_MISSES = [
         scenario=SCENARIO,
     ),
     Case(
+        "field_written_by_a_method_the_per_shape_calls",
+        why="The per-shape method calls a method of the class that fills the token ids first.",
+        source=runner(
+            before="self._prime()\n",
+            methods="""
+            def _prime(self):
+                self.buffers.input_ids.fill_(4)
+            """,
+        ),
+        scenario=SCENARIO,
+    ),
+    Case(
+        "runner_handed_to_an_unknown_function",
+        why=(
+            "The per-shape method hands `self` to a function the model does not know, which "
+            "fills the token ids through it before the batch is built."
+        ),
+        source=runner(before="prime(self)\n")
+        + "\n\ndef prime(r):\n    r.buffers.input_ids.fill_(4)\n",
+        scenario=SCENARIO,
+    ),
+    Case(
         "runner_overrides_the_capture_path",
         why=(
             "The class defines `capture` itself, writing the token ids first: the model's "
