@@ -234,7 +234,7 @@ def _class_reads(
         kw = fields.get(field)
         if kw is None:
             continue
-        alloc = _allocation_of(init, kw.value, store, by_call)
+        alloc = allocation_in(init, kw.value, store.lineno, by_call)
         if alloc is None:
             continue
         call, conditions = alloc
@@ -353,7 +353,7 @@ def _buffers_store(
         return None
     if any(k.arg is None for k in value.keywords):
         return None
-    if not _plain_buffers_class(value.func.id, classes, model, resolver, root):
+    if not plain_buffers_class(value.func.id, classes, model.buffers_bases, resolver, root):
         return None
     after = straight[straight.index(assign) + 1 :]
     capture = next((s for s in after if _is_capture(s, me, model)), None)
@@ -428,10 +428,10 @@ def _harmless_between(
     return False
 
 
-def _plain_buffers_class(
+def plain_buffers_class(
     name: str,
     classes: list[ast.ClassDef],
-    model: CaptureRunnerModel,
+    bases: tuple[str, ...],
     resolver: Resolver,
     root: Scope,
 ) -> bool:
@@ -440,7 +440,7 @@ def _plain_buffers_class(
     cls = next((c for c in classes if c.name == name), None)
     if cls is None or cls.keywords or len(cls.bases) != 1:
         return False
-    if resolver.qualified(root, cls.bases[0]) not in model.buffers_bases:
+    if resolver.qualified(root, cls.bases[0]) not in bases:
         return False
     if len(cls.decorator_list) != 1:
         return False
@@ -495,8 +495,8 @@ def _stored_attrs(cls: ast.ClassDef) -> frozenset[str]:
     )
 
 
-def _allocation_of(
-    init: ast.FunctionDef, value: ast.expr, store: ast.Assign, by_call: dict[int, Allocation]
+def allocation_in(
+    init: ast.FunctionDef, value: ast.expr, before: int, by_call: dict[int, Allocation]
 ) -> tuple[ast.Call, tuple[str, ...]] | None:
     """The allocation a keyword value holds, with the branches it needs: the allocation itself
     (`alloc` or `alloc if c else None`), or a name bound once in `__init__` to one of those,
@@ -524,7 +524,7 @@ def _allocation_of(
     stmt, conditions = owner
     if not isinstance(stmt, ast.Assign) or stmt.targets != [binds[0]]:
         return None
-    if stmt.lineno >= store.lineno:
+    if stmt.lineno >= before:
         return None
     found = _alloc_value(stmt.value, by_call)
     if found is None:

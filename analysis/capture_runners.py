@@ -167,3 +167,60 @@ BUILTIN_CAPTURE_RUNNERS: tuple[CaptureRunnerModel, ...] = (
         source="sglang 0.5.23 DecodeCudaGraphRunner.capture and its subclasses' capture_one_shape",
     ),
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CaptureFactoryModel:
+    """A buffers factory of one engine module whose result a runner's capture reads: the
+    allocations the factory hands to the buffers class under `fields` are read by the capture
+    warm-up, as `read_at` traces it in the engine's source."""
+
+    name: str
+    module: str  # the module defining the factory (the scanned file's module name)
+    # ... or the end of the scanned file's path (namespace packages leave the module unnamed)
+    path: str
+    cls: str  # the buffers class, a plain dataclass deriving from `bases`
+    method: str  # its classmethod returning `cls(F=x, ...)`
+    bases: tuple[str, ...]
+    # field -> the chain from the factory's result to the forward that reads it
+    fields: tuple[tuple[str, str], ...]
+    assumption: str  # what the model's forward is ASSUMED to read, and the warm-up
+    built_when: str
+
+
+_CREATE_CHAIN = (
+    f"{_DECODE}:470 (DecodeCudaGraphRunner.__init__: self.buffers = "
+    "DecodeInputBuffers.create(...)), :507 (share_buffers: the field is kept on the path where "
+    "it is the first of its name, size, dtype and device in the process-wide pool, "
+    f"{_SG}model_executor/input_buffers.py:36-41), :513-528 (build_decode_registry(source="
+    "self.buffers): each slot adopts the same-named tensor, cuda_graph_buffer_registry.py:"
+    "780-787, register_slot with bind stores it and writes nothing, :376-389), :595 "
+    "(resolve_decode_backend), :600 (self.capture()), :1253-1316 (_capture: warmup, fills of "
+    "seq_lens and the index fields, not input_ids), :1112 and :1198 (capture_prepare: "
+    '_slot("input_ids") is a [:n] slice of that tensor, cuda_graph_buffer_registry.py:249-262, '
+    "handed to the ForwardBatch), :1457-1461 (run_once: forward(forward_batch.input_ids, ...))"
+)
+
+BUILTIN_CAPTURE_FACTORIES: tuple[CaptureFactoryModel, ...] = (
+    CaptureFactoryModel(
+        name="sglang-decode-input-buffers",
+        module="sglang.srt.model_executor.runner_utils.buffers",
+        path="sglang/srt/model_executor/runner_utils/buffers.py",
+        cls="DecodeInputBuffers",
+        method="create",
+        bases=("sglang.srt.model_executor.input_buffers.ForwardInputBuffers",),
+        fields=(("input_ids", _CREATE_CHAIN),),
+        assumption=(
+            "the model's forward reads ForwardBatch field `input_ids` (token ids: the embedding "
+            "lookup gathers rows by them) in the warm-up runs the capture makes before recording "
+            f"({_SG}model_executor/runner_backend/full_cuda_graph_backend.py:159-168), and the "
+            "calls handed the batch before it (two-batch overlap, LoRA, capture hooks, attention "
+            "metadata: off or not writing token ids in the default configuration) do not write "
+            "them; the capture runs in the runner's `__init__`, before any replay"
+        ),
+        built_when=(
+            "CUDA graphs are enabled and the engine builds a DecodeCudaGraphRunner (its own "
+            "capture_one_shape: no subclass overriding it)"
+        ),
+    ),
+)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from zeroopt.analysis.allocations import Allocation
+from zeroopt.analysis.capture_factories import FactoryRead, factory_reads
 from zeroopt.analysis.capture_inputs import CaptureRead, capture_reads
 from zeroopt.analysis.capture_runners import CaptureRunnerModel
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
@@ -30,15 +31,15 @@ def capture_input_pass(
     lines: list[str],
     path: str,
     make: MakeFinding,
+    module: str | None = None,
 ) -> None:
     """Make `unsafe` each `unproven` site a runner's capture warm-up reads before any write,
     where the allocating method's own dataflow saw no write of it."""
-    if "capture" not in "\n".join(lines):
-        return
     reads = capture_reads(tree, resolver, sites)
+    made = factory_reads(tree, resolver, module, path, sites)
     for site in sites:
         key = id(site.call)
-        read = reads.get(key)
+        read = reads.get(key) or made.get(key)
         outcome = outcomes.get(key)
         rule = rule_for_call(site.name)
         if read is None or outcome is None or rule is None:
@@ -50,13 +51,19 @@ def capture_input_pass(
             continue
         if outcome.gave_up or not outcome.reached or _writes(outcome):
             continue
-        found = BufferOutcome(issues=[Issue(UNSAFE, read.batch, "read", _read_text(read))])
+        if isinstance(read, FactoryRead):
+            issue = Issue(UNSAFE, read.stored, "read", _factory_text(read))
+            rows = _factory_evidence(read, lines)
+        else:
+            issue = Issue(UNSAFE, read.batch, "read", _read_text(read))
+            rows = _evidence(read, lines)
+        found = BufferOutcome(issues=[issue])
         found.reached = True
         verdict = rule.report(site.name, found, judge_empties)
         if verdict is None:
             continue
         new = make(site, rule.code, verdict, found, lines, path)
-        notes = [Evidence(line, kind, text) for line, kind, text in _evidence(read, lines)]
+        notes = [Evidence(line, kind, text) for line, kind, text in rows]
         by_site[key] = replace(
             new,
             message=f"capture model {read.model.name}: {new.message}",
@@ -119,6 +126,27 @@ def _evidence(read: CaptureRead, lines: list[str]) -> list[tuple[int, str, str]]
                      f"on the path where this buffer is the first of its name, size, dtype and "
                      f"device in the process-wide pool, `{model.sharing}` keeps it "
                      f"({model.sharing_at})"))  # fmt: skip
+    for cond in read.conditions:
+        rows.append((alloc, "assumption", f"when {cond} (one configuration the engine may run)"))
+    return rows
+
+
+def _factory_text(read: FactoryRead) -> str:
+    model = read.model
+    return (
+        f"returned as field `{read.field}` of `{model.cls}`, which the engine's graph runner "
+        "captures on at once: its warm-up forward reads it before anything writes it"
+    )
+
+
+def _factory_evidence(read: FactoryRead, lines: list[str]) -> list[tuple[int, str, str]]:
+    model = read.model
+    alloc = read.alloc.lineno
+    rows = [
+        (alloc, "assumption", f"the runner's capture reads the field: {dict(model.fields)[read.field]}"),
+        (alloc, "assumption", f"ASSUMPTION: {model.assumption}"),
+        (alloc, "assumption", f"when {model.built_when}"),
+    ]  # fmt: skip
     for cond in read.conditions:
         rows.append((alloc, "assumption", f"when {cond} (one configuration the engine may run)"))
     return rows

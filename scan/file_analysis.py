@@ -294,7 +294,7 @@ def _analyse_tree(
     self_read_pass(sites, outcomes, by_site, decided, summaries, options, lines, path, _finding)
     capture_input_pass(
         tree, resolver, sites, outcomes, by_site, decided, options.judge_empties, lines, path,
-        _finding,
+        _finding, module,
     )  # fmt: skip
     findings = sorted(by_site.values(), key=lambda f: (f.line, f.col, f.rule))
     return findings, reports

@@ -309,6 +309,127 @@ NEAR_MISSES = [
 ]
 
 
+FACTORY = r"""
+import sys
+import types
+from dataclasses import dataclass
+
+import torch
+
+EMBED = torch.arange(64, dtype=torch.float32).reshape(16, 4)
+
+
+class _Buffers:
+    def share_buffers(self, *, exclude=()):
+        pass
+
+
+for _name in ("sglang", "sglang.srt", "sglang.srt.model_executor"):
+    sys.modules.setdefault(_name, types.ModuleType(_name))
+_ib = types.ModuleType("sglang.srt.model_executor.input_buffers")
+_ib.ForwardInputBuffers = _Buffers
+sys.modules.setdefault("sglang.srt.model_executor.input_buffers", _ib)
+
+from sglang.srt.model_executor.input_buffers import ForwardInputBuffers  # noqa: E402
+
+
+@dataclass
+class {cls}(ForwardInputBuffers):
+    input_ids: torch.Tensor
+    positions: torch.Tensor
+
+    @classmethod
+    def create(cls, *, max_num_token):
+        input_ids = {ids}  # <- site
+        positions = torch.zeros((max_num_token,), dtype=torch.int64)
+{write}        return cls(input_ids=input_ids, positions=positions)
+"""
+
+FACTORY_SCENARIO = """
+def run():
+    # The runner: create, share, capture at once (warm-up forward on input_ids[:n]).
+    buffers = {cls}.create(max_num_token=8)
+    buffers.share_buffers()
+{first}    return torch.stack([EMBED[buffers.input_ids[: 2 * bs]].sum() for bs in (4, 2, 1)])
+"""
+
+_FACTORY_PACKAGE = "sglang/srt/model_executor/runner_utils"
+_FACTORY_TREE = (
+    *((f"{_FACTORY_PACKAGE.rsplit('/', depth)[0]}/__init__", "") for depth in range(4)),
+    (
+        "sglang/srt/model_executor/input_buffers",
+        "class ForwardInputBuffers:\n    def share_buffers(self, *, exclude=()):\n        pass\n",
+    ),
+)
+
+
+def factory(
+    cls: str = "DecodeInputBuffers", write: str = "", first: str = "", **kw: object
+) -> Case:
+    """A case whose program is the factory module, at the engine's module path."""
+    return Case(
+        "buffers",
+        source=FACTORY.format(cls=cls, ids=ZEROS, write=write),
+        scenario=FACTORY_SCENARIO.format(cls=cls, first=first),
+        package=_FACTORY_PACKAGE,
+        modules=_FACTORY_TREE,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+FACTORY_CASES = [
+    factory(
+        why=(
+            "sglang 0.5.23 runner_utils/buffers.py:158: `DecodeInputBuffers.create` returns the "
+            "token ids the decode runner captures on at once (decode_cuda_graph_runner.py:470, "
+            ":600, :1112, :1198, :1459): poison gives out-of-range token ids."
+        ),
+        expect=frozenset({Verdict.UNSAFE}),
+    ),
+]
+
+FACTORY_NEAR_MISSES = [
+    factory(
+        write="        input_ids.fill_(1)\n",
+        why="The factory writes the token ids in full before it returns them.",
+    ),
+    factory(
+        cls="PrefillInputBuffers",
+        first="    buffers.input_ids.fill_(2)\n",
+        why=(
+            "A buffers class the model does not name: its runner (here) writes the token ids "
+            "before its warm-up, as a runner with its own capture path may."
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"factory-{i}") for i, c in enumerate(FACTORY_CASES)]
+)
+def test_factory_verdict(case: Case) -> None:
+    check_verdict(case)
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"factory-{i}") for i, c in enumerate(FACTORY_CASES)]
+)
+def test_factory_executed(case: Case, tmp_path: Path) -> None:
+    check_execution(case, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"factory-near-{i}") for i, c in enumerate(FACTORY_NEAR_MISSES)]
+)
+def test_factory_near_miss_is_not_unsafe(case: Case, tmp_path: Path) -> None:
+    for text in (case.source.lstrip("\n"), case.program):
+        for line, verdicts in site_verdicts(case, text).items():
+            assert verdicts, (line, verdicts)
+            assert Verdict.UNSAFE not in verdicts, (line, verdicts)
+    _, differences = poisoned_runs(case, tmp_path)
+    assert all(d is None for d in differences.values()), differences
+
+
 @pytest.mark.parametrize("case", params(CASES))
 def test_verdict_at_the_site(case: Case) -> None:
     check_verdict(case)
