@@ -259,7 +259,14 @@ ASSUMPTION: the calls the per-shape method hands the batch to before the forward
 metadata setup, KV index binding) do not write its `input_ids` (sglang 0.5.23 writes a batch's
 `input_ids` only at replay and in DLLM algorithms; the evidence cites the search).
 A conditional allocation (`x if c else None`, or under `if c:`) is `unsafe` "when `c` holds".
-The runner is built only with CUDA graphs enabled; the evidence says so.
+The runner is built only with CUDA graphs enabled; the evidence says so. A buffers factory the
+model names (SGLang's `DecodeInputBuffers.create` in model_executor/runner_utils/buffers.py, by
+module name or file path) is judged the same way: the allocation bound once, by itself, and
+handed only as keyword `F` to the factory's one final `return cls(F=x, ...)`, with no write of it
+in the factory, is `unsafe` where the model traces the runner that captures on the result at
+once in the engine's source (decode_cuda_graph_runner.py:470, :507, :513-528, :600, :1112,
+:1198, :1459), under the same assumption and the default configuration (no two-batch overlap,
+LoRA or capture hooks writing token ids).
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the
