@@ -232,41 +232,16 @@ only to new instances of a module class with no base, metaclass, `__new__` or de
 `dataclass` (or unbound) are distinct objects: a store into one's attribute leaves the other's;
 on a witness, so are `self` attributes assigned only displays or such instances. A witness never
 makes anything `safe`.
-Capture inputs of CUDA-graph runners (`unsafe` only; analysis/capture_runners.py holds the
-model as data, docs/capture-inputs.md its table): a class deriving from SGLang 0.5.23's
-`DecodeCudaGraphRunner` (not overriding its capture path: `capture`, `_capture`,
-`_capture_one_stream`, `warmup`, `model_context`, ...) whose `__init__` stores an allocation as
-field `F` of `self.buffers = B(...)` (B a plain dataclass of the module deriving from
-`ForwardInputBuffers`) and then calls `self.capture()`, its own `capture_one_shape` building the
-ForwardBatch from a slice of `self.buffers.F` under field `K`. ASSUMPTION: the model's forward
-reads the ForwardBatch fields `input_ids`, `positions`, `out_cache_loc`, `req_pool_indices`
-and `seq_lens` in the warm-up runs the capture makes before recording
-(runner_backend/full_cuda_graph_backend.py:159-168), and the capture runs in `__init__` after
-the allocation and before any replay. The inherited path writes `seq_lens`, `seq_lens_cpu`
-(decode_cuda_graph_runner.py:1283-1284) and the index fields (`reset_index_buffers`, :1288:
-`positions`, `mrope_positions`, `out_cache_loc`, `req_pool_indices`, `mamba_track_*`) before the
-first forward, so of the five only `input_ids` can be read unwritten there. `share_buffers` may
-replace a field by an earlier runner's tensor of the same name, size, dtype and device
-(input_buffers.py:36-41): the read is on the path where this buffer is the first (the
-evidence says so). The allocating method's dataflow must show no write of it; the code between
-the store and the capture may mention `self` only in `share_buffers`, stores of values free of
-`self`, and `resolve_decode_backend(self)` (read: it builds a backend object); the per-shape
-method's other uses of `F` only read its metadata, and the batch's `K` is only handed to calls;
-the per-shape method and the class's methods it reaches through `self` hand `self` only to the
-model's harmless calls, and none of them names `F` or is a base method writing it (`load_batch`,
-`_copy_replay_inputs`: replay only).
-ASSUMPTION: the calls the per-shape method hands the batch to before the forward (attention
-metadata setup, KV index binding) do not write its `input_ids` (sglang 0.5.23 writes a batch's
-`input_ids` only at replay and in DLLM algorithms; the evidence cites the search).
-A conditional allocation (`x if c else None`, or under `if c:`) is `unsafe` "when `c` holds".
-The runner is built only with CUDA graphs enabled; the evidence says so. A buffers factory the
-model names (SGLang's `DecodeInputBuffers.create` in model_executor/runner_utils/buffers.py, by
-module name or file path) is judged the same way: the allocation bound once, by itself, and
-handed only as keyword `F` to the factory's one final `return cls(F=x, ...)`, with no write of it
-in the factory, is `unsafe` where the model traces the runner that captures on the result at
-once in the engine's source (decode_cuda_graph_runner.py:470, :507, :513-528, :600, :1112,
-:1198, :1459), under the same assumption and the default configuration (no two-batch overlap,
-LoRA or capture hooks writing token ids).
+Capture inputs of CUDA-graph runners (`unsafe` only; model and provenance: capture_runners.py,
+docs/capture-inputs.md). ASSUMPTION: the model's forward reads ForwardBatch `input_ids`,
+`positions`, `out_cache_loc`, `req_pool_indices`, `seq_lens` in the capture's warm-up, which runs
+in the runner's `__init__` before any replay; calls handed the batch before it do not write its
+token ids; `share_buffers` kept the tensor. A subclass of SGLang's `DecodeCudaGraphRunner` (capture
+path not overridden) storing an allocation as field `F` of `self.buffers`, then `self.capture()`,
+whose `capture_one_shape` hands a slice of `F` to the batch as one of those fields, the allocation
+unwritten on the way, is `unsafe` (only `input_ids` remains: the inherited capture fills the
+others first, decode_cuda_graph_runner.py:1283-1288); so is `x` in the named factory's
+`return cls(input_ids=x, ...)` (`DecodeInputBuffers.create`); "when `c` holds" if conditional.
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the
