@@ -550,6 +550,14 @@ class Effects:
                 self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
             )
         self.st = replace(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
+        seed = self.ctx.seed
+        if seed is not None and not empty:
+            # Partly written already (analysis/partial_reads.py): only an element outside every
+            # write the other function may have made is a read of unwritten memory.
+            self.st = replace(
+                self.st, touched=True, some_write=node.lineno, may_writes=seed.may_writes,
+                dims=seed.dims or dims,
+            )  # fmt: skip
         if self.ctx.frames_read:
             self.escape(node, "this module reads call frames: a callee may read any local")
         return SELF
