@@ -316,6 +316,11 @@ class Effects:
         )
         if element is not None and negative_size_name(self.ctx.alloc, self.ctx.scope.node):
             element = None  # `zeros(e + 1)` after `e = -1`: the element need not exist
+        if element is not None and in_place and self.ctx.seed is not None:
+            # Across functions, a read-modify-write (`t += 1`) is not claimed: its result lands
+            # in the buffer, where the reader may never look again (the generated programs
+            # showed such dead reads); a later read of the element is judged on its own.
+            element = None
         gap = None
         if definite and whole and not self.conditional and element is None:
             if st.touched and not self.ctx.certain_reads_only:
