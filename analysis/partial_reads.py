@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.analysis.dataflow.const_gaps import negative_size_name
@@ -61,7 +62,12 @@ def carried(fn: ast.AST, alloc: ast.Call, outcome: BufferOutcome) -> State | str
         else (None, frozenset())
         for text, _ in end.dims
     )
-    return State(live=True, touched=True, may_writes=moved, dims=dims)
+    # What a write leaves alone by construction (padding, an index write: dataflow/gaps.py),
+    # keyed like its write; not the constant gaps, which read the shape of the allocation.
+    gaps = frozenset(
+        replace(g, text=f"{g.text}` in `{name}") for g in end.gaps if g.kind != "const"
+    )
+    return State(live=True, touched=True, may_writes=moved, dims=dims, gaps=gaps)
 
 
 def written(seed: State, name: str) -> str:
@@ -69,9 +75,12 @@ def written(seed: State, name: str) -> str:
     assert seed.may_writes
     shown = "; ".join(f"`{text}` (line {line})" for _, _, _, line, text in seed.may_writes[:4])
     more = f" and {len(seed.may_writes) - 4} more" if len(seed.may_writes) > 4 else ""
+    pattern = (
+        ", or that leave a part alone by construction (padding, index writes)" if seed.gaps else ""
+    )
     return (
-        f"`{name}` writes the buffer only through writes of a known extent on any path before "
-        f"handing it on ({shown}{more}; no write of unknown extent, no hand-off, none in full)"
+        f"`{name}` writes the buffer only through writes of a known extent{pattern} on any path "
+        f"before handing it on ({shown}{more}; no other write, no hand-off, none in full)"
     )
 
 

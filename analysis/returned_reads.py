@@ -5,7 +5,9 @@ returned.py judges a function's returned buffer at ALL its callers, which needs 
 be known (a private function, or `callers-closed`). An `unsafe` needs only one path: one call in
 the scanned tree that surely runs the function, in a caller whose own dataflow (the call taken as
 an allocation nothing has written, returned.py's `_analyse`) reads the buffer before any write on
-some path, while the function wrote no element of it before returning it (on any path). Then
+some path, while the function wrote no element of it before returning it (on any path); or
+wrote only parts of known extent, which then start the caller's dataflow and the read must take
+an element none of them covers (partial_reads.py). Then
 "call the caller" is an execution that reads memory nobody wrote, whoever else calls the
 function. Not where the allocation runs only under an `if` that compares with 0 or negates a
 value (`if x.shape[0] == 0: return torch.empty(x.shape[0], ...)`): it may have no element

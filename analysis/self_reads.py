@@ -24,7 +24,8 @@ class decorator, the class matches no lifecycle model (lifecycles.py judges thos
 the engine runs), and the reader is not overridden by a class of the tree deriving from the class (methods.py;
 the allocating method may be: an object of the class itself runs it). With no writer anywhere, whatever runs before the reader, the buffer is
 still as the allocating method left it: unwritten (it wrote no element and handed the buffer to
-no one but `self.X`).
+no one but `self.X`). Where it wrote parts of known extent only, those start the reader's
+dataflow, and the read must take an element none of them covers (partial_reads.py).
 """
 
 from __future__ import annotations

@@ -561,7 +561,7 @@ class Effects:
             # write the other function may have made is a read of unwritten memory.
             self.st = replace(
                 self.st, touched=True, some_write=node.lineno, may_writes=seed.may_writes,
-                dims=seed.dims or dims,
+                dims=seed.dims or dims, gaps=seed.gaps,
             )  # fmt: skip
         if self.ctx.frames_read:
             self.escape(node, "this module reads call frames: a callee may read any local")

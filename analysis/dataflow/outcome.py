@@ -165,8 +165,8 @@ class Context:
     shape_known: bool = True
     # The state the buffer starts in instead of "nothing written": the writes another function
     # may have made before handing it here (its callee returned it partly written, or a method
-    # stored it partly written on `self`: analysis/partial_reads.py). Only `may_writes`, `dims`
-    # and `touched` are taken from it.
+    # stored it partly written on `self`: analysis/partial_reads.py). Only `may_writes`,
+    # `gaps`, `dims` and `touched` are taken from it.
     seed: State | None = None
 
     @property

@@ -19,17 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.soundness.gen_model import INPUTS
+from tests.soundness.gen_model import INPUTS, make_inp
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Blocks, Buf, Piece, ind
 
-# Rows a statement touches, given (n, flag, number of rows); columns given the number of columns.
-Rows = Callable[[int, bool, int], list[int]]
+# Rows a statement touches, given (input variant, n, flag, number of rows); columns given the
+# number of columns.
+Rows = Callable[[int, int, bool, int], list[int]]
 Cols = Callable[[int], list[int]]
 _ALL: Cols = lambda c: list(range(c))  # noqa: E731
 
 
 def _sl(s: slice) -> Rows:
-    return lambda n, flag, r: list(range(r))[s]
+    return lambda v, n, flag, r: list(range(r))[s]
 
 
 def _col(s: slice) -> Cols:
@@ -48,12 +49,14 @@ WRITES: tuple[tuple[str, Rows, Cols], ...] = (
     ("T[-1] = C", _sl(slice(-1, None)), _ALL),
     ("T[:-1] = C", _sl(slice(None, -1)), _ALL),
     ("T[1:3] = C", _sl(slice(1, 3)), _ALL),
-    ("T[:n] = C", lambda n, f, r: list(range(r))[:n], _ALL),
-    ("T[n:] = C", lambda n, f, r: list(range(r))[n:], _ALL),
-    ("T[1:n] = C", lambda n, f, r: list(range(r))[1:n], _ALL),
-    ("if flag:\n    T[:1] = C", lambda n, f, r: [0] if f else [], _ALL),
+    ("T[:n] = C", lambda v, n, f, r: list(range(r))[:n], _ALL),
+    ("T[n:] = C", lambda v, n, f, r: list(range(r))[n:], _ALL),
+    ("T[1:n] = C", lambda v, n, f, r: list(range(r))[1:n], _ALL),
+    ("if flag:\n    T[:1] = C", lambda v, n, f, r: [0] if f else [], _ALL),
     ("for j in range(1, T.shape[0]):\n    T[j] = C", _sl(slice(1, None)), _ALL),
-    ("T[torch.tensor([0, 2])] = C", lambda n, f, r: [0, 2], _ALL),
+    ("T[torch.tensor([0, 2])] = C", lambda v, n, f, r: [0, 2], _ALL),
+    # An index write that leaves the positions `topk` does not pick alone (dataflow/gaps.py).
+    ("T[SRC.topk(2).indices] = C", lambda v, n, f, r: _top(v, r, 2), _ALL),
     ("T.narrow(0, 1, 2).fill_(C)", _sl(slice(1, 3)), _ALL),
     ("v = T[1:]\nv.fill_(C)", _sl(slice(1, None)), _ALL),
     ("torch.mul(torch.ones_like(T[1:]), 2, out=T[1:])", _sl(slice(1, None)), _ALL),
@@ -68,15 +71,15 @@ WRITES_2D: tuple[tuple[str, Rows, Cols], ...] = (
 )
 # What the reader does first with `t`: nothing, write part, write all, under a flag, accumulate.
 FIRST: tuple[tuple[str, Rows], ...] = (
-    ("", lambda n, f, r: []),
-    ("", lambda n, f, r: []),
-    ("", lambda n, f, r: []),
+    ("", lambda v, n, f, r: []),
+    ("", lambda v, n, f, r: []),
+    ("", lambda v, n, f, r: []),
     ("t[:1] = C", _sl(slice(None, 1))),
     ("t[0] = C", _sl(slice(0, 1))),
     ("t[2:] = C", _sl(slice(2, None))),
     ("t.fill_(C)", _sl(slice(None))),
-    ("if flag:\n    t.fill_(C)", lambda n, f, r: list(range(r)) if f else []),
-    ("t += 1", lambda n, f, r: []),  # reads it all, writes nothing that was unwritten
+    ("if flag:\n    t.fill_(C)", lambda v, n, f, r: list(range(r)) if f else []),
+    ("t += 1", lambda v, n, f, r: []),  # reads it all, writes nothing that was unwritten
 )
 READS: tuple[tuple[str, Rows, Cols], ...] = (
     ("t.float().sum()", _sl(slice(None)), _ALL),
@@ -94,6 +97,13 @@ READS_2D: tuple[tuple[str, Rows, Cols], ...] = (
     ("t[:, 3].float().sum()", _sl(slice(None)), _col(slice(3, 4))),
     ("t[1:, 1:].float().sum()", _sl(slice(1, None)), _col(slice(1, None))),
 )
+
+
+def _top(variant: int, rows: int, k: int) -> list[int]:
+    """The rows `SRC.topk(k).indices` picks: SRC is a column (4 rows) or a row (8) of the input."""
+    inp = make_inp(variant)
+    src = inp[:, 0] if rows == inp.shape[0] else inp[1]
+    return [int(i) for i in src.topk(k).indices]
 
 
 def _cells(rows: list[int], cols: list[int]) -> set[tuple[int, int]]:
@@ -115,17 +125,19 @@ class PartialShapes(Blocks):
         writes: list[str] = []
         for text, _, _ in chosen:
             tags.add(f"wp-partial-write-{text.split(chr(10))[-1][:14]}")
-            writes += text.replace("T", target).replace("C", self.const(b)).split("\n")
+            src = "inp[:, 0]" if two else "inp[1]"
+            text = text.replace("SRC", src).replace("T", target).replace("C", self.const(b))
+            writes += text.split("\n")
         first, first_rows = self.ch.choice(list(FIRST))
         read, read_rows, read_cols = self.ch.choice([*READS, *READS_2D] if two else list(READS))
         tags.add(f"wp-partial-read-{read[:12]}")
         differs = False
-        for _, n, _, flag in INPUTS:
+        for variant, n, _, flag in INPUTS:
             written: set[tuple[int, int]] = set()
             for _, rows, cols in chosen:
-                written |= _cells(rows(n, flag, nrows), cols(ncols))
-            written |= _cells(first_rows(n, flag, nrows), _ALL(ncols))
-            taken = _cells(read_rows(n, flag, nrows), read_cols(ncols))
+                written |= _cells(rows(variant, n, flag, nrows), cols(ncols))
+            written |= _cells(first_rows(variant, n, flag, nrows), _ALL(ncols))
+            taken = _cells(read_rows(variant, n, flag, nrows), read_cols(ncols))
             differs = differs or bool(taken - written)
         first = first.replace("C", self.const(b))
         reader = [*(first.split("\n") if first else []), f"return {read}"]
