@@ -49,6 +49,7 @@ from zeroopt.analysis.summaries import plain_decorators
 from zeroopt.analysis.tree_naming import naming_files
 
 if TYPE_CHECKING:
+    from zeroopt.analysis.state import State
     from zeroopt.analysis.summaries import Summaries, Unit
 
 MAX_DEPTH = 3  # functions up the chain of callers that return the buffer again, at most
@@ -460,9 +461,11 @@ class ReturnedJudge:
         contiguous: bool,
         certain: bool,
         slot: Slot | None = None,
+        seed: State | None = None,
     ) -> BufferOutcome:
         """The caller's dataflow with the call as the allocation; for a slot of a display, run on
-        a copy of the caller in which the call is that display (returned_slots.py)."""
+        a copy of the caller in which the call is that display (returned_slots.py); `seed`: what
+        the callee may have written (partial_reads.py)."""
         unit = self.unit
         key: tuple[int, ...] = (id(owner),)
         if slot is not None:
@@ -496,6 +499,7 @@ class ReturnedJudge:
             src_memo=unit.src_memo,
             summaries=self.summaries,
             shape_known=False,
+            seed=seed,
         )
         return analyse_buffer(cfg, ctx)
 

@@ -5,7 +5,9 @@ returned.py judges a function's returned buffer at ALL its callers, which needs 
 be known (a private function, or `callers-closed`). An `unsafe` needs only one path: one call in
 the scanned tree that surely runs the function, in a caller whose own dataflow (the call taken as
 an allocation nothing has written, returned.py's `_analyse`) reads the buffer before any write on
-some path, while the function wrote no element of it before returning it (on any path). Then
+some path, while the function wrote no element of it before returning it (on any path); or
+wrote only parts of known extent, which then start the caller's dataflow and the read must take
+an element none of them covers (partial_reads.py). Then
 "call the caller" is an execution that reads memory nobody wrote, whoever else calls the
 function. Not where the allocation runs only under an `if` that compares with 0 or negates a
 value (`if x.shape[0] == 0: return torch.empty(x.shape[0], ...)`): it may have no element
@@ -30,6 +32,7 @@ import re
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue
+from zeroopt.analysis.partial_reads import carried, empty_guard, written
 from zeroopt.analysis.resolve import Scope, runs_body_when_called
 from zeroopt.analysis.returned import (
     UNSAFE_,
@@ -70,8 +73,14 @@ def read_by_a_caller(
     write, and `fn` wrote none of it; None otherwise (the verdict stays what it was)."""
     if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or not runs_body_when_called(fn):
         return None
-    if not returned_only(outcome) or not _wrote_nothing(outcome):
+    if not returned_only(outcome):
         return None
+    seed = None
+    if not _wrote_nothing(outcome):
+        got = carried(fn, alloc, outcome)  # partly written: its writes start the caller's flow
+        if isinstance(got, str):
+            return None
+        seed = got
     if scope.parent is None or isinstance(
         scope.parent.node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     ):
@@ -87,7 +96,7 @@ def read_by_a_caller(
         owner = cscope.node
         if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef) or owner is fn:
             continue
-        at = j._analyse(owner, cscope, call, contiguous, certain, slot)
+        at = j._analyse(owner, cscope, call, contiguous, certain, slot, seed)
         if _decide(at) != UNSAFE_:
             continue
         place = "" if j is judge else f"{j.unit.path}:"
@@ -106,12 +115,17 @@ def read_by_a_caller(
             for i in at.issues
             if i.severity == UNSAFE
         ]
+        wrote = (
+            f"`{fn.name}` writes no element of the buffer on any path before returning it, and "
+            f"`{owner.name}` reads it before any write on some path of its own"
+            if seed is None
+            else f"{written(seed, fn.name)}, and `{owner.name}` reads an element none of them "
+            "covers before any write of its own covers it, on some path of its own"
+        )
         assumption = (
             f"one path: `{owner.name}` ({place or 'line '}{call.lineno}) calls `{fn.name}`, "
-            f"and that call surely runs this def ({how}); `{fn.name}` writes no element of the "
-            f"buffer on any path before returning it, and `{owner.name}` reads it before any "
-            "write on some path of its own (other callers, in or outside the tree, only add "
-            "paths)"
+            f"and that call surely runs this def ({how}); {wrote} (other callers, in or outside "
+            "the tree, only add paths)"
         )
         result = BufferOutcome(issues=issues, reached=True, assumed=at.assumed)
         caller = f"`{owner.name}` ({place or 'line '}{call.lineno}{describe(slot)})"
@@ -119,34 +133,6 @@ def read_by_a_caller(
             UNSAFE_, f"read by the caller `{owner.name}`", result, assumption, [caller]
         )
     return None
-
-
-def empty_guard(owner: ast.AST, call: ast.AST) -> bool:
-    """The allocation runs only under an `if` whose test compares with 0 or negates a value
-    (`if x.shape[0] == 0:`, the `else` of `if size > 0:`, `if not n:`): it may have no element
-    there, and a read of it then reads nothing."""
-    stack: list[tuple[ast.AST, list[ast.If]]] = [(owner, [])]
-    while stack:
-        node, tests = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if child is call:
-                return any(_zero_test(t.test) for t in tests)
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                continue
-            stack.append((child, [*tests, child] if isinstance(child, ast.If) else tests))
-    return False
-
-
-def _zero_test(test: ast.expr) -> bool:
-    for n in ast.walk(test):
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
-            return True
-        if isinstance(n, ast.Compare) and any(
-            isinstance(e, ast.Constant) and type(e.value) is int and e.value == 0
-            for e in (n.left, *n.comparators)
-        ):
-            return True
-    return False
 
 
 def _sure_calls(

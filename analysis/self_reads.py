@@ -24,7 +24,8 @@ class decorator, the class matches no lifecycle model (lifecycles.py judges thos
 the engine runs), and the reader is not overridden by a class of the tree deriving from the class (methods.py;
 the allocating method may be: an object of the class itself runs it). With no writer anywhere, whatever runs before the reader, the buffer is
 still as the allocating method left it: unwritten (it wrote no element and handed the buffer to
-no one but `self.X`).
+no one but `self.X`). Where it wrote parts of known extent only, those start the reader's
+dataflow, and the read must take an element none of them covers (partial_reads.py).
 """
 
 from __future__ import annotations
@@ -41,17 +42,19 @@ from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
+from zeroopt.analysis.partial_reads import carried, empty_guard, written
 from zeroopt.analysis.resolve import Scope, runs_body_when_called
 from zeroopt.analysis.returned import _computed_getattr, _reflective
-from zeroopt.analysis.returned_reads import empty_guard
 from zeroopt.analysis.scalars import int_names
 from zeroopt.analysis.summaries import plain_decorators
 
 if TYPE_CHECKING:
     from zeroopt.analysis.allocations import Allocation
+    from zeroopt.analysis.state import State
     from zeroopt.analysis.summaries import Summaries
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+_PARTLY = "the allocating method writes part of it"
 _STORED = re.compile(r"stored in `(\w+)\.(\w+)`")
 _ENTRY = ("__call__", "forward")  # dunder and torch.nn.Module entry points that may run
 # In-place methods that read every element they write (a read-modify-write).
@@ -95,6 +98,12 @@ def read_after_store(
 ) -> SelfRead | str:
     """The `unsafe` shown by a method that may run after the allocating one, or why none."""
     attr, why = _stored_attr(site, outcome)
+    seed = None
+    if why == _PARTLY:
+        got = carried(site.owner, site.call, outcome)  # its writes start the reader's flow
+        if isinstance(got, str):
+            return f"{why}: {got}"
+        seed, why = got, ""
     if why:
         return why
     scope = site.scope
@@ -134,7 +143,7 @@ def read_after_store(
         fscope = unit.resolver.scopes.get(fn)
         if fscope is None:
             continue
-        at = _analyse(summaries, fn, fscope, site.call, attr, certain)
+        at = _analyse(summaries, fn, fscope, site.call, attr, certain, seed)
         if at is None or not any(i.severity == UNSAFE for i in at.issues):
             continue
         issues = [
@@ -142,7 +151,16 @@ def read_after_store(
             for i in at.issues
             if i.severity == UNSAFE
         ]
+        wrote = (
+            []
+            if seed is None
+            else [
+                f"{written(seed, owner.name)}; `{name}` reads an element none of them covers "
+                "before any write of its own covers it, on some path"
+            ]
+        )
         assumptions = [
+            *wrote,
             f"any public method of {cls.name} may run right after `{owner.name}` (here "
             f"`{name}`, line {fn.lineno}): no lifecycle model orders {cls.name}'s methods",
             f"no code of the scanned tree but `{owner.name}` writes, rebinds or deletes "
@@ -159,7 +177,8 @@ def read_after_store(
 
 def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
     """(X, "") when the allocating method stores the buffer in `self.X` and nothing else, and
-    no write of it runs on any path (a call handed it counts as one: `touched`); calls that
+    no write of it runs on any path (a call handed it counts as one: `touched`); (X, _PARTLY)
+    when some write does (partial_reads.py decides whether what it wrote is known); calls that
     may reach it through `self` are possible reads there, and possible writes only through code
     of the tree that `_only_reads` sees; ("", why not) otherwise."""
     end = outcome.exit_state
@@ -172,7 +191,9 @@ def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
         or end.touched
         or end.some_write
     ):
-        return "", "the allocating method writes part of it"
+        partly = _PARTLY  # judged on with what it wrote (partial_reads.py), if known
+    else:
+        partly = ""
     if any(i.severity == UNSAFE for i in outcome.issues):
         return "", "the allocating method reads it itself (its own finding)"
     owner = site.owner
@@ -187,7 +208,7 @@ def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
         attrs.add(m.group(2))
     if len(attrs) != 1:
         return "", "stored in several attributes"
-    return attrs.pop(), ""
+    return attrs.pop(), partly
 
 
 def _only_reads(tree: ast.Module, owner: Function, attr: str) -> str:
@@ -331,8 +352,10 @@ def _analyse(
     alloc: ast.Call,
     attr: str,
     certain: bool,
+    seed: State | None = None,
 ) -> BufferOutcome | None:
-    """The dataflow of a copy of `fn` whose body starts with `self.attr = <alloc>`."""
+    """The dataflow of a copy of `fn` whose body starts with `self.attr = <alloc>`, the buffer
+    starting as the allocating method left it when `seed` says (partial_reads.py)."""
     params = [*fn.args.posonlyargs, *fn.args.args]
     if not params:
         return None
@@ -372,5 +395,6 @@ def _analyse(
         src_memo=unit.src_memo,
         summaries=summaries,
         shape_known=False,
+        seed=seed,
     )
     return analyse_buffer(cfg, ctx)

@@ -470,6 +470,15 @@ no class decorator and matches no lifecycle model (those are judged by the order
 declares). Assumed: a file that never names the class writes no attribute of its objects by a
 computed name. The evidence names the reading method, its line and these assumptions.
 
+Both also decide a buffer the allocating function wrote IN PART (analysis/partial_reads.py): the
+intervals some path of it may have written (as for uncovered reads above) start the reader's
+dataflow, and its definite read of an element outside all of them (`x[1:] = f(); return x`, then
+`mk(n).cumsum(0)` reads element 0) is `unsafe`; only where every write there has a known extent
+(no index write, hand-off, loop coverage, other layout, full write), the buffer leaves as itself
+or one slot of a display, its size is not named by a negative literal nor guarded by a test
+against 0; only int-literal sizes travel, and the parts padding and index writes leave alone.
+Not for the reader's in-place `t += 1` (may be dead). The evidence names those writes.
+
 Calls on a receiver of unknown type, `obj.f(buf)` (analysis/dispatch.py), under the same closed
 world stated for every method: every method that can run is defined in the scanned tree or is an
 attribute of a library type or module listed in analysis/semantics/library_attributes.json (`dir()` of

@@ -316,6 +316,11 @@ class Effects:
         )
         if element is not None and negative_size_name(self.ctx.alloc, self.ctx.scope.node):
             element = None  # `zeros(e + 1)` after `e = -1`: the element need not exist
+        if element is not None and in_place and self.ctx.seed is not None:
+            # Across functions, a read-modify-write (`t += 1`) is not claimed: its result lands
+            # in the buffer, where the reader may never look again (the generated programs
+            # showed such dead reads); a later read of the element is judged on its own.
+            element = None
         gap = None
         if definite and whole and not self.conditional and element is None:
             if st.touched and not self.ctx.certain_reads_only:
@@ -550,6 +555,14 @@ class Effects:
                 self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
             )
         self.st = replace(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
+        seed = self.ctx.seed
+        if seed is not None and not empty:
+            # Partly written already (analysis/partial_reads.py): only an element outside every
+            # write the other function may have made is a read of unwritten memory.
+            self.st = replace(
+                self.st, touched=True, some_write=node.lineno, may_writes=seed.may_writes,
+                dims=seed.dims or dims, gaps=seed.gaps,
+            )  # fmt: skip
         if self.ctx.frames_read:
             self.escape(node, "this module reads call frames: a callee may read any local")
         return SELF

@@ -163,6 +163,11 @@ class Context:
     # False where the allocation is a call of a function of the tree that returns a buffer
     # (analysis/returned.py): its arguments are not the buffer's shape.
     shape_known: bool = True
+    # The state the buffer starts in instead of "nothing written": the writes another function
+    # may have made before handing it here (its callee returned it partly written, or a method
+    # stored it partly written on `self`: analysis/partial_reads.py). Only `may_writes`,
+    # `gaps`, `dims` and `touched` are taken from it.
+    seed: State | None = None
 
     @property
     def records(self) -> dict[str, tuple[str, ...]]:

@@ -146,6 +146,18 @@ def site_verdicts(case: Case, text: str) -> dict[int, list[Verdict]]:
     return found
 
 
+def site_findings(case: Case, text: str) -> dict[int, list[Any]]:
+    """The findings at each site of the case (their messages and evidence, for checks of what
+    decided a verdict)."""
+    result = _analyse(case, text)
+    assert not result.errors, result.errors
+    found: dict[int, list[Any]] = {line: [] for line in case.sites}
+    for finding in result.findings:
+        if finding.line in found:
+            found[finding.line].append(finding)
+    return found
+
+
 def check_verdict(case: Case) -> None:
     """The analysis judges every site, and none is `safe` (fix cases: the site stays `safe`)."""
     assert case.sites, f"{case.name}: no line ends with {SITE_MARK!r}"

@@ -36,6 +36,7 @@ from tests.soundness.wp_anyorder import AnyOrderShapes
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_dispatch import DispatchShapes
 from tests.soundness.wp_holders import HolderShapes
+from tests.soundness.wp_partial import PartialShapes
 from tests.soundness.wp_returned import ReturnedShapes, main_import
 
 HEADER = [
@@ -58,10 +59,10 @@ SHAPES = (
 DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 # Drawn only when named (`--wp-shapes returned`, `--wp-shapes holders`): the default mix, and so
 # every documented seed, stays as it was.
-OPT_IN_SHAPES = ("returned", "holders", "anyorder")
+OPT_IN_SHAPES = ("returned", "holders", "anyorder", "partial")
 
 
-class _WP(HolderShapes, ReturnedShapes, DispatchShapes, AnyOrderShapes):
+class _WP(HolderShapes, ReturnedShapes, DispatchShapes, AnyOrderShapes, PartialShapes):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
     def piece(self, shape: str | None = None) -> Piece:
