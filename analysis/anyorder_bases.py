@@ -14,8 +14,9 @@ module checks is the structure of each base, one class of the tree per name, to 
   attribute names would have to be checked as for a direct base); the class's own base is that
   name itself (`class C(B)` where `B` is a class statement of the module or `from M import B`
   of that file's module), bound once in each of the two modules (`B = wrap(B)` after the
-  statement makes it another class) and rebound by no other file (`M.B = ...`, `globals()`,
-  a string naming it: anyorder_forms.py `_name_rebound`);
+  statement makes it another class) and rebound by no other file (`M.B = ...`, a string naming
+  it, `globals()` in one of the two modules or a computed name on what may be one of them:
+  anyorder_forms.py `_name_rebound`);
 - its body binds only methods and literals, none an attribute hook (`__getattr__`,
   `__getattribute__`, `__setattr__`, `__delattr__`, `__slots__`, `__init_subclass__`, `__new__`,
   `__class_getitem__`, `__set_name__`, `__call__`), no method decorator but staticmethod,
@@ -41,6 +42,7 @@ import os
 
 from zeroopt.analysis.anyorder_classes import class_statements, parsed
 from zeroopt.analysis.anyorder_forms import _name_rebound
+from zeroopt.analysis.anyorder_stores import bases_stores, family
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
 from zeroopt.analysis.resolve import walk
 
@@ -96,7 +98,7 @@ def base_reason(
             return f"`{name}` may not be the class statement of {_short(path)}"
         if not (_bound_once(where[1], name) and _bound_once(_parse(world, path), name)):
             return f"`{name}` is bound more than once in its module or where it is imported"
-        why = _name_rebound(world, name)
+        why = _name_rebound(world, name, (where[0], path))
         if why:
             return why
         chain.append(node)
@@ -282,3 +284,34 @@ def _literal_statement(stmt: ast.stmt) -> bool:
         and all(isinstance(t, ast.Name) for t in targets)
         and (value is None or isinstance(value, ast.Constant))
     )
+
+
+def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
+    """Why a store of a class's bases may make a class derive from `cls` or run other code on
+    its objects, or "". A store that only adds named classes (anyorder_stores.py) makes a class
+    derive from `cls` only if one of them may be `cls` or derive from it; otherwise its target
+    may still be `cls` or a base of it (a parameter: any class), so the code of each added class
+    may run on the object: it must pass as a base would (`base_reason`, with its name looked up
+    where the store is), and `cls` may have no base of the tree (a second one is not judged)."""
+    names = family(world, cls.name)
+    for store in bases_stores(world):
+        if store.added is None or store.module is None:
+            return f"{store.at} replaces a class's bases: any class may come to derive from it"
+        hit = [e.id for e in store.added if names is None or e.id in names]
+        if hit:
+            return (
+                f"{store.at} adds `{hit[0]}` to a class's bases: a class may come to derive from it"
+            )
+        for e in store.added:
+            if tree_base:
+                return (
+                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's: a "
+                    "second base of the tree"
+                )
+            why = base_reason(cls, e, store.module, {store.path}, world)
+            if why:
+                return (
+                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's, "
+                    f"and `{e.id}` has code that may run on the object ({why})"
+                )
+    return ""
