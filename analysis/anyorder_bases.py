@@ -91,7 +91,7 @@ def base_reason(
             return f"its base `{ast.unparse(expr)[:40]}` is not a plain name"
         if len(chain) >= _MAX_CHAIN:
             return f"more than {_MAX_CHAIN} bases of the tree"
-        node, path, why = _one_class(world, name)
+        node, path, why = _one_class(world, name, where)
         if node is None or path is None:
             return why
         if not _binds_to(where, name, path):
@@ -196,8 +196,16 @@ def _bound_once(tree: ast.Module, name: str) -> bool:
     return count == 1
 
 
-def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str | None, str]:
+def _one_class(
+    world: ClassWorld, name: str, where: tuple[str, ast.Module]
+) -> tuple[ast.ClassDef | None, str | None, str]:
+    """The class statement `name` is where it is looked up: the tree's only one of that name,
+    or, of several, the only one the module at `where` defines or imports by `from M import`
+    (`_binds_to`); None with why not."""
     statements = class_statements(world).get(name, [])
+    if len(statements) > 1:
+        mine = [s for s in statements if _binds_to(where, name, world.files[s[0]][0])]
+        statements = mine if len(mine) == 1 else statements
     if len(statements) != 1:
         return None, None, f"{len(statements)} class statements of the tree are called `{name}`"
     ((k, _),) = statements
@@ -315,3 +323,23 @@ def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
                     f"and `{e.id}` has code that may run on the object ({why})"
                 )
     return ""
+
+
+def rebindable(cls: ast.ClassDef, world: ClassWorld) -> frozenset[str]:
+    """Names whose rebinding may change the code that runs on the object: the class's bases,
+    their bases up the tree's class statements (by name), and the classes stores of a class's
+    bases add. A binding by a computed name that may bind one of them (`setattr(m, k, v)` with
+    `m` a value of unknown type) must count wherever it is (anyorder_reach.py, `bound`)."""
+    statements = class_statements(world)
+    out: set[str] = set()
+    todo = [w for b in cls.bases for w in [_name(b)] if w]
+    while todo and len(out) < 64:
+        w = todo.pop()
+        if w in out:
+            continue
+        out.add(w)
+        for _, words in statements.get(w, []):
+            todo.extend(words - {"*"})
+    for store in bases_stores(world):
+        out.update(e.id for e in store.added or ())
+    return frozenset(out)

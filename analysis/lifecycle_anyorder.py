@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.anyorder_bases import base_reason, joined_reason
+from zeroopt.analysis.anyorder_bases import base_reason, joined_reason, rebindable
 from zeroopt.analysis.anyorder_reach import (
     NOTES,
     elsewhere_others_only,
@@ -688,6 +688,7 @@ def _reached_elsewhere(
     # A binding by a computed name may store a function under a method's name: `self.m()`
     # then runs it, not the def the program inlines.
     defs = frozenset(n for m in _all_methods(cls) for n in (m, mangle(m, cls.name)))
+    defs |= rebindable(cls, world)  # a base's name rebound: other code runs on the object
     far = far or reach_reason(cls, tree, world, own_paths, flagged, attrs=matter, bound=defs)
     if far:
         return far

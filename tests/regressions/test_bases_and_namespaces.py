@@ -224,7 +224,10 @@ _install()
         "globals_handed_to_another_module_that_stores_the_base_name",
         why="Grid's module hands `globals()` to `gh_lib.install`, which stores Evil under "
         "'Base' before Grid's statement.",
-        source="import torch\n\nimport gh_lib\n" + _BASE + "\n\ngh_lib.install(globals())\n" + _BASED,
+        source="import torch\n\nimport gh_lib\n"
+        + _BASE
+        + "\n\ngh_lib.install(globals())\n"
+        + _BASED,
         scenario="def run():\n    return Grid(3).tick()\n",
         modules=(("gh_lib", _EVIL + '\n\ndef install(ns):\n    ns["Ba" + "se"] = Evil\n'),),
     ),
@@ -264,6 +267,67 @@ _install()
         modules=(
             ("gf_lib", _EVIL + '\n\ndef install(f):\n    f.__globals__["Ba" + "se"] = Evil\n'),
         ),
+    ),
+    Case(
+        "base_module_rebound_through_a_local_holding_it",
+        why="`gm_lib._patch` holds `gm_base` (from `sys.modules`) in a local and stores Evil "
+        "under 'Base' (a concatenation) before Grid's module imports Base from it.",
+        source="import torch\n\nimport gm_lib  # noqa: F401\nfrom gm_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("gm_base", _BASE),
+            (
+                "gm_lib",
+                "import sys\n\nimport gm_base  # noqa: F401\n"
+                + _EVIL
+                + "\n\ndef _patch():\n    m = sys.modules['gm_base']\n"
+                "    for k in ('Ba' + 'se',):\n        setattr(m, k, Evil)\n\n\n_patch()\n",
+            ),
+        ),
+    ),
+    Case(
+        "bases_store_adds_a_reader_to_a_class_with_a_base_of_the_tree",
+        why="Grid derives from Base, a class of the tree; `extend(Grid)` adds Dumper, whose "
+        "`dump` reads the buffer through `vars(self)`.",
+        source="import torch\n"
+        + _BASE
+        + r"""
+
+class Dumper:
+    def dump(self):
+        return [v for v in vars(self).values() if hasattr(v, "sum")][0].sum()
+
+
+def extend(cls):
+    cls.__bases__ = cls.__bases__ + (Dumper,)
+    return cls
+"""
+        + _BASED,
+        scenario="def run():\n    return extend(Grid)(3).dump()\n",
+    ),
+    Case(
+        "two_class_statements_of_the_base_name_the_import_picks_one",
+        kind="fix",
+        why="two modules define a class `Base`; Grid's module imports the one from `tc_one`, "
+        "whose code keeps to its own attributes (the other's method is decorated).",
+        source="import torch\n\nfrom tc_one import Base\n" + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            ("tc_one", _BASE),
+            (
+                "tc_two",
+                "import functools\n\n\nclass Base:\n    @functools.lru_cache\n"
+                "    def tick(self):\n        return 2\n",
+            ),
+        ),
+    ),
+    Case(
+        "two_class_statements_of_the_base_name_the_import_picks_the_reader",
+        why="two modules define a class `Base`; Grid's module imports the one from `tr_two`, "
+        "whose `tick` reads the buffer through `vars(self)`.",
+        source="import torch\n\nfrom tr_two import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(("tr_one", _BASE), ("tr_two", _EVIL.replace("Evil", "Base"))),
     ),
 ]
 
