@@ -14,8 +14,8 @@ module checks is the structure of each base, one class of the tree per name, to 
   attribute names would have to be checked as for a direct base); the class's own base is that
   name itself (`class C(B)` where `B` is a class statement of the module or `from M import B`
   of that file's module), bound once in each of the two modules (`B = wrap(B)` after the
-  statement makes it another class) and rebound by no other file (`M.B = ...`, a string naming
-  it, `globals()` in one of the two modules or a computed name on what may be one of them:
+  statement makes it another class), neither module has a star import (it may bind the name),
+  and it is rebound by no other file (`M.B = ...`, a string naming it, `globals()` in one of the two modules or a computed name on what may be one of them:
   anyorder_forms.py `_name_rebound`);
 - its body binds only methods and literals, none an attribute hook (`__getattr__`,
   `__getattribute__`, `__setattr__`, `__delattr__`, `__slots__`, `__init_subclass__`, `__new__`,
@@ -98,6 +98,8 @@ def base_reason(
             return f"`{name}` may not be the class statement of {_short(path)}"
         if not (_bound_once(where[1], name) and _bound_once(_parse(world, path), name)):
             return f"`{name}` is bound more than once in its module or where it is imported"
+        if _star_import(where[1]) or _star_import(_parse(world, path)):
+            return f"a star import where `{name}` is defined or imported may rebind it"
         why = _name_rebound(world, name, (where[0], path))
         if why:
             return why
@@ -194,6 +196,14 @@ def _bound_once(tree: ast.Module, name: str) -> bool:
         elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
             count += n.name == name
     return count == 1
+
+
+def _star_import(tree: ast.Module) -> bool:
+    """The module binds names by `from M import *` (it may bind any name; `_bound_once` counts
+    only the names an import spells)."""
+    return any(
+        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in walk([tree])
+    )
 
 
 def _one_class(

@@ -329,6 +329,25 @@ def extend(cls):
         scenario="def run():\n    return Grid(3).tick()\n",
         modules=(("tr_one", _BASE), ("tr_two", _EVIL.replace("Evil", "Base"))),
     ),
+    Case(
+        "base_name_rebound_by_a_star_import",
+        why="Grid's module imports `Base` from `ts_base`, then `from ts_lib import *` rebinds "
+        "it to `ts_lib.Base = Evil` (no class statement of that name) before Grid's statement.",
+        source="import torch\n\nfrom ts_base import Base\nfrom ts_lib import *  # noqa: F403\n"
+        + _BASED.replace("Base", "Base")
+        + "\n\ndef _unused():\n    return Base\n",
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(("ts_base", _BASE), ("ts_lib", _EVIL + "\n\nBase = Evil\n")),
+    ),
+    Case(
+        "two_class_statements_of_the_base_name_a_star_import_picks",
+        why="`from tt_base import Base` then `from tt_lib import *`, which defines another class "
+        "`Base` reading the object: the star import binds Grid's base.",
+        source="import torch\n\nfrom tt_base import Base\nfrom tt_lib import *  # noqa: F403\n"
+        + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(("tt_base", _BASE), ("tt_lib", _EVIL.replace("Evil", "Base"))),
+    ),
 ]
 
 
