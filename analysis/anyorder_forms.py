@@ -7,7 +7,12 @@ from __future__ import annotations
 import ast
 import re
 
-from zeroopt.analysis.anyorder_stores import bases_added, family, module_dict_reached
+from zeroopt.analysis.anyorder_stores import (
+    bases_added,
+    family,
+    module_dict_reached,
+    named_in_strings,
+)
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import exact, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
@@ -66,8 +71,9 @@ def _first_match(world: ClassWorld, pattern: re.Pattern[bytes], *needles: bytes)
 def _name_rebound(world: ClassWorld, name: str, modules: tuple[str, ...] | None = None) -> str:
     """A file of the tree that may rebind the module-level name `name` without a statement of
     its module: an attribute store `m.name = ...`, a string `"name"` (`setattr(m, "name", v)`,
-    `globals()["name"]`), and `globals()`: with `modules` (the files of the modules the name is
-    looked up in) only there, and a binding under a computed name on what may be one of them
+    `globals()["name"]`; with `modules`, none that is a type annotation or in `__all__`), and
+    `globals()`: with `modules` (the files of the modules the name is looked up in) only there,
+    and a binding under a computed name on what may be one of them
     (anyorder_stores.py `module_dict_reached`); without, `globals()` anywhere. A store of a
     class's bases is judged apart (anyorder_stores.py `bases_added`); "" if none."""
     key = (world.digest or f"id:{id(world)}", name, modules)
@@ -78,8 +84,10 @@ def _name_rebound(world: ClassWorld, name: str, modules: tuple[str, ...] | None 
         if modules is None:
             pattern = re.compile(rb"\bglobals[ \t]*\(|" + spelled)
             at = _first_match(world, pattern, b"globals", name.encode())
-        else:
-            at = _first_match(world, re.compile(spelled), name.encode())
+        else:  # a string naming it, but for annotations and `__all__`: parsed
+            stored = rb"\.[ \t]*" + n + rb"\b[ \t]*=(?!=)"
+            at = _first_match(world, re.compile(stored), name.encode())
+            at = at or named_in_strings(world, name)
         hit = f"{at} may rebind `{name}`: it may name another class" if at else ""
         if not hit and modules is not None:
             hit = module_dict_reached(world, name, modules)

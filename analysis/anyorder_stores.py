@@ -24,9 +24,12 @@ by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from zeroopt.analysis.anyorder_classes import parsed
+from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import LookupNames, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
 from zeroopt.analysis.project import module_name_of
@@ -312,3 +315,64 @@ def _globals_store(data: bytes, name: str) -> int:
                 continue  # `globals()[k] = v`, `k` one of names that exclude `name`
         return n.lineno
     return 0
+
+
+def named_in_strings(world: ClassWorld, name: str) -> str:
+    """`path:line` of the first string of the tree that may name `name` to bind it (the text
+    `"name"` in a string that is no type annotation, no `cast(...)` type and no element of
+    `__all__`: those are never a name bound), or ""; a file that cannot be parsed counts."""
+    quoted = re.compile(rb"[\"']" + re.escape(name.encode()) + rb"[\"']")
+    inner = re.compile(r"[\"']" + re.escape(name) + r"[\"']")
+    for path, data in world.files:
+        if name.encode() not in data or not quoted.search(data):
+            continue
+        tree = parsed(path, data)
+        if tree is None:
+            return f"{_short(path)}:1"
+        inert = _inert_strings(tree)
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and (n.value == name or inner.search(n.value))
+                and id(n) not in inert
+            ):
+                return f"{_short(path)}:{n.lineno}"
+    return ""
+
+
+def _inert_strings(tree: ast.Module) -> set[int]:
+    """Ids of the string constants that name no binding: type annotations (of parameters,
+    returns and annotated assignments), the type argument of `cast(...)`, the elements of
+    `__all__` (a star import is checked where it matters: anyorder_bases.py)."""
+    roots: list[ast.AST] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.arg) and n.annotation is not None:
+            roots.append(n.annotation)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.returns is not None:
+            roots.append(n.returns)
+        elif isinstance(n, ast.AnnAssign):
+            roots.append(n.annotation)
+            if isinstance(n.target, ast.Name) and n.target.id == "__all__" and n.value:
+                roots.append(n.value)
+        elif isinstance(n, ast.Assign | ast.AugAssign):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                roots.append(n.value)
+        elif isinstance(n, ast.Call) and n.args:
+            f = n.func
+            if isinstance(f, ast.Name | ast.Attribute) and last_name(f) == "cast":
+                roots.append(n.args[0])
+            elif (
+                isinstance(f, ast.Attribute)
+                and f.attr in ("append", "extend")
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "__all__"
+            ):
+                roots.extend(n.args)
+    out: set[int] = set()
+    for root in roots:
+        if isinstance(root, ast.Constant | ast.List | ast.Tuple | ast.Subscript | ast.BinOp
+                      | ast.Attribute | ast.Name):  # fmt: skip
+            out.update(id(c) for c in ast.walk(root) if isinstance(c, ast.Constant))
+    return out

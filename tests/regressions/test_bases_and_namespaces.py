@@ -348,6 +348,34 @@ def extend(cls):
         scenario="def run():\n    return Grid(3).tick()\n",
         modules=(("tt_base", _BASE), ("tt_lib", _EVIL.replace("Evil", "Base"))),
     ),
+    Case(
+        "base_named_in_annotations_and_all_only",
+        kind="fix",
+        why="the strings naming `Base` are a return annotation, a parameter's and `__all__`'s "
+        "elements: none binds a name.",
+        source="import torch\n\nfrom sa_base import Base\n"
+        + _BASED
+        + '\n\ndef make(n: "int") -> "Base":\n    return Grid(n)\n\n\n'
+        '__all__ = ["Base", "Grid", "make"]\n',
+        scenario="def run():\n    g = make(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(("sa_base", _BASE + '\n\n__all__ = ["Base"]\n'),),
+    ),
+    Case(
+        "base_name_stored_by_a_string_through_operator_setitem",
+        why="`operator.setitem(vars(so_base), 'Base', Evil)` in another module, before Grid's "
+        "module imports Base: the string names the base.",
+        source="import torch\n\nimport so_lib  # noqa: F401\nfrom so_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("so_base", _BASE),
+            (
+                "so_lib",
+                "import operator\n\nimport so_base\n"
+                + _EVIL
+                + '\n\noperator.setitem(vars(so_base), "Base", Evil)\n',
+            ),
+        ),
+    ),
 ]
 
 

@@ -299,7 +299,8 @@ class AnyOrderShapes(Blocks):
         """A store of a class's bases that adds a named class (`T.__bases__ = T.__bases__ +
         (E,)`), or `globals()` in the module of a base under names that exclude the base's;
         whether it reads the buffer right after `__init__`."""
-        ext = [f"def ext{u}(k):", f"    k.__bases__ = k.__bases__ + ({{}}{u},)", "    return k"]
+        ext = [f"def ext{u}(k):", f"    if {{}}{u} not in k.__bases__:  # run twice: once",
+               f"        k.__bases__ = k.__bases__ + ({{}}{u},)", "    return k"]  # fmt: skip
         if trap == "bases-add-clean":
             # A harmless class added to another class's bases (it may be any class's).
             lib += [f"class Tag{u}:", "    def tag(self):", "        return 1", "",
