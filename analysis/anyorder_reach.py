@@ -22,13 +22,11 @@ the code shows, no more:
   a `self` of D: nothing names the method through a class (methods.py `through_class`:
   `D.m(obj)`, `getattr(D, ...)`, `vars(D)`), calls it on `type(x)`/`x.__class__`/`cls`, and
   no reflective use reads a class object the tree does not name, and no file takes a method's
-  function off a bound method (`__func__`), replaces an object's class (`__class__` stored) or
-  stores a class's bases that may add D or a class deriving from D (anyorder_stores.py);
+  function (`__func__`), stores an object's `__class__` or may add D to a class's bases;
 - a local bound only by `K(...)` where K is a class statement of the file with no base but
   `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance,
   while no file of the tree may rebind K (`globals()`, `m.K = ...`, a string "K", a module's
-  attributes bound by a computed name) and no store of a class's bases may add a class related
-  to C (anyorder_stores.py); the same holds for a class object named K;
+  names bound by a computed name, a class related to C added to bases); so for a class object K;
 - a literal: never an instance of a class of the tree (a list or dict literal may hold one:
   only the shallow uses pass them);
 - anything else (a parameter, an element of a container, a call's result): may be a C.
@@ -361,13 +359,9 @@ class _Relations:
                 f"{state.modules_replaced} stores into `sys.modules` (a module may be any object)"
             )
         if r.kind in (NEW, CLASS) and r.name:
-            # `K` names the class only while no file rebinds it: `globals()`, `m.K = ...`, a
-            # string naming it, a module's attributes bound by a computed name.
-            return (
-                _name_rebound(self.world, r.name)
-                or bases_added(self.world, self.related)  # a store adding a related base
-                or _modules_bound(state)
-            )
+            # `K` names the class while no file rebinds it or adds a related base to a class.
+            why = _name_rebound(self.world, r.name) or bases_added(self.world, self.related)
+            return why or _modules_bound(state)
         if r.kind != SELF:
             return ""
         for path, other in state.uses:
