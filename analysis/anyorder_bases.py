@@ -14,8 +14,9 @@ module checks is the structure of each base, one class of the tree per name, to 
   attribute names would have to be checked as for a direct base); the class's own base is that
   name itself (`class C(B)` where `B` is a class statement of the module or `from M import B`
   of that file's module), bound once in each of the two modules (`B = wrap(B)` after the
-  statement makes it another class) and rebound by no other file (`M.B = ...`, `globals()`,
-  a string naming it: anyorder_forms.py `_name_rebound`);
+  statement makes it another class), neither module has a star import (it may bind the name),
+  and it is rebound by no other file (`M.B = ...`, a string naming it, `globals()` in one of the two modules or a computed name on what may be one of them:
+  anyorder_forms.py `_name_rebound`);
 - its body binds only methods and literals, none an attribute hook (`__getattr__`,
   `__getattribute__`, `__setattr__`, `__delattr__`, `__slots__`, `__init_subclass__`, `__new__`,
   `__class_getitem__`, `__set_name__`, `__call__`), no method decorator but staticmethod,
@@ -41,6 +42,7 @@ import os
 
 from zeroopt.analysis.anyorder_classes import class_statements, parsed
 from zeroopt.analysis.anyorder_forms import _name_rebound
+from zeroopt.analysis.anyorder_stores import bases_stores, family
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
 from zeroopt.analysis.resolve import walk
 
@@ -89,14 +91,16 @@ def base_reason(
             return f"its base `{ast.unparse(expr)[:40]}` is not a plain name"
         if len(chain) >= _MAX_CHAIN:
             return f"more than {_MAX_CHAIN} bases of the tree"
-        node, path, why = _one_class(world, name)
+        node, path, why = _one_class(world, name, where)
         if node is None or path is None:
             return why
         if not _binds_to(where, name, path):
             return f"`{name}` may not be the class statement of {_short(path)}"
         if not (_bound_once(where[1], name) and _bound_once(_parse(world, path), name)):
             return f"`{name}` is bound more than once in its module or where it is imported"
-        why = _name_rebound(world, name)
+        if _star_import(where[1]) or _star_import(_parse(world, path)):
+            return f"a star import where `{name}` is defined or imported may rebind it"
+        why = _name_rebound(world, name, (where[0], path))
         if why:
             return why
         chain.append(node)
@@ -194,8 +198,24 @@ def _bound_once(tree: ast.Module, name: str) -> bool:
     return count == 1
 
 
-def _one_class(world: ClassWorld, name: str) -> tuple[ast.ClassDef | None, str | None, str]:
+def _star_import(tree: ast.Module) -> bool:
+    """The module binds names by `from M import *` (it may bind any name; `_bound_once` counts
+    only the names an import spells)."""
+    return any(
+        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in walk([tree])
+    )
+
+
+def _one_class(
+    world: ClassWorld, name: str, where: tuple[str, ast.Module]
+) -> tuple[ast.ClassDef | None, str | None, str]:
+    """The class statement `name` is where it is looked up: the tree's only one of that name,
+    or, of several, the only one the module at `where` defines or imports by `from M import`
+    (`_binds_to`); None with why not."""
     statements = class_statements(world).get(name, [])
+    if len(statements) > 1:
+        mine = [s for s in statements if _binds_to(where, name, world.files[s[0]][0])]
+        statements = mine if len(mine) == 1 else statements
     if len(statements) != 1:
         return None, None, f"{len(statements)} class statements of the tree are called `{name}`"
     ((k, _),) = statements
@@ -282,3 +302,54 @@ def _literal_statement(stmt: ast.stmt) -> bool:
         and all(isinstance(t, ast.Name) for t in targets)
         and (value is None or isinstance(value, ast.Constant))
     )
+
+
+def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
+    """Why a store of a class's bases may make a class derive from `cls` or run other code on
+    its objects, or "". A store that only adds named classes (anyorder_stores.py) makes a class
+    derive from `cls` only if one of them may be `cls` or derive from it; otherwise its target
+    may still be `cls` or a base of it (a parameter: any class), so the code of each added class
+    may run on the object: it must pass as a base would (`base_reason`, with its name looked up
+    where the store is), and `cls` may have no base of the tree (a second one is not judged)."""
+    names = family(world, cls.name)
+    for store in bases_stores(world):
+        if store.added is None or store.module is None:
+            return f"{store.at} replaces a class's bases: any class may come to derive from it"
+        hit = [e.id for e in store.added if names is None or e.id in names]
+        if hit:
+            return (
+                f"{store.at} adds `{hit[0]}` to a class's bases: a class may come to derive from it"
+            )
+        for e in store.added:
+            if tree_base:
+                return (
+                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's: a "
+                    "second base of the tree"
+                )
+            why = base_reason(cls, e, store.module, {store.path}, world)
+            if why:
+                return (
+                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's, "
+                    f"and `{e.id}` has code that may run on the object ({why})"
+                )
+    return ""
+
+
+def rebindable(cls: ast.ClassDef, world: ClassWorld) -> frozenset[str]:
+    """Names whose rebinding may change the code that runs on the object: the class's bases,
+    their bases up the tree's class statements (by name), and the classes stores of a class's
+    bases add. A binding by a computed name that may bind one of them (`setattr(m, k, v)` with
+    `m` a value of unknown type) must count wherever it is (anyorder_reach.py, `bound`)."""
+    statements = class_statements(world)
+    out: set[str] = set()
+    todo = [w for b in cls.bases for w in [_name(b)] if w]
+    while todo and len(out) < 64:
+        w = todo.pop()
+        if w in out:
+            continue
+        out.add(w)
+        for _, words in statements.get(w, []):
+            todo.extend(words - {"*"})
+    for store in bases_stores(world):
+        out.update(e.id for e in store.added or ())
+    return frozenset(out)

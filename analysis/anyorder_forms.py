@@ -7,6 +7,12 @@ from __future__ import annotations
 import ast
 import re
 
+from zeroopt.analysis.anyorder_stores import (
+    bases_added,
+    family,
+    module_dict_reached,
+    named_in_strings,
+)
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import exact, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
@@ -40,15 +46,13 @@ def _plain_literal(e: ast.expr) -> bool:
 _UNBOUND: dict[tuple[str, str], str] = {}
 # A method's plain function taken off a bound method (`d.m.__func__`) or a class
 # (`inspect.getattr_static`), an object's class replaced (`x.__class__ = K`, `setattr(x,
-# "__class__", K)`) or a class's bases (`K.__bases__ = ...`): a method may then run with a
-# `self` of any class.
-_SELF_REPLACED = re.compile(
-    rb"__func__|getattr_static|__(?:class|bases)__[ \t]*=(?!=)|[\"']__(?:class|bases)__[\"']"
-)
+# "__class__", K)`): a method may then run with a `self` of any class. (A store of a class's
+# bases: anyorder_stores.py.)
+_SELF_REPLACED = re.compile(rb"__func__|getattr_static|__class__[ \t]*=(?!=)|[\"']__class__[\"']")
 _REPLACED: dict[str, str] = {}
 
 
-_REBOUND: dict[tuple[str, str], str] = {}
+_REBOUND: dict[tuple[str, str, tuple[str, ...] | None], str] = {}
 
 
 def _first_match(world: ClassWorld, pattern: re.Pattern[bytes], *needles: bytes) -> str:
@@ -64,34 +68,42 @@ def _first_match(world: ClassWorld, pattern: re.Pattern[bytes], *needles: bytes)
     return ""
 
 
-def _name_rebound(world: ClassWorld, name: str) -> str:
+def _name_rebound(world: ClassWorld, name: str, modules: tuple[str, ...] | None = None) -> str:
     """A file of the tree that may rebind the module-level name `name` without a statement of
-    its module, or make the class it names another: `globals()`, `__bases__` (a class's bases
-    replaced), an attribute store `m.name = ...`, a string `"name"` (`setattr(m, "name", v)`,
-    `globals()["name"]`); "" if none."""
-    key = (world.digest or f"id:{id(world)}", name)
+    its module: an attribute store `m.name = ...`, a string `"name"` (`setattr(m, "name", v)`,
+    `globals()["name"]`; with `modules`, none that is a type annotation or in `__all__`), and
+    `globals()`: with `modules` (the files of the modules the name is looked up in) only there,
+    and a binding under a computed name on what may be one of them
+    (anyorder_stores.py `module_dict_reached`); without, `globals()` anywhere. A store of a
+    class's bases is judged apart (anyorder_stores.py `bases_added`); "" if none."""
+    key = (world.digest or f"id:{id(world)}", name, modules)
     hit = _REBOUND.get(key) if world.digest else None
     if hit is None:
         n = re.escape(name.encode())
-        pattern = re.compile(
-            rb"\bglobals[ \t]*\(|__bases__|\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
-        )
-        at = _first_match(world, pattern, b"globals", b"__bases__", name.encode())
+        spelled = rb"\.[ \t]*" + n + rb"\b[ \t]*=(?!=)|[\"']" + n + rb"[\"']"
+        if modules is None:
+            pattern = re.compile(rb"\bglobals[ \t]*\(|" + spelled)
+            at = _first_match(world, pattern, b"globals", name.encode())
+        else:  # a string naming it, but for annotations and `__all__`: parsed
+            stored = rb"\.[ \t]*" + n + rb"\b[ \t]*=(?!=)"
+            at = _first_match(world, re.compile(stored), name.encode())
+            at = at or named_in_strings(world, name)
         hit = f"{at} may rebind `{name}`: it may name another class" if at else ""
+        if not hit and modules is not None:
+            hit = module_dict_reached(world, name, modules)
         if world.digest:
             _REBOUND[key] = hit
     return hit
 
 
-def _self_replaced(world: ClassWorld) -> str:
-    """A file of the tree that may run a method with a `self` of another class without naming
-    the method or a class: `__func__`, a store of `__class__`; "" if none."""
+def _self_replaced(world: ClassWorld, name: str) -> str:
+    """A file of the tree that may run a method of the class called `name` with a `self` of
+    another class without naming the method or the class: `__func__`, a store of `__class__`,
+    a store of a class's bases that may add it or a class deriving from it; "" if none."""
     key = world.digest or f"id:{id(world)}"
     hit = _REPLACED.get(key) if world.digest else None
     if hit is None:
-        at = _first_match(
-            world, _SELF_REPLACED, b"__func__", b"getattr_static", b"__class__", b"__bases__"
-        )
+        at = _first_match(world, _SELF_REPLACED, b"__func__", b"getattr_static", b"__class__")
         hit = (
             f"{at} takes a method's function or replaces an object's class: a method may run "
             "with another `self`"
@@ -100,7 +112,10 @@ def _self_replaced(world: ClassWorld) -> str:
         )
         if world.digest:
             _REPLACED[key] = hit
-    return hit
+    if hit:
+        return hit
+    names = family(world, name)
+    return bases_added(world, lambda e: names is None or e in names)
 
 
 def _unbound_call(world: ClassWorld, method: str) -> str:

@@ -22,11 +22,11 @@ the code shows, no more:
   a `self` of D: nothing names the method through a class (methods.py `through_class`:
   `D.m(obj)`, `getattr(D, ...)`, `vars(D)`), calls it on `type(x)`/`x.__class__`/`cls`, and
   no reflective use reads a class object the tree does not name, and no file takes a method's
-  function off a bound method (`__func__`) or replaces an object's class (`__class__` stored);
+  function (`__func__`), stores an object's `__class__` or may add D to a class's bases;
 - a local bound only by `K(...)` where K is a class statement of the file with no base but
   `object`, no `__new__` and no decorator, or a builtin type (dict, list, ...): a K instance,
-  while no file of the tree may rebind K (`globals()`, `m.K = ...`, a string "K", `__bases__`,
-  a module's attributes bound by a computed name); the same holds for a class object named K;
+  while no file of the tree may rebind K (`globals()`, `m.K = ...`, a string "K", a module's
+  names bound by a computed name, a class related to C added to bases); so for a class object K;
 - a literal: never an instance of a class of the tree (a list or dict literal may hold one:
   only the shallow uses pass them);
 - anything else (a parameter, an element of a container, a call's result): may be a C.
@@ -71,6 +71,7 @@ from zeroopt.analysis.anyorder_forms import (
     _self_replaced,
     _unbound_call,
 )
+from zeroopt.analysis.anyorder_stores import bases_added
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import LookupNames, Names, may_name, shown
 from zeroopt.analysis.methods import ClassWorld, _short
@@ -358,9 +359,9 @@ class _Relations:
                 f"{state.modules_replaced} stores into `sys.modules` (a module may be any object)"
             )
         if r.kind in (NEW, CLASS) and r.name:
-            # `K` names the class only while no file rebinds it: `globals()`, `m.K = ...`, a
-            # string naming it, a module's attributes bound by a computed name.
-            return _name_rebound(self.world, r.name) or _modules_bound(state)
+            # `K` names the class while no file rebinds it or adds a related base to a class.
+            why = _name_rebound(self.world, r.name) or bases_added(self.world, self.related)
+            return why or _modules_bound(state)
         if r.kind != SELF:
             return ""
         for path, other in state.uses:
@@ -373,7 +374,7 @@ class _Relations:
                 where = f"{_short(path)}:{other.line}"
                 return f"{where} reads a class object's attributes by a computed name: a method of {r.name} may run with another `self`"
         why = self.world.through_class(r.name, r.method) or _unbound_call(self.world, r.method)
-        return why or _self_replaced(self.world)
+        return why or _self_replaced(self.world, r.name)
 
     def _lineage(self, name: str) -> set[str]:
         found, _ = self.world.lineage(name)

@@ -36,8 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.anyorder_bases import base_reason
-from zeroopt.analysis.anyorder_forms import _first_match
+from zeroopt.analysis.anyorder_bases import base_reason, joined_reason, rebindable
 from zeroopt.analysis.anyorder_reach import (
     NOTES,
     elsewhere_others_only,
@@ -525,7 +524,7 @@ def _class_reason(
                 f"the class body binds names other than by `def` (line {stmt.lineno}): a method "
                 "may be one of them"
             )
-    return _subclass_reason(cls, world)
+    return _subclass_reason(cls, world, tree_bases > 0)
 
 
 def _self_called(cls: ast.ClassDef) -> set[str]:
@@ -546,7 +545,7 @@ def _self_called(cls: ast.ClassDef) -> set[str]:
     return out
 
 
-def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
+def _subclass_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool = True) -> str:
     """A class of the tree that may derive from `cls` and may change what a `self.m()` of its
     methods runs (the program inlines the class's own def), or "". Overriding a method no
     method calls through `self` only adds code that may run at any time, and that code names
@@ -557,9 +556,9 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
     found, why = world.lineage(cls.name)
     if why and not why.endswith("other than through its first base only"):
         return why
-    at = _bases_stored(world)
-    if at:
-        return f"{at} replaces a class's bases: any class may come to derive from it"
+    why = joined_reason(cls, world, tree_base)
+    if why:
+        return why
     called = _self_called(cls)
     clash = called | set(_HOOKS) | {ANY}
     names = {cls.name} | {info.name for _, info in found}
@@ -582,24 +581,6 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld) -> str:
                     f"a later base: {why}"
                 )
     return ""
-
-
-# A store of a class's bases (`K.__bases__ = ...`, `setattr(K, "__bases__", ...)`).
-_BASES_STORED = re.compile(rb"__bases__[ \t]*=(?!=)|[\"']__bases__[\"']")
-_BASES_AT: dict[str, str] = {}
-
-
-def _bases_stored(world: ClassWorld) -> str:
-    """`path:line` of the tree's first store of a class's bases, or "": once per tree digest
-    (every class judged asks)."""
-    if not world.digest:
-        return _first_match(world, _BASES_STORED, b"__bases__")
-    at = _BASES_AT.get(world.digest)
-    if at is None:
-        at = _first_match(world, _BASES_STORED, b"__bases__")
-        _BASES_AT.clear()
-        _BASES_AT[world.digest] = at
-    return at
 
 
 _PLAIN_BASE_WORDS = frozenset({"nn", "Module", "torch", "object", "ABC", "abc"})
@@ -707,6 +688,7 @@ def _reached_elsewhere(
     # A binding by a computed name may store a function under a method's name: `self.m()`
     # then runs it, not the def the program inlines.
     defs = frozenset(n for m in _all_methods(cls) for n in (m, mangle(m, cls.name)))
+    defs |= rebindable(cls, world)  # a base's name rebound: other code runs on the object
     far = far or reach_reason(cls, tree, world, own_paths, flagged, attrs=matter, bound=defs)
     if far:
         return far

@@ -301,12 +301,15 @@ class ClassWorld:
             )
         return self._stored[attr]
 
-    def bound_dynamically(self, attr: str, module: tuple[str, str] | None = None) -> str:
+    def bound_dynamically(
+        self, attr: str, module: tuple[str, str] | None = None, own: bool = True
+    ) -> str:
         """Why an object of the tree may have an attribute `attr` bound under a name the text
         need not spell (analysis/dynamic_attributes.py): a computed `setattr`, `vars(o).update(d)`,
         `SimpleNamespace(**d)`, fields named in a longer string; "" if nothing does. For a
         module's function (`module`: its dotted name and path), only computed names on what may
-        be that module count."""
+        be that module count; `own=False` leaves out the module's own `globals()`/`vars()` (the
+        caller judges those)."""
         absolute = self._absolute_paths() if module is not None else {}
         own_absolute = os.path.abspath(module[1]) if module is not None else ""
         for path, found in self._dynamic_bindings():
@@ -318,7 +321,7 @@ class ClassWorld:
                 path_absolute = absolute.get(path)
                 if path_absolute is None:
                     path_absolute = absolute[path] = os.path.abspath(path)
-                if path_absolute == own_absolute:
+                if path_absolute == own_absolute and own:
                     mine.append(MODULE_ANY + SELF)
                 line = min((found[k] for k in mine if k in found), default=0)
             if line:

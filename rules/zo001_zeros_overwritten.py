@@ -380,14 +380,21 @@ read, reads it before any write; the evidence names the assumption "`C.m` runs a
 attribute access `.X` (any receiver) and every string naming `X` (a dotted name) in the scanned
 tree is `self.X` in a method of the class, for `X` and every attribute a method naming it
 assigns (it may hold the buffer); not inside a nested function or lambda; no subclass in the
-tree binds a method of the class but `__init__`, or an attribute hook, and no file stores a
-class's `__bases__` (a class would derive from it that no statement shows); the class has no class
+tree binds a method of the class but `__init__`, or an attribute hook; `T.__bases__ =
+T.__bases__ + (E, ...)` (or `+=`; `T`, `E` plain names, `E` bound in its module only by class
+statements and imports) blocks when an `E` may be the class or derive from it (by name), else
+each `E`'s code must pass as a base of the tree (below; the class then has no other such base:
+`T` may be the class); any other `__bases__` store blocks; the class has no class
 decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`__delattr__`/
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor
 one of nn.Module's own instance attributes), or one base of the tree whose chain of bases of the
-tree (single inheritance, no torch.nn.Module; each name bound once where it is defined and
-where it is imported, and rebound by no other file) binds no hook, property or `__init_subclass__`,
+tree (single inheritance, no torch.nn.Module; each name the class statement its module defines
+or imports by `from M import`, bound once in both modules, no star import there, rebound by no
+`M.B = ...`, string "B" (but annotations, `__all__`), `globals()`/`locals()`/`vars()` in those
+two modules (but reads and `globals()[k] = v` with `k`'s names excluding B), computed name on
+what may be one of them (`setattr(m, k, v)`, `vars(m)`, `m.__dict__`, `sys.modules[...]`), any
+`__globals__` beyond a read, computed name that may be B on an unknown value) binds no hook, property or `__init_subclass__`,
 hands `self` on nowhere and touches on `self` only its own methods and attributes, none bound by
 the class or a subclass; `super()` reaches only `__init__`; methods naming the buffer are plain
 or under staticmethod/classmethod/abstractmethod or known transparent decorators (a property
@@ -407,8 +414,8 @@ class object (a related
 one's namespace holds descriptors of instance state), `self` of an unrelated class (related:
 some class of the tree derives from both, by name, or its bases are not library classes or
 classes of the tree to the root) or a local made from one, while no file may rebind that class's
-name (`globals()`, `m.K = ...`, a string "K", `__bases__`, a module's names bound by a computed
-name); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
+name (`globals()`, `m.K = ...`, a string "K", a module's names bound by a computed name, a
+`__bases__` store adding a related class); deep uses (deepcopy, pickle, `torch.save`, `asdict`) pass only a constant;
 `exec`/`eval`, frames, `attrgetter`, `gc.get_objects`/`get_referents`/`get_referrers` (any
 object of the process; each also when taken as a value, `g = operator.attrgetter`) and a class made at run time (`type(n, bases, ns)`,
 `new_class`, a metaclass called like `type`: a `...Meta`, or, given a bases display, a class
@@ -434,7 +441,8 @@ its end before another starts (no threads); a class statement with a base held i
 (`class X(Mixin, base)`) is outside the closed world, as for method resolution; a method runs
 with a `self` of its class unless the text takes it from a class (`D.m(obj)`, `getattr(D, ...)`,
 `vars(D)`, `type(x).m`, `x.__class__.m`, `cls.m`, `__func__`, `inspect.getattr_static`, a store
-of `__class__` or `__bases__`: those are checked); calls not handed the buffer
+of `__class__`, a `__bases__` store that may add D or a subclass: those are checked); `exec`,
+`eval`, frames block wherever they are; calls not handed the buffer
 do not write it. Off with `closed-world = false`; a result that used it is reused from the cache only
 while no file of the tree changed.
 

@@ -35,7 +35,8 @@ TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-
          "refl-subclass", "refl-unbound", "refl-type", "refl-local", "refl-sibling", "same-name",
          "same-name-unbound", "base-clean", "base-clean", "names-miss", "names-miss", "names-hit",
          "names-hit", "make-unrelated", "make-sub", "reset-first", "lib-writes",
-         "computed-reset")  # fmt: skip
+         "computed-reset", "bases-add-clean", "bases-add-sub", "bases-add-reader",
+         "base-globals-miss")  # fmt: skip
 # Traps whose writer runs first, before any method f calls: nothing is read unwritten.
 _PRIMED = ("reset-first", "lib-writes", "computed-reset")
 # (slice text, rows it writes of R rows)
@@ -89,14 +90,16 @@ class AnyOrderShapes(Blocks):
             elif kind == "helper-read":
                 helper = True
                 body = [f"self._fill{u}()", read]
-                total = pre = every if trap not in ("subclass", "make-sub") else set()
+                total = pre = (
+                    every if trap not in ("subclass", "make-sub", "bases-add-sub") else set()
+                )
             elif kind == "accumulate":
                 body = [f"self.{x} += 1", read]  # keeps what was there: still unwritten
             else:
                 body, reads_it = ["return 1"], False
             methods += [f"def {m}(self, on):", *ind(body), ""]
             effects.append((m, pre, reads_it, total))
-        if helper or trap in ("subclass", "make-sub"):
+        if helper or trap in ("subclass", "make-sub", "bases-add-sub"):
             methods += [f"def _fill{u}(self):", *ind(self.full(f"self.{x}", b)), ""]
         lib: list[str] = []
         tail_classes: list[str] = []  # after the class: subclasses, functions making one
@@ -104,7 +107,8 @@ class AnyOrderShapes(Blocks):
         local: list[str] = []
         fbody: list[str] = []
         made = {"subclass": f"S{u}", "refl-subclass": f"D{u}", "refl-sibling": f"E{u}",
-                "make-sub": f"lazy{u}"}.get(trap, cls)  # fmt: skip
+                "make-sub": f"lazy{u}", "bases-add-sub": f"ext{u}(Lazy{u})",
+                "bases-add-reader": f"ext{u}({cls})"}.get(trap, cls)  # fmt: skip
         fbody.append(f"o{u} = {made}(inp)")
         reads = True  # a trap reads it right after __init__
         if trap == "other-class":
@@ -196,6 +200,8 @@ class AnyOrderShapes(Blocks):
                              "    return sum(v.float().sum() for v in vars(g).values() "
                              "if isinstance(v, torch.Tensor))", "", ""]  # fmt: skip
             fbody.append(f"out.append(tot{u}(inp))")
+        elif trap.startswith("bases-add") or trap == "base-globals-miss":
+            reads = self._store_trap(u, cls, trap, lib, names, tail_classes, fbody, init)
         elif trap in ("names-miss", "names-hit", "make-unrelated", "make-sub"):
             reads = self._names_trap(u, x, cls, trap, lib, names, tail_classes, fbody)
         elif trap in _PRIMED:
@@ -225,7 +231,8 @@ class AnyOrderShapes(Blocks):
             if reads_it and written | pre != every:
                 reads = True
             written |= total
-        base = f"(P{u})" if trap in ("base", "base-clean") else ""
+        base = f"(P{u})" if trap in ("base", "base-clean", "base-globals-miss") else ""
+        base = "(torch.nn.Module)" if trap == "bases-add-reader" else base
         local += [f"class {cls}{base}:", *ind([*init, "", *methods]), "", ""]
         if trap == "subclass":
             local += [f"class S{u}({cls}):", f"    def _fill{u}(self):", "        pass", "", ""]
@@ -283,4 +290,46 @@ class AnyOrderShapes(Blocks):
                  f"def lazy{u}(inp):",
                  f"    kind = type('Lazy', (Sub{u},), {{'_fill{u}': lambda self: None}})",
                  "    return kind(inp)", "", ""]  # fmt: skip
+        return False
+
+    def _store_trap(
+        self, u: str, cls: str, trap: str, lib: list[str], names: list[str],
+        tail: list[str], fbody: list[str], init: list[str],
+    ) -> bool:  # fmt: skip
+        """A store of a class's bases that adds a named class (`T.__bases__ = T.__bases__ +
+        (E,)`), or `globals()` in the module of a base under names that exclude the base's;
+        whether it reads the buffer right after `__init__`."""
+        ext = [f"def ext{u}(k):", f"    if {{}}{u} not in k.__bases__:  # run twice: once",
+               f"        k.__bases__ = k.__bases__ + ({{}}{u},)", "    return k"]  # fmt: skip
+        if trap == "bases-add-clean":
+            # A harmless class added to another class's bases (it may be any class's).
+            lib += [f"class Tag{u}:", "    def tag(self):", "        return 1", "",
+                    f"class Hold{u}:", "    pass", "", f"class Box{u}(Hold{u}):", "    pass", "",
+                    *[t.format("Tag") for t in ext]]  # fmt: skip
+            names += [f"Tag{u}", f"Box{u}", f"ext{u}"]
+            fbody.append(f"out.append(torch.tensor(float(ext{u}(Box{u})().tag())))")
+            return False
+        if trap == "bases-add-sub":
+            # A subclass of the class added to another class's bases: that class becomes a
+            # subclass whose `_fill` does nothing.
+            tail += [f"class Sub{u}({cls}):", "    pass", "", "", f"class Hold{u}:", "    pass",
+                     "", "", f"class Lazy{u}(Hold{u}):", f"    def _fill{u}(self):",
+                     "        pass", "", "", *[t.format("Sub") for t in ext], "", ""]  # fmt: skip
+            return False
+        if trap == "bases-add-reader":
+            # A class added to the class's own bases whose method reads the object's tensors.
+            init.insert(1, "    super().__init__()")
+            lib += [f"class Dump{u}:", "    def dump(self):",
+                    "        return sum(v.float().sum() for v in vars(self).values() "
+                    "if isinstance(v, torch.Tensor))", ""]  # fmt: skip
+            names.append(f"Dump{u}")
+            tail += [*[t.format("Dump") for t in ext], "", ""]
+            fbody.append(f"out.append(o{u}.dump())")
+            return True
+        # `base-globals-miss`: a base of the tree, its module storing other names in `globals()`.
+        lib += [f"class P{u}:", "    tag = 1", f"    def bump{u}(self):", "        return self.tag",
+                "", f"def reg{u}():", f"    for k in ('v{u}', 'w{u}'):",
+                "        globals()[k] = 1", "    return 1"]  # fmt: skip
+        names += [f"P{u}", f"reg{u}"]
+        fbody.append(f"out.append(torch.tensor(float(reg{u}() + o{u}.bump{u}())))")
         return False

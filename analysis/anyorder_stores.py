@@ -1,0 +1,378 @@
+"""Stores that change what a class derives from, or what a module's name holds, out of sight of
+the class statements: the any-order pass (lifecycle_anyorder.py) asks about them.
+
+A store of a class's bases (`T.__bases__ = ...`) can make a class derive from C that no class
+statement shows. Only one form is read: `T.__bases__ = T.__bases__ + (E1, E2)` (or the added
+names first, or `T.__bases__ += (E1,)`) where `T` is a plain name and each `E` a plain name that
+its module binds only by class statements and imports and no function of the store binds. Such
+a store keeps every base `T` had and adds the classes `E`: `T` comes to derive from C only if
+some `E` is C or derives from C (by name, aliases included: the lineage's closed world), and
+whatever `T` is, the code of each `E` may come to run on objects of `T` (the caller judges that
+code as a base's). Any other store (another value, another target, `setattr(T, "__bases__",
+v)`, a string naming `__bases__`, a file that cannot be parsed) may give any class any bases.
+
+A module's names: `globals()` returns the namespace of the module whose code calls it, so a
+store through it rebinds names of that module only; a name looked up in module M may be rebound
+unseen by `globals()` in M (unless every store through it is `globals()[k] = v` with a key whose
+possible names, analysis/lookup_names.py, exclude the name, and every other use only reads), or
+by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m)[k] = v`,
+`m.__dict__`, `sys.modules[...]`, `importlib.import_module(...)`: methods.py
+`bound_dynamically`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
+(anyorder_reach.py): they block the any-order pass by themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from zeroopt.analysis.anyorder_classes import parsed
+from zeroopt.analysis.dynamic_attributes import last_name
+from zeroopt.analysis.lookup_names import LookupNames, may_name
+from zeroopt.analysis.methods import ClassWorld, _short
+from zeroopt.analysis.project import module_name_of
+
+
+@dataclass(frozen=True)
+class BasesStore:
+    """One store of a class's bases: `added` the added classes' names (None: not the form
+    read, any bases), `at` its `path:line`, `module` the parsed file."""
+
+    at: str
+    path: str
+    added: tuple[ast.Name, ...] | None
+    module: ast.Module | None
+
+
+_STORES: dict[str, list[BasesStore]] = {}
+
+
+def bases_stores(world: ClassWorld) -> list[BasesStore]:
+    """Every store of a class's bases in the tree, in file order: once per tree digest."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _STORES.get(key) if world.digest else None
+    if hit is None:
+        hit = []
+        for path, data in world.files:
+            if b"__bases__" in data:
+                hit.extend(_stores_in(path, data))
+        if world.digest:
+            _STORES.clear()
+            _STORES[key] = hit
+    return hit
+
+
+def _stores_in(path: str, data: bytes) -> list[BasesStore]:
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [BasesStore(f"{_short(path)}:1", path, None, None)]
+    out: list[BasesStore] = []
+    read: set[int] = set()  # the targets of the stores of the form read
+    parents: dict[int, ast.AST] = {}
+    docstrings: set[int] = set()
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant):
+            docstrings.add(id(n.value))
+    for n in ast.walk(tree):
+        added = _added(n, tree, parents)
+        if added is not None and isinstance(n, ast.Assign | ast.AugAssign):
+            target = n.targets[0] if isinstance(n, ast.Assign) else n.target
+            read.add(id(target))
+            out.append(BasesStore(f"{_short(path)}:{n.lineno}", path, added, tree))
+    for n in ast.walk(tree):
+        opaque = (
+            isinstance(n, ast.Attribute)
+            and n.attr == "__bases__"
+            and not isinstance(n.ctx, ast.Load)
+            and id(n) not in read
+        ) or (
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and "__bases__" in n.value
+            and id(n) not in docstrings
+        )
+        if opaque:
+            out.append(BasesStore(f"{_short(path)}:{getattr(n, 'lineno', 1)}", path, None, None))
+    out.sort(key=lambda s: int(s.at.rsplit(":", 1)[1]))
+    return out
+
+
+def _added(
+    n: ast.AST, tree: ast.Module, parents: dict[int, ast.AST]
+) -> tuple[ast.Name, ...] | None:
+    """The names `n` adds to a class's bases when it is of the form read, else None."""
+    if isinstance(n, ast.Assign) and len(n.targets) == 1:
+        target, value = n.targets[0], n.value
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+            return None
+        if _same_bases(value.left, target) and isinstance(value.right, ast.Tuple):
+            names = value.right
+        elif _same_bases(value.right, target) and isinstance(value.left, ast.Tuple):
+            names = value.left
+        else:
+            return None
+    elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add):
+        target = n.target
+        if not (_same_bases(target, target) and isinstance(n.value, ast.Tuple)):
+            return None
+        names = n.value
+    else:
+        return None
+    if not _same_bases(target, target) or not names.elts:
+        return None
+    if not all(
+        isinstance(e, ast.Name) and _module_class(e.id, n, tree, parents) for e in names.elts
+    ):
+        return None
+    return tuple(e for e in names.elts if isinstance(e, ast.Name))
+
+
+def _same_bases(e: ast.expr, target: ast.expr) -> bool:
+    """`e` is `T.__bases__` for the plain name `T` that `target` is `T.__bases__` of."""
+    return (
+        isinstance(e, ast.Attribute)
+        and e.attr == "__bases__"
+        and isinstance(e.value, ast.Name)
+        and isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and e.value.id == target.value.id
+    )
+
+
+def _module_class(name: str, at: ast.AST, tree: ast.Module, parents: dict[int, ast.AST]) -> bool:
+    """`name` at `at` is a module-level name bound only by class statements and imports: no
+    function around `at` binds it, and nothing else in the module does."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == name:
+            return False
+        if isinstance(n, ast.arg) and n.arg == name:
+            return False
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name:
+            return False
+        if isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return False
+        if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name == name:
+            return False
+    scope = parents.get(id(at))
+    while scope is not None and not isinstance(scope, ast.Module):
+        if isinstance(scope, ast.ClassDef) and scope.name == name:
+            return False  # a class body's own name is not the module's
+        scope = parents.get(id(scope))
+    return True
+
+
+def bases_added(world: ClassWorld, may_be: Callable[[str], bool]) -> str:
+    """The first store of a class's bases that may add a class `may_be` holds for (a store not
+    of the form read may add any), as evidence; "" if none."""
+    for store in bases_stores(world):
+        if store.added is None:
+            return f"{store.at} replaces a class's bases: any class may come to derive from it"
+        hit = [e.id for e in store.added if may_be(e.id)]
+        if hit:
+            return (
+                f"{store.at} adds `{hit[0]}` to a class's bases: a class may come to derive from it"
+            )
+    return ""
+
+
+def family(world: ClassWorld, name: str) -> set[str] | None:
+    """The names a class called `name`, or one deriving from it, may go by (aliases too); None
+    when the tree's classes deriving from it are not certain."""
+    found, why = world.lineage(name)
+    if why and not why.endswith("other than through its first base only"):
+        return None
+    names = {name} | {info.name for _, info in found}
+    for n in list(names):
+        names |= world.aliases(n)
+    return names
+
+
+def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) -> str:
+    """Where the tree may bind `name` in the module at one of `paths` without a statement that
+    spells it: `globals()` in that module (beyond reads and stores under names that exclude it),
+    a computed name on what may be that module elsewhere; "" if nowhere."""
+    for path in dict.fromkeys(paths):
+        data = next((d for p, d in world.files if p == path), None)
+        if data is None:
+            return f"{_short(path)} is not a file of the tree"
+        if b"globals" in data or b"locals" in data or b"vars" in data:
+            line = _globals_store(data, name)
+            if line:
+                return f"{_short(path)}:{line} may rebind `{name}` through `globals()`"
+        why = world.bound_dynamically(name, (module_name_of(path)[0], path), own=False)
+        if why:
+            return why
+    return _function_globals(world)
+
+
+_FUNCTION_GLOBALS: dict[str, str] = {}
+
+
+def _function_globals(world: ClassWorld) -> str:
+    """The first use of a function's module namespace (`f.__globals__`, any module's) that
+    does more than copy or read it; once per tree digest."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _FUNCTION_GLOBALS.get(key) if world.digest else None
+    if hit is None:
+        hit = ""
+        for path, data in world.files:
+            if b"__globals__" not in data:
+                continue
+            line = _namespace_use(data, "__globals__")
+            if line:
+                hit = f"{_short(path)}:{line} reaches a module's names through `__globals__`"
+                break
+        if world.digest:
+            _FUNCTION_GLOBALS.clear()
+            _FUNCTION_GLOBALS[key] = hit
+    return hit
+
+
+def _namespace_use(data: bytes, attr: str) -> int:
+    """The line of the first `x.<attr>` in the file that does more than read it, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and n.value == attr:
+            return n.lineno
+        if isinstance(n, ast.Attribute) and n.attr == attr and not _read_only(n, parents):
+            return n.lineno
+    return 0
+
+
+def _read_only(e: ast.expr, parents: dict[int, ast.AST]) -> bool:
+    """`e` (a namespace) is only read where it stands: subscripted to load, `.get(...)` and
+    kin, `k in e`, copied by `dict(e)` and kin."""
+    up = parents.get(id(e))
+    if isinstance(up, ast.Subscript) and up.value is e:
+        return isinstance(up.ctx, ast.Load)
+    if isinstance(up, ast.Attribute) and up.attr in _READS:
+        return True
+    if isinstance(up, ast.Compare) and e in up.comparators:
+        return True
+    return (
+        isinstance(up, ast.Call)
+        and isinstance(up.func, ast.Name)
+        and up.func.id in _READERS
+        and e in up.args
+    )
+
+
+# What returns a module's namespace: `globals()`, and `locals()` / `vars()` in its body.
+_NAMESPACES = frozenset({"globals", "locals", "vars"})
+_READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__", "__getitem__"})
+_READERS = frozenset({"set", "list", "sorted", "dict", "len", "iter", "frozenset", "tuple"})
+
+
+def _globals_store(data: bytes, name: str) -> int:
+    """The line of the first use of the module's namespace (`globals()`, `locals()` or `vars()`,
+    which in a module's body are its namespace) that may bind `name`, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    lookup = LookupNames()
+    for n in ast.walk(tree):
+        if (
+            (isinstance(n, ast.Attribute) and n.attr in _NAMESPACES)
+            or (isinstance(n, ast.alias) and n.name in _NAMESPACES)
+            or (isinstance(n, ast.Constant) and n.value in _NAMESPACES)
+        ):
+            return getattr(n, "lineno", 1)  # `builtins.globals`, imported, named in a string
+        if not (isinstance(n, ast.Name) and n.id in _NAMESPACES):
+            continue
+        call = parents.get(id(n))
+        if not (isinstance(call, ast.Call) and call.func is n and not call.args):
+            if n.id == "vars" and isinstance(call, ast.Call) and call.func is n:
+                continue  # `vars(x)`: x's namespace (methods.py `bound_dynamically`)
+            return n.lineno  # taken as a value
+        up = parents.get(id(call))
+        if _read_only(call, parents):
+            continue  # `globals()[k]`, `globals().get(k)`, `k in globals()`, `set(globals())`
+        if isinstance(up, ast.Subscript) and up.value is call and isinstance(up.ctx, ast.Store):
+            scope = parents.get(id(up))
+            while scope is not None and not isinstance(
+                scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
+            ):
+                scope = parents.get(id(scope))
+            keys = lookup.names(up.slice, scope)
+            if keys is not None and not may_name(keys, frozenset({name})):
+                continue  # `globals()[k] = v`, `k` one of names that exclude `name`
+        return n.lineno
+    return 0
+
+
+def named_in_strings(world: ClassWorld, name: str) -> str:
+    """`path:line` of the first string of the tree that may name `name` to bind it (the text
+    `"name"` in a string that is no type annotation, no `cast(...)` type and no element of
+    `__all__`: those are never a name bound), or ""; a file that cannot be parsed counts."""
+    quoted = re.compile(rb"[\"']" + re.escape(name.encode()) + rb"[\"']")
+    inner = re.compile(r"[\"']" + re.escape(name) + r"[\"']")
+    for path, data in world.files:
+        if name.encode() not in data or not quoted.search(data):
+            continue
+        tree = parsed(path, data)
+        if tree is None:
+            return f"{_short(path)}:1"
+        inert = _inert_strings(tree)
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and (n.value == name or inner.search(n.value))
+                and id(n) not in inert
+            ):
+                return f"{_short(path)}:{n.lineno}"
+    return ""
+
+
+def _inert_strings(tree: ast.Module) -> set[int]:
+    """Ids of the string constants that name no binding: type annotations (of parameters,
+    returns and annotated assignments), the type argument of `cast(...)`, the elements of
+    `__all__` (a star import is checked where it matters: anyorder_bases.py)."""
+    roots: list[ast.AST] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.arg) and n.annotation is not None:
+            roots.append(n.annotation)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.returns is not None:
+            roots.append(n.returns)
+        elif isinstance(n, ast.AnnAssign):
+            roots.append(n.annotation)
+            if isinstance(n.target, ast.Name) and n.target.id == "__all__" and n.value:
+                roots.append(n.value)
+        elif isinstance(n, ast.Assign | ast.AugAssign):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                roots.append(n.value)
+        elif isinstance(n, ast.Call) and n.args:
+            f = n.func
+            if isinstance(f, ast.Name | ast.Attribute) and last_name(f) == "cast":
+                roots.append(n.args[0])
+            elif (
+                isinstance(f, ast.Attribute)
+                and f.attr in ("append", "extend")
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "__all__"
+            ):
+                roots.extend(n.args)
+    out: set[int] = set()
+    for root in roots:
+        if isinstance(root, ast.Constant | ast.List | ast.Tuple | ast.Subscript | ast.BinOp
+                      | ast.Attribute | ast.Name):  # fmt: skip
+            out.update(id(c) for c in ast.walk(root) if isinstance(c, ast.Constant))
+    return out
