@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_delegation import delegation_reason, hooks
 from zeroopt.analysis.lifecycle_module import (
@@ -39,6 +39,7 @@ from zeroopt.analysis.lifecycle_witness import (
     build_witnesses,
     compile_program,
     decisive,
+    program_context,
     shown_unsafe,
 )
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
@@ -152,32 +153,16 @@ def analyse_lifecycles(
             plain: frozenset[str] = plain,
             full: Program = program,
         ) -> BufferOutcome:
-            cfg, ints, volatile, src_memo = compiled
             if id(prog) not in distinct_memo:
                 distinct_memo[id(prog)] = distinct_objects(prog, makers, prog is not full)
                 origins_memo[id(prog)] = object_origins(prog, plain, prog is not full)
-            ctx = Context(
-                alloc=alloc,
-                resolver=resolver,
-                scope=module_scope,
-                contracts=contracts,
-                source_lines=source_lines,
-                escape_on_bind=frozenset(prog.escape_on_bind),
-                contiguous=site.contiguous,
-                capture_nodes=frozenset(cfg.capture_nodes),
-                private_roots=frozenset({"self"}),
-                check_exit=False,
-                self_callables=stored,
-                int_names=ints,
-                volatile_bounds=volatile,
-                kernels=kernels,
-                src_memo=src_memo,  # one per program: its nodes are its own
-                frames_read=frames_read,
-                tensor_names=tensors,
-                distinct_objects=distinct_memo[id(prog)],
+            ctx = program_context(
+                prog, compiled, alloc, site.contiguous, resolver, module_scope, source_lines,
+                stored, contracts=contracts, kernels=kernels, frames_read=frames_read,
+                tensor_names=tensors, distinct_objects=distinct_memo[id(prog)],
                 object_origins=origins_memo[id(prog)],
-            )
-            return analyse_buffer(cfg, ctx)
+            )  # fmt: skip
+            return analyse_buffer(compiled[0], ctx)
 
         compiled = compile_program(program, resolver, module_scope)
         # Witness schedules (lifecycle_witness.py): never where the modelled code is in doubt.

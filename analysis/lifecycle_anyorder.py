@@ -43,7 +43,7 @@ from zeroopt.analysis.anyorder_reach import (
     others_only,
     reach_reason,
 )
-from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_analysis import (
     _TRANSPARENT_DECORATORS,
@@ -68,7 +68,7 @@ from zeroopt.analysis.lifecycle_program import (
     class_methods,
     decorator_name,
 )
-from zeroopt.analysis.lifecycle_witness import compile_program
+from zeroopt.analysis.lifecycle_witness import compile_program, program_context
 from zeroopt.analysis.lifecycles import Cycle, Lifecycle
 from zeroopt.analysis.methods import ANY, TREE_DEP, ClassWorld, _short
 from zeroopt.analysis.options import Contract
@@ -234,30 +234,14 @@ def _judge(
 
     def judge(prog: Program, straight: bool) -> BufferOutcome:
         # A straight program only ever shows a read: its slices keep to proven ints.
-        cfg, ints, volatile, src_memo = compile_program(
-            prog, resolver, module_scope, volatile=not straight
-        )
-        ctx = Context(
-            alloc=(prog.copies.get(id(site.call)) or copies)[0],
-            resolver=resolver,
-            scope=module_scope,
-            contracts=contracts,
-            source_lines=source_lines,
-            escape_on_bind=frozenset(prog.escape_on_bind),
-            contiguous=site.contiguous,
-            capture_nodes=frozenset(cfg.capture_nodes),
-            private_roots=frozenset({"self"}),
-            check_exit=False,
-            self_callables=stored,
-            int_names=ints,
-            volatile_bounds=volatile,
-            kernels=kernels,
-            src_memo=src_memo,
-            frames_read=frames_read,
-            distinct_objects=distinct_objects(prog, makers, straight),
+        compiled = compile_program(prog, resolver, module_scope, volatile=not straight)
+        ctx = program_context(
+            prog, compiled, (prog.copies.get(id(site.call)) or copies)[0], site.contiguous,
+            resolver, module_scope, source_lines, stored, contracts=contracts, kernels=kernels,
+            frames_read=frames_read, distinct_objects=distinct_objects(prog, makers, straight),
             certain_reads_only=certain,
-        )
-        return analyse_buffer(cfg, ctx)
+        )  # fmt: skip
+        return analyse_buffer(compiled[0], ctx)
 
     outcome = judge(program, False)
     unsafe = [i for i in outcome.issues if i.severity == UNSAFE]

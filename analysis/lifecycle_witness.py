@@ -29,9 +29,10 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from zeroopt.analysis.cfg import CFG, Builder, InlineBlock
-from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context
 from zeroopt.analysis.lifecycle_program import (
     RENAME_MARK,
     Program,
@@ -194,6 +195,40 @@ def compile_program(
         return cfg, ints, frozenset(), {}
     volatile_names = volatile_bounds(program.body, [], unstable, ints, qualify)
     return cfg, ints | volatile_names, volatile_names, {}
+
+
+def program_context(
+    program: Program,
+    compiled: Compiled,
+    alloc: ast.Call,
+    contiguous: bool,
+    resolver: Resolver,
+    scope: Scope,
+    source_lines: list[str],
+    stored: frozenset[str],
+    **more: Any,
+) -> Context:
+    """The dataflow context of a compiled program of a class's methods (the lifecycle models and
+    the any-order pass): `self` is the object the methods share, its stored callables are its
+    own, and the program's end is no function exit. `more` holds the caller's own settings
+    (contracts, kernels, frames read, the objects a maker returns, ...)."""
+    cfg, ints, volatile, src_memo = compiled
+    return Context(
+        alloc=alloc,
+        resolver=resolver,
+        scope=scope,
+        source_lines=source_lines,
+        escape_on_bind=frozenset(program.escape_on_bind),
+        contiguous=contiguous,
+        capture_nodes=frozenset(cfg.capture_nodes),
+        private_roots=frozenset({"self"}),
+        check_exit=False,
+        self_callables=stored,
+        int_names=ints,
+        volatile_bounds=volatile,
+        src_memo=src_memo,  # one per program: its nodes are its own
+        **more,
+    )
 
 
 def shown_unsafe(outcome: BufferOutcome) -> bool:

@@ -37,15 +37,14 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import CFG, Builder
-from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, Issue, analyse_buffer
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue, analyse_buffer
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.methods import TREE_DEP
 from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
 from zeroopt.analysis.returned_methods import method_callers
 from zeroopt.analysis.returned_modules import foreign_callers
 from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
-from zeroopt.analysis.scalars import int_names
-from zeroopt.analysis.summaries import plain_decorators
+from zeroopt.analysis.summaries import function_context, plain_decorators
 from zeroopt.analysis.tree_naming import naming_files
 
 if TYPE_CHECKING:
@@ -482,25 +481,10 @@ class ReturnedJudge:
             cfg = self._cfgs[key] = Builder(qualify).build(owner.body)
         args = owner.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
-        ctx = Context(
-            alloc=call,
-            resolver=unit.resolver,
-            scope=scope,
-            contracts=self.summaries.contracts,
-            source_lines=unit.lines,
-            escape_on_bind=frozenset(unstable),
-            contiguous=contiguous,
-            capture_nodes=frozenset(cfg.capture_nodes),
-            int_names=int_names(owner.body, params, unstable, qualify),
-            kernels=self.summaries.kernels,
-            frames_read=unit.frames_read,
-            certain_reads_only=certain,
-            src_memo=unit.src_memo,
-            summaries=self.summaries,
-            shape_known=False,
-            seed=seed,
-        )
+        ctx = function_context(
+            self.summaries, unit, call, scope, cfg, owner.body, params, qualify,
+            certain=certain, contiguous=contiguous, shape_known=False, seed=seed,
+        )  # fmt: skip
         return analyse_buffer(cfg, ctx)
 
 

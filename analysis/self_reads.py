@@ -39,14 +39,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.cfg import Builder
-from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Context, analyse_buffer
+from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.partial_reads import carried, empty_guard, written
 from zeroopt.analysis.resolve import Scope, runs_body_when_called
 from zeroopt.analysis.returned import _computed_getattr, _reflective
-from zeroopt.analysis.scalars import int_names
-from zeroopt.analysis.summaries import plain_decorators
+from zeroopt.analysis.summaries import function_context, plain_decorators
 
 if TYPE_CHECKING:
     from zeroopt.analysis.allocations import Allocation
@@ -378,23 +377,8 @@ def _analyse(
     qualify = partial(unit.resolver.qualified, cscope)
     cfg = Builder(qualify).build(clone.body)
     every = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
-    unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
-    ctx = Context(
-        alloc=alloc,
-        resolver=unit.resolver,
-        scope=cscope,
-        contracts=summaries.contracts,
-        source_lines=unit.lines,
-        escape_on_bind=frozenset(unstable),
-        contiguous=False,
-        capture_nodes=frozenset(cfg.capture_nodes),
-        int_names=int_names(clone.body, every, unstable, qualify),
-        kernels=summaries.kernels,
-        frames_read=unit.frames_read,
-        certain_reads_only=certain,
-        src_memo=unit.src_memo,
-        summaries=summaries,
-        shape_known=False,
-        seed=seed,
-    )
+    ctx = function_context(
+        summaries, unit, alloc, cscope, cfg, clone.body, every, qualify,
+        certain=certain, shape_known=False, seed=seed,
+    )  # fmt: skip
     return analyse_buffer(cfg, ctx)

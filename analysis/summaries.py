@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_of
@@ -43,6 +43,10 @@ from zeroopt.analysis.resolve import (
 from zeroopt.analysis.scalars import int_names
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from zeroopt.analysis.cfg import CFG
+    from zeroopt.analysis.dataflow import Context
     from zeroopt.analysis.kernel_contracts import KernelContract
     from zeroopt.analysis.options import Contract
     from zeroopt.analysis.project import ProjectView
@@ -347,7 +351,7 @@ class Summaries:
             self._stack.pop()
 
     def _run(self, callee: Callee, param: str) -> Summary:
-        from zeroopt.analysis.dataflow import UNSAFE, Context, analyse_buffer
+        from zeroopt.analysis.dataflow import UNSAFE, analyse_buffer
 
         fn = callee.fn
         unit = callee.unit
@@ -363,24 +367,11 @@ class Summaries:
         cfg = Builder(qualify).build([stmt, *fn.body])
         args = fn.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
         nested = self if unit is self.unit else self._for(unit)
-        ctx = Context(
-            alloc=marker,
-            resolver=unit.resolver,
-            scope=scope,
-            contracts=self.contracts,
-            source_lines=unit.lines,
-            escape_on_bind=frozenset(unstable),
-            contiguous=False,  # a view may be passed: layouts prove nothing
-            capture_nodes=frozenset(cfg.capture_nodes),
-            int_names=int_names(fn.body, [p for p in params if p.arg != param], unstable, qualify),
-            kernels=self.kernels,
-            frames_read=unit.frames_read,
-            certain_reads_only=True,  # a read first on every way in, for both rules
-            src_memo=unit.src_memo,
-            summaries=nested,
-        )
+        ctx = function_context(
+            nested, unit, marker, scope, cfg, fn.body, [p for p in params if p.arg != param],
+            qualify, certain=True,  # a read first on every way in, for both rules
+        )  # fmt: skip
         outcome = analyse_buffer(cfg, ctx)
         if outcome.gave_up:
             return Summary(UNKNOWN, outcome.gave_up)
@@ -423,6 +414,46 @@ class Summaries:
         other._world = self._world
         other._memo = self._memo
         return other
+
+
+def function_context(
+    summaries: Summaries,
+    unit: Unit,
+    alloc: ast.Call,
+    scope: Scope,
+    cfg: CFG,
+    body: list[ast.stmt],
+    params: list[ast.arg],
+    qualify: Callable[[ast.expr], str | None],
+    *,
+    certain: bool,
+    contiguous: bool = False,
+    **more: Any,
+) -> Context:
+    """The dataflow context of one function of `unit` analysed with an allocation at its start
+    (a parameter for a summary, a caller of a returned buffer, a method reading `self`'s): what
+    those analyses share, built in one place so they cannot drift apart. `params` are the
+    parameters whose integer values are unknown; `more` holds the analysis's own settings."""
+    from zeroopt.analysis.dataflow import Context
+
+    unstable = set(scope.captured | scope.global_names | scope.nonlocal_names)
+    return Context(
+        alloc=alloc,
+        resolver=unit.resolver,
+        scope=scope,
+        contracts=summaries.contracts,
+        source_lines=unit.lines,
+        escape_on_bind=frozenset(unstable),
+        contiguous=contiguous,
+        capture_nodes=frozenset(cfg.capture_nodes),
+        int_names=int_names(body, params, unstable, qualify),
+        kernels=summaries.kernels,
+        frames_read=unit.frames_read,
+        certain_reads_only=certain,
+        src_memo=unit.src_memo,
+        summaries=summaries,
+        **more,
+    )
 
 
 def _module_level(scope: Scope, name: str) -> bool:
