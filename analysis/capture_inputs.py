@@ -73,11 +73,11 @@ def capture_reads(
     found: dict[int, CaptureRead] = {}
     classes = [s for s in tree.body if isinstance(s, ast.ClassDef)]
     root = resolver.scope_of(tree)
-    if not classes or _patches_classes(tree):
+    matched = [(c, m) for c in classes if (m := _model_of(c, resolver, root, models))]
+    if not matched or _patches_classes(tree):  # the cheap test first: most files match none
         return found
-    for cls in classes:
-        model = _model_of(cls, resolver, root, models)
-        if model is None or _subclassed(cls, tree):
+    for cls, model in matched:
+        if _subclassed(cls, tree):
             continue
         for read in _class_reads(cls, model, resolver, root, classes, by_call):
             found[id(read.alloc)] = read
