@@ -17,7 +17,8 @@ unseen by `globals()` in M (unless every store through it is `globals()[k] = v` 
 possible names, analysis/lookup_names.py, exclude the name, and every other use only reads), or
 by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m)[k] = v`,
 `m.__dict__`, `sys.modules[...]`, `importlib.import_module(...)`: methods.py
-`bound_dynamically`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
+`bound_dynamically`), or by another object put in `sys.modules` under M's name (the import
+then yields it: `modules_replaced`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
 (anyorder_reach.py): they block the any-order pass by themselves.
 """
 
@@ -207,7 +208,82 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
         why = world.bound_dynamically(name, (module_name_of(path)[0], path), own=False)
         if why:
             return why
-    return _function_globals(world)
+    return modules_replaced(world, paths) or _function_globals(world)
+
+
+def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
+    """Where the tree may put another object in `sys.modules` under the name of a module at one
+    of `paths` (or of a package above it): an import of it then yields that object, whatever its
+    file binds. A store `sys.modules[k] = v` counts unless `k`'s possible names
+    (analysis/lookup_names.py) end in no part of those modules' dotted names; any other use of
+    `sys.modules` but a read or `pop`/`del` counts (`update`, `setdefault`, held in a name,
+    `from sys import modules`, `getattr(sys, "modules")`); "" if none."""
+    parts = {p for path in paths for p in module_name_of(path)[0].split(".") if p}
+    for path, data in world.files:
+        if b"modules" not in data:
+            continue
+        line = _modules_store(data, parts)
+        if line:
+            return (
+                f"{_short(path)}:{line} may put another object in `sys.modules` under the name "
+                "of a module the name is imported from"
+            )
+    return ""
+
+
+def _modules_store(data: bytes, parts: set[str]) -> int:
+    """The line of the first use of `sys.modules` in the file that may replace a module whose
+    dotted name ends in one of `parts`, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    sys_names = {"sys"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            sys_names.update(a.asname or a.name for a in n.names if a.name == "sys")
+        elif (
+            isinstance(n, ast.ImportFrom)
+            and n.module == "sys"
+            and any(a.name in ("modules", "*") for a in n.names)
+        ):
+            return n.lineno
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    lookup = LookupNames()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
+            return n.lineno  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
+        if not (isinstance(n, ast.Attribute) and n.attr == "modules"):
+            continue
+        v = n.value
+        if not (
+            (isinstance(v, ast.Name) and v.id in sys_names)
+            or (isinstance(v, ast.Call) and last_name(v.func) in ("__import__", "import_module"))
+        ):
+            continue
+        if _read_only(n, parents):
+            continue
+        up = parents.get(id(n))
+        if isinstance(up, ast.Attribute) and up.attr == "pop":
+            continue  # the next import executes the module's own file again
+        if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Del):
+            continue
+        if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Store):
+            scope = parents.get(id(up))
+            while scope is not None and not isinstance(
+                scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
+            ):
+                scope = parents.get(id(scope))
+            keys = lookup.names(up.slice, scope)
+            if keys is not None and all(
+                whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in keys
+            ):
+                continue  # `sys.modules["other"] = m`: no module the name is imported from
+        return n.lineno
+    return 0
 
 
 _FUNCTION_GLOBALS: dict[str, str] = {}
@@ -249,6 +325,20 @@ def _namespace_use(data: bytes, attr: str) -> int:
         if isinstance(n, ast.Attribute) and n.attr == attr and not _read_only(n, parents):
             return n.lineno
     return 0
+
+
+def _reflective(c: ast.Constant, parents: dict[int, ast.AST]) -> bool:
+    """The string `c` names an attribute by reflection: an argument of `getattr`-like calls,
+    the key of a subscript of `vars(...)` or of a `__dict__`."""
+    up = parents.get(id(c))
+    if isinstance(up, ast.Call):
+        return last_name(up.func) in ("getattr", "attrgetter", "__getattribute__")
+    if isinstance(up, ast.Subscript) and up.slice is c:
+        v = up.value
+        return (isinstance(v, ast.Call) and last_name(v.func) == "vars") or (
+            isinstance(v, ast.Attribute) and v.attr == "__dict__"
+        )
+    return False
 
 
 def _read_only(e: ast.expr, parents: dict[int, ast.AST]) -> bool:

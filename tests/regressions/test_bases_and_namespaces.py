@@ -376,6 +376,57 @@ def extend(cls):
             ),
         ),
     ),
+    Case(
+        "base_module_replaced_in_sys_modules",
+        why="`sm_lib` puts a namespace whose `Base` is Evil in `sys.modules` under 'sm_base' "
+        "(the keyword spells no string, no attribute store) before Grid's module imports Base "
+        "from it: the import yields Evil, not sm_base's class statement.",
+        source="import torch\n\nimport sm_lib  # noqa: F401\nfrom sm_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("sm_base", _BASE),
+            (
+                "sm_lib",
+                "import sys\nimport types\n"
+                + _EVIL
+                + "\n\nsys.modules['sm_base'] = types.SimpleNamespace(Base=Evil)\n",
+            ),
+        ),
+    ),
+    Case(
+        "base_module_replaces_itself_in_sys_modules",
+        why="`sr_base` ends by putting a namespace whose `Base` is Evil in `sys.modules` under "
+        "its own `__name__`: Grid's module's import of Base yields Evil.",
+        source="import torch\n\nfrom sr_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            (
+                "sr_base",
+                "import sys\nimport types\n"
+                + _EVIL
+                + _BASE
+                + "\n\nsys.modules[__name__] = types.SimpleNamespace(Base=Evil)\n",
+            ),
+        ),
+    ),
+    Case(
+        "sys_modules_stored_under_other_names_only",
+        kind="fix",
+        why="`su_lib` stores into `sys.modules` only under 'su_other' and reads 'su_base': "
+        "the import of Base from su_base yields its class statement.",
+        source="import torch\n\nimport su_lib  # noqa: F401\nfrom su_base import Base\n" + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            ("su_base", _BASE),
+            (
+                "su_lib",
+                "import sys\nimport types\n"
+                + _EVIL
+                + "\n\nsys.modules['su_other'] = types.SimpleNamespace(Base=Evil)\n"
+                "seen = sys.modules.get('su_base')\n",
+            ),
+        ),
+    ),
 ]
 
 
