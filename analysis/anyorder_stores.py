@@ -2,10 +2,11 @@
 the class statements: the any-order pass (lifecycle_anyorder.py) asks about them.
 
 A store of a class's bases (`T.__bases__ = ...`) can make a class derive from C that no class
-statement shows. Only one form is read: `T.__bases__ = T.__bases__ + (E1, E2)` (or the added
-names first, or `T.__bases__ += (E1,)`) where `T` is a plain name and each `E` a plain name that
-its module binds only by class statements and imports and no function of the store binds. Such
-a store keeps every base `T` had and adds the classes `E`: `T` comes to derive from C only if
+statement shows. Only one form is read: `T.__bases__ = T.__bases__ + (E1, E2)` (or
+`T.__bases__ += (E1,)`) where `T` is a plain name and each `E` a plain name that its module
+binds only by class statements and imports and no function of the store binds. Such a store
+keeps every base `T` had and adds the classes `E` after them (the added names first would put
+E's methods before those of C when T derives from C: not read): `T` comes to derive from C only if
 some `E` is C or derives from C (by name, aliases included: the lineage's closed world), and
 whatever `T` is, the code of each `E` may come to run on objects of `T` (the caller judges that
 code as a base's). Any other store (another value, another target, `setattr(T, "__bases__",
@@ -111,12 +112,9 @@ def _added(
         target, value = n.targets[0], n.value
         if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
             return None
-        if _same_bases(value.left, target) and isinstance(value.right, ast.Tuple):
-            names = value.right
-        elif _same_bases(value.right, target) and isinstance(value.left, ast.Tuple):
-            names = value.left
-        else:
-            return None
+        if not (_same_bases(value.left, target) and isinstance(value.right, ast.Tuple)):
+            return None  # `(E,) + T.__bases__`: E's methods override those of T's bases
+        names = value.right
     elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add):
         target = n.target
         if not (_same_bases(target, target) and isinstance(n.value, ast.Tuple)):

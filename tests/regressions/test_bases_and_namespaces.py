@@ -427,6 +427,87 @@ def extend(cls):
             ),
         ),
     ),
+    Case(
+        "bases_store_puts_a_harmless_class_first",
+        why="`extend(SubGrid)` puts Lazy before SubGrid's bases: SubGrid's method order becomes "
+        "SubGrid, Lazy, Grid, so Lazy's `_fill`, which touches nothing, overrides Grid's writer "
+        "and `step` reads the buffer unwritten.",
+        source=_GRID
+        + r"""
+
+class SubGrid(Grid):
+    pass
+
+
+class Lazy:
+    def _fill(self):
+        return None
+
+
+def extend(cls):
+    cls.__bases__ = (Lazy,) + cls.__bases__
+    return cls
+""",
+        scenario="def run():\n    return extend(SubGrid)(3).step()\n",
+    ),
+    Case(
+        "bases_store_appends_a_class_sharing_a_base_with_a_subclass",
+        why="Lazy derives from Y, which SubGrid lists before Grid: appended to Sub2's bases, "
+        "Lazy comes before Y and so before Grid in Sub2's method order (Sub2, SubGrid, Lazy, Y, "
+        "Grid), and its `_fill` overrides Grid's writer.",
+        source=_GRID
+        + r"""
+
+class Y:
+    pass
+
+
+class SubGrid(Y, Grid):
+    pass
+
+
+class Sub2(SubGrid):
+    pass
+
+
+class Lazy(Y):
+    def _fill(self):
+        return None
+
+
+def extend(cls):
+    cls.__bases__ = cls.__bases__ + (Lazy,)
+    return cls
+""",
+        scenario="def run():\n    return extend(Sub2)(3).step()\n",
+    ),
+    Case(
+        "bases_store_appends_a_harmless_class_to_a_class_with_two_bases",
+        kind="fix",
+        why="Lazy (no base) appended to Mixed(Other, Grid): Mixed's method order is Mixed, "
+        "Other, Grid, Lazy, so Grid's `_fill` still runs.",
+        source=_GRID
+        + r"""
+
+class Lazy:
+    def _fill(self):
+        return None
+
+
+class Other:
+    pass
+
+
+class Mixed(Other, Grid):
+    pass
+
+
+def extend(cls):
+    cls.__bases__ = cls.__bases__ + (Lazy,)
+    return cls
+""",
+        scenario="def run():\n    return extend(Mixed)(3).step()\n",
+    ),
 ]
 
 
