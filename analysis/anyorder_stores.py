@@ -19,7 +19,8 @@ possible names, analysis/lookup_names.py, exclude the name, and every other use 
 by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m)[k] = v`,
 `m.__dict__`, `sys.modules[...]`, `importlib.import_module(...)`: methods.py
 `bound_dynamically`), or by another object put in `sys.modules` under M's name (the import
-then yields it: `modules_replaced`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
+then yields it: `modules_replaced`), or by a deletion of the name from a module while a module
+`__getattr__` may answer for it (`deleted_with_fallback`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
 (anyorder_reach.py): they block the any-order pass by themselves.
 """
 
@@ -206,7 +207,62 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
         why = world.bound_dynamically(name, (module_name_of(path)[0], path), own=False)
         if why:
             return why
-    return modules_replaced(world, paths) or _function_globals(world)
+    return (
+        modules_replaced(world, paths)
+        or deleted_with_fallback(world, name)
+        or _function_globals(world)
+    )
+
+
+def deleted_with_fallback(world: ClassWorld, name: str) -> str:
+    """Where the tree may delete `name` from a module (any: a module is often held in a value
+    of unknown type) when some file of the
+    tree names `__getattr__` (a module's own, one stored into it, or the class a module's
+    `__class__` may become): the import of `name` then yields whatever it returns. A deletion is
+    `del e.name`, or `delattr(e, k)` / `e.__delattr__(k)` with `k` that may be `name`; "" if
+    none."""
+    if not any(b"__getattr__" in d for _, d in world.files):
+        return ""
+    for path, data in world.files:
+        if b"del" not in data:
+            continue
+        line = _deletion(data, name)
+        if line:
+            return (
+                f"{_short(path)}:{line} may delete `{name}` from a module: its module "
+                "`__getattr__` may then give another object"
+            )
+    return ""
+
+
+def _deletion(data: bytes, name: str) -> int:
+    """The line of the first `del e.name` or `delattr(e, k)` that may delete `name`, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    lookup = LookupNames()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Del) and n.attr == name:
+            return n.lineno
+        if not (isinstance(n, ast.Call) and last_name(n.func) in ("delattr", "__delattr__")):
+            continue
+        key = n.args[1] if last_name(n.func) == "delattr" and len(n.args) > 1 else None
+        if isinstance(n.func, ast.Attribute) and last_name(n.func) == "__delattr__" and n.args:
+            key = n.args[-1]
+        scope = parents.get(id(n))
+        while scope is not None and not isinstance(
+            scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
+        ):
+            scope = parents.get(id(scope))
+        keys = lookup.names(key, scope) if key is not None else None
+        if keys is None or any(not whole or prefix == name for prefix, _, whole in keys):
+            return n.lineno
+    return 0
 
 
 def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:

@@ -508,6 +508,43 @@ def extend(cls):
 """,
         scenario="def run():\n    return extend(Mixed)(3).step()\n",
     ),
+    Case(
+        "base_deleted_from_its_module_with_a_module_getattr",
+        why="`dl_lib` deletes 'Base' (a concatenation) from `dl_base`, whose module `__getattr__` "
+        "answers Evil for any missing name: Grid's module's import of Base yields Evil.",
+        source="import torch\n\nimport dl_lib  # noqa: F401\nfrom dl_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("dl_base", _EVIL + "\n\ndef __getattr__(name):\n    return Evil\n" + _BASE),
+            ("dl_lib", "import dl_base\n\ndelattr(dl_base, 'Ba' + 'se')\n"),
+        ),
+    ),
+    Case(
+        "base_deleted_by_name_from_its_module_with_a_module_getattr",
+        why="`dn_lib` runs `del dn_base.Base` (an attribute deletion, no store): `dn_base`'s "
+        "module `__getattr__` then answers Evil for the import of Base.",
+        source="import torch\n\nimport dn_lib  # noqa: F401\nfrom dn_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("dn_base", _EVIL + "\n\ndef __getattr__(name):\n    return Evil\n" + _BASE),
+            ("dn_lib", "import dn_base\n\ndel dn_base.Base\n"),
+        ),
+    ),
+    Case(
+        "other_names_deleted_from_the_base_module_with_a_module_getattr",
+        kind="fix",
+        why="`do_lib` deletes only 'helper' from `do_base` (whose module `__getattr__` answers "
+        "any missing name): Base stays its class statement.",
+        source="import torch\n\nimport do_lib  # noqa: F401\nfrom do_base import Base\n" + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            (
+                "do_base",
+                "helper = 1\n\n\ndef __getattr__(name):\n    return 2\n" + _BASE,
+            ),
+            ("do_lib", "import do_base\n\ndelattr(do_base, 'hel' + 'per')\n"),
+        ),
+    ),
 ]
 
 
