@@ -19,7 +19,8 @@ possible names, analysis/lookup_names.py, exclude the name, and every other use 
 by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m)[k] = v`,
 `m.__dict__`, `sys.modules[...]`, `importlib.import_module(...)`: methods.py
 `bound_dynamically`), or by another object put in `sys.modules` under M's name (the import
-then yields it: `modules_replaced`), or by a deletion of the name from a module while a module
+then yields it: `modules_replaced`), or by a submodule of that name when M is a package
+(`import M.B` binds B in M: `_submodule`), or by a deletion of the name from a module while a module
 `__getattr__` may answer for it (`deleted_with_fallback`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
 (anyorder_reach.py): they block the any-order pass by themselves.
 """
@@ -27,6 +28,7 @@ then yields it: `modules_replaced`), or by a deletion of the name from a module 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -200,6 +202,12 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
         data = next((d for p, d in world.files if p == path), None)
         if data is None:
             return f"{_short(path)} is not a file of the tree"
+        sub = _submodule(world, path, name)
+        if sub:
+            return (
+                f"{_short(path)} is a package with a submodule `{name}` ({sub}): importing it "
+                f"binds `{name}` in the package to the module"
+            )
         if b"globals" in data or b"locals" in data or b"vars" in data:
             line = _globals_store(data, name)
             if line:
@@ -263,6 +271,27 @@ def _deletion(data: bytes, name: str) -> int:
         if keys is None or any(not whole or prefix == name for prefix, _, whole in keys):
             return n.lineno
     return 0
+
+
+def _submodule(world: ClassWorld, path: str, name: str) -> str:
+    """A submodule or subpackage called `name` of the package whose `__init__.py` is at `path`
+    (a file of the tree or on disk, an extension module too), or "". `import pkg.name` anywhere
+    sets the package's attribute `name` to that module, and a module may stand as a base
+    through its `__mro_entries__`."""
+    folder, base = os.path.split(path)
+    if base != "__init__.py":
+        return ""
+    for p, _ in world.files:
+        if os.path.dirname(os.path.dirname(p)) == folder or os.path.dirname(p) == folder:
+            rest = os.path.relpath(p, folder).split(os.sep)[0]
+            if rest == name or rest.split(".")[0] == name:
+                return _short(p)
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return ""
+    hit = [e for e in entries if e == name or e.split(".")[0] == name]
+    return _short(os.path.join(folder, hit[0])) if hit else ""
 
 
 def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:

@@ -545,6 +545,32 @@ def extend(cls):
             ("do_lib", "import do_base\n\ndelattr(do_base, 'hel' + 'per')\n"),
         ),
     ),
+    Case(
+        "base_of_a_package_shadowed_by_its_submodule_of_that_name",
+        why="`sp_lib` imports `sppkg.Base`, a submodule, which binds `sppkg.Base` to that module: "
+        "Grid's module then imports the module, whose `__mro_entries__` makes Evil Grid's base.",
+        source="import torch\n\nimport sp_lib  # noqa: F401\nfrom sppkg import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("sppkg/__init__", _BASE),
+            (
+                "sppkg/Base",
+                "from sp_ev import Evil\n\n\ndef __mro_entries__(bases):\n    return (Evil,)\n",
+            ),
+            ("sp_ev", _EVIL),
+            ("sp_lib", "import sppkg.Base  # noqa: F401\n"),
+        ),
+    ),
+    Case(
+        "base_of_a_package_with_submodules_of_other_names",
+        kind="fix",
+        why="`sqpkg` defines Base and has a submodule `helpers` only: importing it binds "
+        "`sqpkg.helpers`, not Base.",
+        source="import torch\n\nimport sqpkg.helpers  # noqa: F401\nfrom sqpkg import Base\n"
+        + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(("sqpkg/__init__", _BASE), ("sqpkg/helpers", "X = 1\n")),
+    ),
 ]
 
 
