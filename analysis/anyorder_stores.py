@@ -19,7 +19,8 @@ possible names, analysis/lookup_names.py, exclude the name, and every other use 
 by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m)[k] = v`,
 `m.__dict__`, `sys.modules[...]`, `importlib.import_module(...)`: methods.py
 `bound_dynamically`), or by another object put in `sys.modules` under M's name (the import
-then yields it: `modules_replaced`), or by a submodule of that name when M is a package
+then yields it: `modules_replaced`), or by an import hook or a folder put on `sys.path` (`import_system_altered`), or by a
+submodule of that name when M is a package
 (`import M.B` binds B in M: `_submodule`), or by a deletion of the name from a module while a module
 `__getattr__` may answer for it (`deleted_with_fallback`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
 (anyorder_reach.py): they block the any-order pass by themselves.
@@ -217,9 +218,85 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
             return why
     return (
         modules_replaced(world, paths)
+        or import_system_altered(world)
         or deleted_with_fallback(world, name)
         or _function_globals(world)
     )
+
+
+_IMPORT_STATE = frozenset({"meta_path", "path_hooks", "path_importer_cache", "path"})
+_ALTERED: dict[str, str] = {}
+
+
+def import_system_altered(world: ClassWorld) -> str:
+    """The first place the tree may change where an import finds a module, so that `from M
+    import B` may run another file or yield another object than the tree's file of M: a use of
+    `sys.meta_path`, `sys.path_hooks`, `sys.path_importer_cache` or `sys.path` beyond a read
+    (an import hook, a folder put first), `site.addsitedir`, a store into a package's
+    `__path__`; once per tree digest; "" if none."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _ALTERED.get(key) if world.digest else None
+    if hit is None:
+        hit = ""
+        for path, data in world.files:
+            if b"path" not in data:
+                continue
+            line = _import_state_use(data)
+            if line:
+                hit = f"{_short(path)}:{line} may change where an import finds a module"
+                break
+        if world.digest:
+            _ALTERED.clear()
+            _ALTERED[key] = hit
+    return hit
+
+
+def _import_state_use(data: bytes) -> int:
+    """The line of the first use in the file that may change how imports find modules, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    sys_names = {"sys"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            sys_names.update(a.asname or a.name for a in n.names if a.name == "sys")
+        elif (
+            isinstance(n, ast.ImportFrom)
+            and n.module == "sys"
+            and any(a.name in _IMPORT_STATE or a.name == "*" for a in n.names)
+        ):
+            return n.lineno
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and n.value in _IMPORT_STATE and _reflective(n, parents):
+            return n.lineno  # `getattr(sys, "meta_path")`
+        if isinstance(n, ast.Call) and last_name(n.func) == "addsitedir":
+            return n.lineno
+        if isinstance(n, ast.Name) and n.id == "__path__":
+            up = parents.get(id(n))
+            if not isinstance(n.ctx, ast.Load) or (
+                isinstance(up, ast.Attribute) and up.attr not in _READS
+            ):
+                return n.lineno  # `__path__ = extend_path(...)`, `__path__.append(d)`
+        if not isinstance(n, ast.Attribute):
+            continue
+        if n.attr == "__path__" and not _read_only(n, parents):
+            return n.lineno
+        v = n.value
+        of_sys = (isinstance(v, ast.Name) and v.id in sys_names) or (
+            isinstance(v, ast.Call) and last_name(v.func) in ("__import__", "import_module")
+        )
+        if not (of_sys and n.attr in _IMPORT_STATE) or _read_only(n, parents):
+            continue
+        up = parents.get(id(n))
+        if isinstance(up, ast.For | ast.comprehension) and up.iter is n:
+            continue  # `for p in sys.path`
+        return n.lineno
+    return 0
 
 
 def deleted_with_fallback(world: ClassWorld, name: str) -> str:

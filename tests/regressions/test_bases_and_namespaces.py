@@ -571,6 +571,58 @@ def extend(cls):
         scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
         modules=(("sqpkg/__init__", _BASE), ("sqpkg/helpers", "X = 1\n")),
     ),
+    Case(
+        "base_module_supplied_by_an_import_hook",
+        why="`mp_lib` puts a finder first on `sys.meta_path` that answers 'mp_base' with a "
+        "namespace whose `Base` is Evil: Grid's module's import of Base never runs mp_base.py.",
+        source="import torch\n\nimport mp_lib  # noqa: F401\nfrom mp_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("mp_base", _BASE),
+            (
+                "mp_lib",
+                "import importlib.util\nimport sys\nimport types\n"
+                + _EVIL
+                + """
+
+class Finder:
+    def find_spec(self, name, path, target=None):
+        if name == "mp_" + "base":
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec):
+        return types.SimpleNamespace(Base=Evil)
+
+    def exec_module(self, module):
+        return None
+
+
+sys.meta_path.insert(0, Finder())
+""",
+            ),
+        ),
+    ),
+    Case(
+        "base_module_found_first_in_a_folder_put_on_sys_path",
+        why="`pp_lib` puts `alt/` first on `sys.path`: Grid's module's import finds "
+        "`alt/pp_base.py`, whose module `__getattr__` answers Evil for Base.",
+        source="import torch\n\nimport pp_lib  # noqa: F401\nfrom pp_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("pp_base", _BASE),
+            (
+                "alt/pp_base",
+                "def __getattr__(name):\n    from pp_ev import Evil\n\n    return Evil\n",
+            ),
+            ("pp_ev", _EVIL),
+            (
+                "pp_lib",
+                "import os\nimport sys\n\n"
+                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'alt'))\n",
+            ),
+        ),
+    ),
 ]
 
 
