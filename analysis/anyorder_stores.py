@@ -216,6 +216,8 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
         why = world.bound_dynamically(name, (module_name_of(path)[0], path), own=False)
         if why:
             return why
+    if len(set(paths)) < 2:  # looked up where it is defined: no import yields it
+        return _function_globals(world)
     return (
         modules_replaced(world, paths)
         or import_system_altered(world)

@@ -623,6 +623,21 @@ sys.meta_path.insert(0, Finder())
             ),
         ),
     ),
+    Case(
+        "base_in_the_class_module_while_the_tree_puts_a_folder_on_sys_path",
+        kind="fix",
+        why="`pq_lib` puts a folder first on `sys.path`, but Base is the class statement of "
+        "Grid's own module: no import yields it.",
+        source="import torch\n\nimport pq_lib  # noqa: F401\n" + _BASE + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            (
+                "pq_lib",
+                "import os\nimport sys\n\n"
+                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'alt'))\n",
+            ),
+        ),
+    ),
 ]
 
 
