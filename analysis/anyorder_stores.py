@@ -218,6 +218,10 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
             return why
     if len(set(paths)) < 2:  # looked up where it is defined: no import yields it
         return _function_globals(world)
+    for path in paths:
+        other = _shadowed_file(path)
+        if other:
+            return f"{_short(path)} may not be what its import finds: {other} comes first"
     return (
         modules_replaced(world, paths)
         or import_system_altered(world)
@@ -350,6 +354,26 @@ def _deletion(data: bytes, name: str) -> int:
         if keys is None or any(not whole or prefix == name for prefix, _, whole in keys):
             return n.lineno
     return 0
+
+
+def _shadowed_file(path: str) -> str:
+    """A file an import of the module at `path` finds before it, or "": a package folder of
+    the same name (`m/__init__.py` beside `m.py`) or an extension module (`m.*.so`, `m.pyd`),
+    which the import system tries before source."""
+    folder, base = os.path.split(path)
+    stem = base[:-3] if base.endswith(".py") else base
+    if stem == "__init__":
+        return ""
+    if os.path.isfile(os.path.join(folder, stem, "__init__.py")):
+        return _short(os.path.join(folder, stem, "__init__.py"))
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return ""
+    hit = [
+        e for e in entries if e.split(".")[0] == stem and e.endswith((".so", ".pyd")) and e != base
+    ]
+    return _short(os.path.join(folder, hit[0])) if hit else ""
 
 
 def _submodule(world: ClassWorld, path: str, name: str) -> str:

@@ -638,6 +638,21 @@ sys.meta_path.insert(0, Finder())
             ),
         ),
     ),
+    Case(
+        "base_module_shadowed_by_a_package_of_its_name",
+        why="`pk_base.py` sits beside a package `pk_base/`: the import finds the package first, "
+        "whose module `__getattr__` answers Evil for Base; `pk_base.py` never runs.",
+        source="import torch\n\nfrom pk_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("pk_base", _BASE),
+            (
+                "pk_base/__init__",
+                "def __getattr__(name):\n    from pk_ev import Evil\n\n    return Evil\n",
+            ),
+            ("pk_ev", _EVIL),
+        ),
+    ),
 ]
 
 
