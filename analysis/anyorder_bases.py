@@ -310,7 +310,11 @@ def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
     derive from `cls` only if one of them may be `cls` or derive from it; otherwise its target
     may still be `cls` or a base of it (a parameter: any class), so the code of each added class
     may run on the object: it must pass as a base would (`base_reason`, with its name looked up
-    where the store is), and `cls` may have no base of the tree (a second one is not judged)."""
+    where the store is), and `cls` may have no base of the tree (a second one is not judged).
+    Each added class must derive from `object` alone: `Lazy(Y)` added to `Sub2`, a subclass of
+    `SubGrid(Y, cls)`, comes before `cls` in Sub2's method order (Y waits for Lazy), so its
+    methods override `cls`'s; with no other base, every class of T's old order but `object`
+    comes first."""
     names = family(world, cls.name)
     for store in bases_stores(world):
         if store.added is None or store.module is None:
@@ -331,6 +335,13 @@ def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
                 return (
                     f"{store.at} adds `{e.id}` to a class's bases, which may be this class's, "
                     f"and `{e.id}` has code that may run on the object ({why})"
+                )
+            node, _, _ = _one_class(world, e.id, (store.path, store.module))
+            if node is None or any(_name(b) != "object" for b in node.bases):
+                return (
+                    f"{store.at} adds `{e.id}`, which has bases, to a class's bases: in the "
+                    "method order of a class deriving from this one it may come before this "
+                    "class and override its methods"
                 )
     return ""
 

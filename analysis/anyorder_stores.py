@@ -2,10 +2,11 @@
 the class statements: the any-order pass (lifecycle_anyorder.py) asks about them.
 
 A store of a class's bases (`T.__bases__ = ...`) can make a class derive from C that no class
-statement shows. Only one form is read: `T.__bases__ = T.__bases__ + (E1, E2)` (or the added
-names first, or `T.__bases__ += (E1,)`) where `T` is a plain name and each `E` a plain name that
-its module binds only by class statements and imports and no function of the store binds. Such
-a store keeps every base `T` had and adds the classes `E`: `T` comes to derive from C only if
+statement shows. Only one form is read: `T.__bases__ = T.__bases__ + (E1, E2)` (or
+`T.__bases__ += (E1,)`) where `T` is a plain name and each `E` a plain name that its module
+binds only by class statements and imports and no function of the store binds. Such a store
+keeps every base `T` had and adds the classes `E` after them (the added names first would put
+E's methods before those of C when T derives from C: not read): `T` comes to derive from C only if
 some `E` is C or derives from C (by name, aliases included: the lineage's closed world), and
 whatever `T` is, the code of each `E` may come to run on objects of `T` (the caller judges that
 code as a base's). Any other store (another value, another target, `setattr(T, "__bases__",
@@ -17,13 +18,18 @@ unseen by `globals()` in M (unless every store through it is `globals()[k] = v` 
 possible names, analysis/lookup_names.py, exclude the name, and every other use only reads), or
 by a binding under a computed name on what may be M (`setattr(m, k, v)`, `vars(m)[k] = v`,
 `m.__dict__`, `sys.modules[...]`, `importlib.import_module(...)`: methods.py
-`bound_dynamically`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
+`bound_dynamically`), or by another object put in `sys.modules` under M's name (the import
+then yields it: `modules_replaced`), or by an import hook or a folder put on `sys.path` (`import_system_altered`), or by a
+submodule of that name when M is a package
+(`import M.B` binds B in M: `_submodule`), or by a deletion of the name from a module while a module
+`__getattr__` may answer for it (`deleted_with_fallback`). `exec`/`eval`/frames anywhere in the tree are the reach's opaque uses
 (anyorder_reach.py): they block the any-order pass by themselves.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -110,12 +116,9 @@ def _added(
         target, value = n.targets[0], n.value
         if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
             return None
-        if _same_bases(value.left, target) and isinstance(value.right, ast.Tuple):
-            names = value.right
-        elif _same_bases(value.right, target) and isinstance(value.left, ast.Tuple):
-            names = value.left
-        else:
-            return None
+        if not (_same_bases(value.left, target) and isinstance(value.right, ast.Tuple)):
+            return None  # `(E,) + T.__bases__`: E's methods override those of T's bases
+        names = value.right
     elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add):
         target = n.target
         if not (_same_bases(target, target) and isinstance(n.value, ast.Tuple)):
@@ -200,6 +203,12 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
         data = next((d for p, d in world.files if p == path), None)
         if data is None:
             return f"{_short(path)} is not a file of the tree"
+        sub = _submodule(world, path, name)
+        if sub:
+            return (
+                f"{_short(path)} is a package with a submodule `{name}` ({sub}): importing it "
+                f"binds `{name}` in the package to the module"
+            )
         if b"globals" in data or b"locals" in data or b"vars" in data:
             line = _globals_store(data, name)
             if line:
@@ -207,7 +216,260 @@ def module_dict_reached(world: ClassWorld, name: str, paths: tuple[str, ...]) ->
         why = world.bound_dynamically(name, (module_name_of(path)[0], path), own=False)
         if why:
             return why
-    return _function_globals(world)
+    if len(set(paths)) < 2:  # looked up where it is defined: no import yields it
+        return _function_globals(world)
+    for path in paths:
+        other = _shadowed_file(path)
+        if other:
+            return f"{_short(path)} may not be what its import finds: {other} comes first"
+    return (
+        modules_replaced(world, paths)
+        or import_system_altered(world)
+        or deleted_with_fallback(world, name)
+        or _function_globals(world)
+    )
+
+
+_IMPORT_STATE = frozenset({"meta_path", "path_hooks", "path_importer_cache", "path"})
+_ALTERED: dict[str, str] = {}
+
+
+def import_system_altered(world: ClassWorld) -> str:
+    """The first place the tree may change where an import finds a module, so that `from M
+    import B` may run another file or yield another object than the tree's file of M: a use of
+    `sys.meta_path`, `sys.path_hooks`, `sys.path_importer_cache` or `sys.path` beyond a read
+    (an import hook, a folder put first), `site.addsitedir`, a store into a package's
+    `__path__`; once per tree digest; "" if none."""
+    key = world.digest or f"id:{id(world)}"
+    hit = _ALTERED.get(key) if world.digest else None
+    if hit is None:
+        hit = ""
+        for path, data in world.files:
+            if b"path" not in data:
+                continue
+            line = _import_state_use(data)
+            if line:
+                hit = f"{_short(path)}:{line} may change where an import finds a module"
+                break
+        if world.digest:
+            _ALTERED.clear()
+            _ALTERED[key] = hit
+    return hit
+
+
+def _import_state_use(data: bytes) -> int:
+    """The line of the first use in the file that may change how imports find modules, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    sys_names = {"sys"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            sys_names.update(a.asname or a.name for a in n.names if a.name == "sys")
+        elif (
+            isinstance(n, ast.ImportFrom)
+            and n.module == "sys"
+            and any(a.name in _IMPORT_STATE or a.name == "*" for a in n.names)
+        ):
+            return n.lineno
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and n.value in _IMPORT_STATE and _reflective(n, parents):
+            return n.lineno  # `getattr(sys, "meta_path")`
+        if isinstance(n, ast.Call) and last_name(n.func) == "addsitedir":
+            return n.lineno
+        if isinstance(n, ast.Name) and n.id == "__path__":
+            up = parents.get(id(n))
+            if not isinstance(n.ctx, ast.Load) or (
+                isinstance(up, ast.Attribute) and up.attr not in _READS
+            ):
+                return n.lineno  # `__path__ = extend_path(...)`, `__path__.append(d)`
+        if not isinstance(n, ast.Attribute):
+            continue
+        if n.attr == "__path__" and not _read_only(n, parents):
+            return n.lineno
+        v = n.value
+        of_sys = (isinstance(v, ast.Name) and v.id in sys_names) or (
+            isinstance(v, ast.Call) and last_name(v.func) in ("__import__", "import_module")
+        )
+        if not (of_sys and n.attr in _IMPORT_STATE) or _read_only(n, parents):
+            continue
+        up = parents.get(id(n))
+        if isinstance(up, ast.For | ast.comprehension) and up.iter is n:
+            continue  # `for p in sys.path`
+        return n.lineno
+    return 0
+
+
+def deleted_with_fallback(world: ClassWorld, name: str) -> str:
+    """Where the tree may delete `name` from a module (any: a module is often held in a value
+    of unknown type) when some file of the
+    tree names `__getattr__` (a module's own, one stored into it, or the class a module's
+    `__class__` may become): the import of `name` then yields whatever it returns. A deletion is
+    `del e.name`, or `delattr(e, k)` / `e.__delattr__(k)` with `k` that may be `name`; "" if
+    none."""
+    if not any(b"__getattr__" in d for _, d in world.files):
+        return ""
+    for path, data in world.files:
+        if b"del" not in data:
+            continue
+        line = _deletion(data, name)
+        if line:
+            return (
+                f"{_short(path)}:{line} may delete `{name}` from a module: its module "
+                "`__getattr__` may then give another object"
+            )
+    return ""
+
+
+def _deletion(data: bytes, name: str) -> int:
+    """The line of the first `del e.name` or `delattr(e, k)` that may delete `name`, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    lookup = LookupNames()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Del) and n.attr == name:
+            return n.lineno
+        if not (isinstance(n, ast.Call) and last_name(n.func) in ("delattr", "__delattr__")):
+            continue
+        key = n.args[1] if last_name(n.func) == "delattr" and len(n.args) > 1 else None
+        if isinstance(n.func, ast.Attribute) and last_name(n.func) == "__delattr__" and n.args:
+            key = n.args[-1]
+        scope = parents.get(id(n))
+        while scope is not None and not isinstance(
+            scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
+        ):
+            scope = parents.get(id(scope))
+        keys = lookup.names(key, scope) if key is not None else None
+        if keys is None or any(not whole or prefix == name for prefix, _, whole in keys):
+            return n.lineno
+    return 0
+
+
+def _shadowed_file(path: str) -> str:
+    """A file an import of the module at `path` finds before it, or "": a package folder of
+    the same name (`m/__init__.py` beside `m.py`) or an extension module (`m.*.so`, `m.pyd`),
+    which the import system tries before source."""
+    folder, base = os.path.split(path)
+    stem = base[:-3] if base.endswith(".py") else base
+    if stem == "__init__":
+        return ""
+    if os.path.isfile(os.path.join(folder, stem, "__init__.py")):
+        return _short(os.path.join(folder, stem, "__init__.py"))
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return ""
+    hit = [
+        e for e in entries if e.split(".")[0] == stem and e.endswith((".so", ".pyd")) and e != base
+    ]
+    return _short(os.path.join(folder, hit[0])) if hit else ""
+
+
+def _submodule(world: ClassWorld, path: str, name: str) -> str:
+    """A submodule or subpackage called `name` of the package whose `__init__.py` is at `path`
+    (a file of the tree or on disk, an extension module too), or "". `import pkg.name` anywhere
+    sets the package's attribute `name` to that module, and a module may stand as a base
+    through its `__mro_entries__`."""
+    folder, base = os.path.split(path)
+    if base != "__init__.py":
+        return ""
+    for p, _ in world.files:
+        if os.path.dirname(os.path.dirname(p)) == folder or os.path.dirname(p) == folder:
+            rest = os.path.relpath(p, folder).split(os.sep)[0]
+            if rest == name or rest.split(".")[0] == name:
+                return _short(p)
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return ""
+    hit = [e for e in entries if e == name or e.split(".")[0] == name]
+    return _short(os.path.join(folder, hit[0])) if hit else ""
+
+
+def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
+    """Where the tree may put another object in `sys.modules` under the name of a module at one
+    of `paths` (or of a package above it): an import of it then yields that object, whatever its
+    file binds. A store `sys.modules[k] = v` counts unless `k`'s possible names
+    (analysis/lookup_names.py) end in no part of those modules' dotted names; any other use of
+    `sys.modules` but a read or `pop`/`del` counts (`update`, `setdefault`, held in a name,
+    `from sys import modules`, `getattr(sys, "modules")`); "" if none."""
+    parts = {p for path in paths for p in module_name_of(path)[0].split(".") if p}
+    for path, data in world.files:
+        if b"modules" not in data:
+            continue
+        line = _modules_store(data, parts)
+        if line:
+            return (
+                f"{_short(path)}:{line} may put another object in `sys.modules` under the name "
+                "of a module the name is imported from"
+            )
+    return ""
+
+
+def _modules_store(data: bytes, parts: set[str]) -> int:
+    """The line of the first use of `sys.modules` in the file that may replace a module whose
+    dotted name ends in one of `parts`, or 0."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
+    sys_names = {"sys"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            sys_names.update(a.asname or a.name for a in n.names if a.name == "sys")
+        elif (
+            isinstance(n, ast.ImportFrom)
+            and n.module == "sys"
+            and any(a.name in ("modules", "*") for a in n.names)
+        ):
+            return n.lineno
+    parents: dict[int, ast.AST] = {}
+    for n in ast.walk(tree):
+        for child in ast.iter_child_nodes(n):
+            parents[id(child)] = n
+    lookup = LookupNames()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
+            return n.lineno  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
+        if not (isinstance(n, ast.Attribute) and n.attr == "modules"):
+            continue
+        v = n.value
+        if not (
+            (isinstance(v, ast.Name) and v.id in sys_names)
+            or (isinstance(v, ast.Call) and last_name(v.func) in ("__import__", "import_module"))
+        ):
+            continue
+        if _read_only(n, parents):
+            continue
+        up = parents.get(id(n))
+        if isinstance(up, ast.Attribute) and up.attr == "pop":
+            continue  # the next import executes the module's own file again
+        if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Del):
+            continue
+        if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Store):
+            scope = parents.get(id(up))
+            while scope is not None and not isinstance(
+                scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
+            ):
+                scope = parents.get(id(scope))
+            keys = lookup.names(up.slice, scope)
+            if keys is not None and all(
+                whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in keys
+            ):
+                continue  # `sys.modules["other"] = m`: no module the name is imported from
+        return n.lineno
+    return 0
 
 
 _FUNCTION_GLOBALS: dict[str, str] = {}
@@ -249,6 +511,20 @@ def _namespace_use(data: bytes, attr: str) -> int:
         if isinstance(n, ast.Attribute) and n.attr == attr and not _read_only(n, parents):
             return n.lineno
     return 0
+
+
+def _reflective(c: ast.Constant, parents: dict[int, ast.AST]) -> bool:
+    """The string `c` names an attribute by reflection: an argument of `getattr`-like calls,
+    the key of a subscript of `vars(...)` or of a `__dict__`."""
+    up = parents.get(id(c))
+    if isinstance(up, ast.Call):
+        return last_name(up.func) in ("getattr", "attrgetter", "__getattribute__")
+    if isinstance(up, ast.Subscript) and up.slice is c:
+        v = up.value
+        return (isinstance(v, ast.Call) and last_name(v.func) == "vars") or (
+            isinstance(v, ast.Attribute) and v.attr == "__dict__"
+        )
+    return False
 
 
 def _read_only(e: ast.expr, parents: dict[int, ast.AST]) -> bool:

@@ -376,6 +376,283 @@ def extend(cls):
             ),
         ),
     ),
+    Case(
+        "base_module_replaced_in_sys_modules",
+        why="`sm_lib` puts a namespace whose `Base` is Evil in `sys.modules` under 'sm_base' "
+        "(the keyword spells no string, no attribute store) before Grid's module imports Base "
+        "from it: the import yields Evil, not sm_base's class statement.",
+        source="import torch\n\nimport sm_lib  # noqa: F401\nfrom sm_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("sm_base", _BASE),
+            (
+                "sm_lib",
+                "import sys\nimport types\n"
+                + _EVIL
+                + "\n\nsys.modules['sm_base'] = types.SimpleNamespace(Base=Evil)\n",
+            ),
+        ),
+    ),
+    Case(
+        "base_module_replaces_itself_in_sys_modules",
+        why="`sr_base` ends by putting a namespace whose `Base` is Evil in `sys.modules` under "
+        "its own `__name__`: Grid's module's import of Base yields Evil.",
+        source="import torch\n\nfrom sr_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            (
+                "sr_base",
+                "import sys\nimport types\n"
+                + _EVIL
+                + _BASE
+                + "\n\nsys.modules[__name__] = types.SimpleNamespace(Base=Evil)\n",
+            ),
+        ),
+    ),
+    Case(
+        "sys_modules_stored_under_other_names_only",
+        kind="fix",
+        why="`su_lib` stores into `sys.modules` only under 'su_other' and reads 'su_base': "
+        "the import of Base from su_base yields its class statement.",
+        source="import torch\n\nimport su_lib  # noqa: F401\nfrom su_base import Base\n" + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            ("su_base", _BASE),
+            (
+                "su_lib",
+                "import sys\nimport types\n"
+                + _EVIL
+                + "\n\nsys.modules['su_other'] = types.SimpleNamespace(Base=Evil)\n"
+                "seen = sys.modules.get('su_base')\n",
+            ),
+        ),
+    ),
+    Case(
+        "bases_store_puts_a_harmless_class_first",
+        why="`extend(SubGrid)` puts Lazy before SubGrid's bases: SubGrid's method order becomes "
+        "SubGrid, Lazy, Grid, so Lazy's `_fill`, which touches nothing, overrides Grid's writer "
+        "and `step` reads the buffer unwritten.",
+        source=_GRID
+        + r"""
+
+class SubGrid(Grid):
+    pass
+
+
+class Lazy:
+    def _fill(self):
+        return None
+
+
+def extend(cls):
+    cls.__bases__ = (Lazy,) + cls.__bases__
+    return cls
+""",
+        scenario="def run():\n    return extend(SubGrid)(3).step()\n",
+    ),
+    Case(
+        "bases_store_appends_a_class_sharing_a_base_with_a_subclass",
+        why="Lazy derives from Y, which SubGrid lists before Grid: appended to Sub2's bases, "
+        "Lazy comes before Y and so before Grid in Sub2's method order (Sub2, SubGrid, Lazy, Y, "
+        "Grid), and its `_fill` overrides Grid's writer.",
+        source=_GRID
+        + r"""
+
+class Y:
+    pass
+
+
+class SubGrid(Y, Grid):
+    pass
+
+
+class Sub2(SubGrid):
+    pass
+
+
+class Lazy(Y):
+    def _fill(self):
+        return None
+
+
+def extend(cls):
+    cls.__bases__ = cls.__bases__ + (Lazy,)
+    return cls
+""",
+        scenario="def run():\n    return extend(Sub2)(3).step()\n",
+    ),
+    Case(
+        "bases_store_appends_a_harmless_class_to_a_class_with_two_bases",
+        kind="fix",
+        why="Lazy (no base) appended to Mixed(Other, Grid): Mixed's method order is Mixed, "
+        "Other, Grid, Lazy, so Grid's `_fill` still runs.",
+        source=_GRID
+        + r"""
+
+class Lazy:
+    def _fill(self):
+        return None
+
+
+class Other:
+    pass
+
+
+class Mixed(Other, Grid):
+    pass
+
+
+def extend(cls):
+    cls.__bases__ = cls.__bases__ + (Lazy,)
+    return cls
+""",
+        scenario="def run():\n    return extend(Mixed)(3).step()\n",
+    ),
+    Case(
+        "base_deleted_from_its_module_with_a_module_getattr",
+        why="`dl_lib` deletes 'Base' (a concatenation) from `dl_base`, whose module `__getattr__` "
+        "answers Evil for any missing name: Grid's module's import of Base yields Evil.",
+        source="import torch\n\nimport dl_lib  # noqa: F401\nfrom dl_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("dl_base", _EVIL + "\n\ndef __getattr__(name):\n    return Evil\n" + _BASE),
+            ("dl_lib", "import dl_base\n\ndelattr(dl_base, 'Ba' + 'se')\n"),
+        ),
+    ),
+    Case(
+        "base_deleted_by_name_from_its_module_with_a_module_getattr",
+        why="`dn_lib` runs `del dn_base.Base` (an attribute deletion, no store): `dn_base`'s "
+        "module `__getattr__` then answers Evil for the import of Base.",
+        source="import torch\n\nimport dn_lib  # noqa: F401\nfrom dn_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("dn_base", _EVIL + "\n\ndef __getattr__(name):\n    return Evil\n" + _BASE),
+            ("dn_lib", "import dn_base\n\ndel dn_base.Base\n"),
+        ),
+    ),
+    Case(
+        "other_names_deleted_from_the_base_module_with_a_module_getattr",
+        kind="fix",
+        why="`do_lib` deletes only 'helper' from `do_base` (whose module `__getattr__` answers "
+        "any missing name): Base stays its class statement.",
+        source="import torch\n\nimport do_lib  # noqa: F401\nfrom do_base import Base\n" + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            (
+                "do_base",
+                "helper = 1\n\n\ndef __getattr__(name):\n    return 2\n" + _BASE,
+            ),
+            ("do_lib", "import do_base\n\ndelattr(do_base, 'hel' + 'per')\n"),
+        ),
+    ),
+    Case(
+        "base_of_a_package_shadowed_by_its_submodule_of_that_name",
+        why="`sp_lib` imports `sppkg.Base`, a submodule, which binds `sppkg.Base` to that module: "
+        "Grid's module then imports the module, whose `__mro_entries__` makes Evil Grid's base.",
+        source="import torch\n\nimport sp_lib  # noqa: F401\nfrom sppkg import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("sppkg/__init__", _BASE),
+            (
+                "sppkg/Base",
+                "from sp_ev import Evil\n\n\ndef __mro_entries__(bases):\n    return (Evil,)\n",
+            ),
+            ("sp_ev", _EVIL),
+            ("sp_lib", "import sppkg.Base  # noqa: F401\n"),
+        ),
+    ),
+    Case(
+        "base_of_a_package_with_submodules_of_other_names",
+        kind="fix",
+        why="`sqpkg` defines Base and has a submodule `helpers` only: importing it binds "
+        "`sqpkg.helpers`, not Base.",
+        source="import torch\n\nimport sqpkg.helpers  # noqa: F401\nfrom sqpkg import Base\n"
+        + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(("sqpkg/__init__", _BASE), ("sqpkg/helpers", "X = 1\n")),
+    ),
+    Case(
+        "base_module_supplied_by_an_import_hook",
+        why="`mp_lib` puts a finder first on `sys.meta_path` that answers 'mp_base' with a "
+        "namespace whose `Base` is Evil: Grid's module's import of Base never runs mp_base.py.",
+        source="import torch\n\nimport mp_lib  # noqa: F401\nfrom mp_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("mp_base", _BASE),
+            (
+                "mp_lib",
+                "import importlib.util\nimport sys\nimport types\n"
+                + _EVIL
+                + """
+
+class Finder:
+    def find_spec(self, name, path, target=None):
+        if name == "mp_" + "base":
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec):
+        return types.SimpleNamespace(Base=Evil)
+
+    def exec_module(self, module):
+        return None
+
+
+sys.meta_path.insert(0, Finder())
+""",
+            ),
+        ),
+    ),
+    Case(
+        "base_module_found_first_in_a_folder_put_on_sys_path",
+        why="`pp_lib` puts `alt/` first on `sys.path`: Grid's module's import finds "
+        "`alt/pp_base.py`, whose module `__getattr__` answers Evil for Base.",
+        source="import torch\n\nimport pp_lib  # noqa: F401\nfrom pp_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("pp_base", _BASE),
+            (
+                "alt/pp_base",
+                "def __getattr__(name):\n    from pp_ev import Evil\n\n    return Evil\n",
+            ),
+            ("pp_ev", _EVIL),
+            (
+                "pp_lib",
+                "import os\nimport sys\n\n"
+                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'alt'))\n",
+            ),
+        ),
+    ),
+    Case(
+        "base_in_the_class_module_while_the_tree_puts_a_folder_on_sys_path",
+        kind="fix",
+        why="`pq_lib` puts a folder first on `sys.path`, but Base is the class statement of "
+        "Grid's own module: no import yields it.",
+        source="import torch\n\nimport pq_lib  # noqa: F401\n" + _BASE + _BASED,
+        scenario="def run():\n    g = Grid(3)\n    return g.fill(torch.ones(3)), torch.tensor(g.tick())\n",
+        modules=(
+            (
+                "pq_lib",
+                "import os\nimport sys\n\n"
+                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'alt'))\n",
+            ),
+        ),
+    ),
+    Case(
+        "base_module_shadowed_by_a_package_of_its_name",
+        why="`pk_base.py` sits beside a package `pk_base/`: the import finds the package first, "
+        "whose module `__getattr__` answers Evil for Base; `pk_base.py` never runs.",
+        source="import torch\n\nfrom pk_base import Base\n" + _BASED,
+        scenario="def run():\n    return Grid(3).tick()\n",
+        modules=(
+            ("pk_base", _BASE),
+            (
+                "pk_base/__init__",
+                "def __getattr__(name):\n    from pk_ev import Evil\n\n    return Evil\n",
+            ),
+            ("pk_ev", _EVIL),
+        ),
+    ),
 ]
 
 
