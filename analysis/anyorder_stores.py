@@ -551,9 +551,23 @@ _READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__", "_
 _READERS = frozenset({"set", "list", "sorted", "dict", "len", "iter", "frozenset", "tuple"})
 
 
+# (hash of a module's text, name) -> _globals_store's answer; a class's base names are asked
+# of the same few modules again and again
+_GLOBALS_STORE: dict[tuple[int, str], int] = {}
+
+
 def _globals_store(data: bytes, name: str) -> int:
     """The line of the first use of the module's namespace (`globals()`, `locals()` or `vars()`,
     which in a module's body are its namespace) that may bind `name`, or 0."""
+    key = (hash(data), name)
+    if key not in _GLOBALS_STORE:
+        if len(_GLOBALS_STORE) > 4096:
+            _GLOBALS_STORE.clear()
+        _GLOBALS_STORE[key] = _first_namespace_store(data, name)
+    return _GLOBALS_STORE[key]
+
+
+def _first_namespace_store(data: bytes, name: str) -> int:
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -602,19 +616,38 @@ def named_in_strings(world: ClassWorld, name: str) -> str:
     for path, data in world.files:
         if name.encode() not in data or not quoted.search(data):
             continue
+        strings = _live_strings(path, data)
+        if strings is None:
+            return f"{_short(path)}:1"
+        for value, line in strings:
+            if value == name or inner.search(value):
+                return f"{_short(path)}:{line}"
+    return ""
+
+
+# (path, hash of its text) -> its strings that may name a binding, in `ast.walk` order
+_STRINGS: dict[tuple[str, int], list[tuple[str, int]] | None] = {}
+
+
+def _live_strings(path: str, data: bytes) -> list[tuple[str, int]] | None:
+    """The string constants of a file that are no type annotation, `cast` type or `__all__`
+    element, with their lines (None if it cannot be parsed); kept, since every base name of
+    every class is looked for in the same files."""
+    key = (path, hash(data))
+    if key not in _STRINGS:
+        if len(_STRINGS) > 1024:
+            _STRINGS.clear()
         tree = parsed(path, data)
         if tree is None:
-            return f"{_short(path)}:1"
-        inert = _inert_strings(tree)
-        for n in ast.walk(tree):
-            if (
-                isinstance(n, ast.Constant)
-                and isinstance(n.value, str)
-                and (n.value == name or inner.search(n.value))
-                and id(n) not in inert
-            ):
-                return f"{_short(path)}:{n.lineno}"
-    return ""
+            _STRINGS[key] = None
+        else:
+            inert = _inert_strings(tree)
+            _STRINGS[key] = [
+                (n.value, n.lineno)
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in inert
+            ]
+    return _STRINGS[key]
 
 
 def _inert_strings(tree: ast.Module) -> set[int]:
