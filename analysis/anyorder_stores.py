@@ -326,16 +326,25 @@ def deleted_with_fallback(world: ClassWorld, name: str) -> str:
     return ""
 
 
-def _deletion(data: bytes, name: str) -> int:
-    """The line of the first `del e.name` or `delattr(e, k)` that may delete `name`, or 0."""
+def _with_parents(data: bytes) -> tuple[ast.Module, dict[int, ast.AST]] | None:
+    """A module's tree and each node's parent, by id (None if it cannot be parsed)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return 1
+        return None
     parents: dict[int, ast.AST] = {}
     for n in ast.walk(tree):
         for child in ast.iter_child_nodes(n):
             parents[id(child)] = n
+    return tree, parents
+
+
+def _deletion(data: bytes, name: str) -> int:
+    """The line of the first `del e.name` or `delattr(e, k)` that may delete `name`, or 0."""
+    read = _with_parents(data)
+    if read is None:
+        return 1
+    tree, parents = read
     lookup = LookupNames()
     for n in ast.walk(tree):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Del) and n.attr == name:
@@ -568,14 +577,10 @@ def _globals_store(data: bytes, name: str) -> int:
 
 
 def _first_namespace_store(data: bytes, name: str) -> int:
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    read = _with_parents(data)
+    if read is None:
         return 1
-    parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
-            parents[id(child)] = n
+    tree, parents = read
     lookup = LookupNames()
     for n in ast.walk(tree):
         if (
