@@ -259,24 +259,13 @@ def import_system_altered(world: ClassWorld) -> str:
 
 def _import_state_use(data: bytes) -> int:
     """The line of the first use in the file that may change how imports find modules, or 0."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    read = _with_parents(data)
+    if read is None:
         return 1
-    sys_names = {"sys"}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            sys_names.update(a.asname or a.name for a in n.names if a.name == "sys")
-        elif (
-            isinstance(n, ast.ImportFrom)
-            and n.module == "sys"
-            and any(a.name in _IMPORT_STATE or a.name == "*" for a in n.names)
-        ):
-            return n.lineno
-    parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
-            parents[id(child)] = n
+    tree, parents = read
+    sys_names = _sys_aliases(tree, _IMPORT_STATE)
+    if isinstance(sys_names, int):
+        return sys_names
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and n.value in _IMPORT_STATE and _reflective(n, parents):
             return n.lineno  # `getattr(sys, "meta_path")`
@@ -324,6 +313,22 @@ def deleted_with_fallback(world: ClassWorld, name: str) -> str:
                 "`__getattr__` may then give another object"
             )
     return ""
+
+
+def _sys_aliases(tree: ast.Module, names: frozenset[str]) -> set[str] | int:
+    """The names the module binds to `sys`, or the line of a `from sys import` of one of
+    `names` (or `*`): the attribute is then used under a name of its own."""
+    aliases = {"sys"}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            aliases.update(a.asname or a.name for a in n.names if a.name == "sys")
+        elif (
+            isinstance(n, ast.ImportFrom)
+            and n.module == "sys"
+            and any(a.name in names or a.name == "*" for a in n.names)
+        ):
+            return n.lineno
+    return aliases
 
 
 def _with_parents(data: bytes) -> tuple[ast.Module, dict[int, ast.AST]] | None:
@@ -429,24 +434,13 @@ def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
 def _modules_store(data: bytes, parts: set[str]) -> int:
     """The line of the first use of `sys.modules` in the file that may replace a module whose
     dotted name ends in one of `parts`, or 0."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    read = _with_parents(data)
+    if read is None:
         return 1
-    sys_names = {"sys"}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            sys_names.update(a.asname or a.name for a in n.names if a.name == "sys")
-        elif (
-            isinstance(n, ast.ImportFrom)
-            and n.module == "sys"
-            and any(a.name in ("modules", "*") for a in n.names)
-        ):
-            return n.lineno
-    parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
-            parents[id(child)] = n
+    tree, parents = read
+    sys_names = _sys_aliases(tree, frozenset({"modules"}))
+    if isinstance(sys_names, int):
+        return sys_names
     lookup = LookupNames()
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
