@@ -111,10 +111,8 @@ def any_order_pass(
             where = _method_of(ao.cls, blocking[0].line) if blocking else ""
             if where:
                 message = f"{message} (in method `{where}`)"
-        by_site[key] = replace(
-            new,
-            message=f"any order of {ao.cls.name}'s methods after __init__: {message}",
-            evidence=tuple(sorted((*new.evidence, *notes), key=lambda e: e.line)),
+        by_site[key] = replace(new, message=message).explained(
+            f"any order of {ao.cls.name}'s methods after __init__", notes
         )
         decided[key] = decide(ao.outcome)
         rows.setdefault(id(ao.cls), []).append((ao, by_site[key]))

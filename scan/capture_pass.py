@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.capture_factories import FactoryRead, factory_reads
@@ -64,11 +63,7 @@ def capture_input_pass(
             continue
         new = make(site, rule.code, verdict, found, lines, path)
         notes = [Evidence(line, kind, text) for line, kind, text in rows]
-        by_site[key] = replace(
-            new,
-            message=f"capture model {read.model.name}: {new.message}",
-            evidence=tuple(sorted((*new.evidence, *notes), key=lambda e: e.line)),
-        )
+        by_site[key] = new.explained(f"capture model {read.model.name}", notes)
         decided[key] = Verdict.UNSAFE
 
 

@@ -443,11 +443,7 @@ def _lifecycle_pass(
                         f"other code may also reach it ({lo.skipped}), which only adds paths",
                     )
                 )
-            new = replace(
-                new,
-                message=f"lifecycle {lo.model.name} (witness schedule): {new.message}",
-                evidence=tuple(sorted((*new.evidence, *assumptions), key=lambda e: e.line)),
-            )
+            new = new.explained(f"lifecycle {lo.model.name} (witness schedule)", assumptions)
         elif lo.outcome is None or (lo.unsafe_only and not unsafe):
             if old is None:
                 continue  # an empty ZO002 stays silent on
@@ -463,11 +459,7 @@ def _lifecycle_pass(
                 f"the engine runs this class as lifecycle {lo.model.name} models it; other code "
                 f"may also reach it ({lo.skipped}), which only adds paths",
             )
-            new = replace(
-                new,
-                message=f"lifecycle {lo.model.name}: {new.message}",
-                evidence=tuple(sorted((*new.evidence, assumption), key=lambda e: e.line)),
-            )
+            new = new.explained(f"lifecycle {lo.model.name}", [assumption])
         else:
             verdict = rule.report(lo.site.name, lo.outcome, options.judge_empties)
             if verdict is None:

@@ -6,7 +6,8 @@ to the JSON contract of docs/contracts.md without a schema library.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -90,6 +91,13 @@ class Finding:
     # The text of the finding's own line and of the lines its evidence cites, as analysed, so
     # that what reads a finding (renderers, next steps) never reads the file again.
     source_lines: tuple[tuple[int, str], ...] = ()
+
+    def explained(self, prefix: str, notes: Iterable[Evidence] = ()) -> Finding:
+        """This finding as a pass beyond one function decided it: `prefix` (the model or rule
+        that decided) before the message, and `notes` (its assumptions) among the evidence, by
+        line."""
+        evidence = tuple(sorted((*self.evidence, *notes), key=lambda e: e.line))
+        return replace(self, message=f"{prefix}: {self.message}", evidence=evidence)
 
     def source_line(self, line: int) -> str:
         """The source text of `line` if the finding carries it ('' otherwise)."""

@@ -5,7 +5,6 @@ alike (as the lifecycle and any-order passes judge them)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.dataflow import BufferOutcome
@@ -50,9 +49,7 @@ def self_read_pass(
             continue
         new = make(site, rule.code, verdict, found.outcome, lines, path)
         notes = [Evidence(site.call.lineno, "assumption", a) for a in found.assumptions]
-        by_site[key] = replace(
-            new,
-            message=f"read by `{found.reader}` after the method that stores it: {new.message}",
-            evidence=tuple(sorted((*new.evidence, *notes), key=lambda e: e.line)),
+        by_site[key] = new.explained(
+            f"read by `{found.reader}` after the method that stores it", notes
         )
         decided[key] = decide(found.outcome)
