@@ -38,8 +38,24 @@ if TYPE_CHECKING:
 # Top-level names never resolved through the tree, even where it holds a package of that name.
 _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
 # Text that means a module may bind names no static reading sees.
-DYNAMIC_MARKERS = ("globals()", "vars()", "sys.modules[__name__]", "__dict__[", "exec(")
-_DYNAMIC_MARKER_BYTES = tuple(m.encode() for m in DYNAMIC_MARKERS)
+# What lets a module bind names no static reading sees: the names `exec` and `globals` wherever
+# they stand as words (a call, an alias `g = globals`, `getattr(builtins, "exec")`), `vars()`
+# or a bare `vars`, `sys.modules[__name__]` and `__dict__[`. Words only: `get_exec()` or
+# `self.model_vars()` name other functions (`exec(` as a bare substring matched 208 of the
+# wheels' files that only call such functions).
+DYNAMIC_PATTERN = (
+    r"(?<!\w)(?:exec|globals)(?!\w)|(?<!\w)vars\s*\(\s*\)|(?<![\w.])vars(?![\w\s(])"
+    r"|sys\s*\.\s*modules\s*\[\s*__name__\s*\]|__dict__\s*\["
+)
+_DYNAMIC_TEXT = re.compile(DYNAMIC_PATTERN)
+_DYNAMIC_BYTES = re.compile(DYNAMIC_PATTERN.encode())
+
+
+def binds_dynamically(text: str) -> bool:
+    """Whether a module's source may bind its names out of sight (DYNAMIC_PATTERN)."""
+    return _DYNAMIC_TEXT.search(text) is not None
+
+
 # What lets a def, lambda or class body change a module's entry: a `global` statement (at the
 # start of a line, after `;` or a compound statement's `:`) or a star import. Where the bytes
 # hold neither (and are ASCII or name no codec), the bodies are not walked for the entry.
@@ -50,25 +66,49 @@ SELF = "<self>"  # deps key: the analysed file's own module name
 
 def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> tuple[str, bool]:
     """(dotted module name, is a package `__init__`) of a file, relative to its package root.
-    A file outside any package gets its bare stem."""
+    A file outside any package gets its bare stem.
+
+    The package root is the parent of the highest folder above the file that holds an
+    `__init__.py`; folders between without one are namespace packages (PEP 420) inside it and
+    name the module as the import system does: sglang's `sglang/srt/` has no `__init__.py`, and
+    `sglang/srt/speculative/spec_utils.py` imports as `sglang.srt.speculative.spec_utils`
+    (https://peps.python.org/pep-0420/#specification: a directory without `__init__.py` found in
+    the parent package's path is a namespace portion)."""
     memo = is_package_dir if is_package_dir is not None else {}
     folder, base = os.path.split(path)
     stem = base[:-3] if base.endswith(".py") else base
     is_init = stem == "__init__"
     parts: list[str] = [] if is_init else [stem]
+    chain: list[tuple[str, bool]] = []  # (folder name, holds __init__.py), innermost first
     while True:
         known = memo.get(folder)
         if known is None:
             known = os.path.isfile(os.path.join(folder, "__init__.py"))
             memo[folder] = known
-        if not known:
-            break
         folder, name = os.path.split(folder)
         if not name:
             break
-        parts.append(name)
+        chain.append((name, known))
+    top = max((i for i, (_, regular) in enumerate(chain) if regular), default=-1)
+    parts.extend(name for name, _ in chain[: top + 1])
     parts.reverse()
     return ".".join(parts), is_init
+
+
+def _namespace_prefixes(path: str, name: str, is_init: bool, memo: dict[str, bool]) -> list[str]:
+    """The packages above module `name` (at `path`) whose folders hold no `__init__.py`."""
+    found = []
+    folder = os.path.dirname(path)
+    parts = name.split(".")
+    depth = len(parts) - (0 if is_init else 1)  # folders from the file's up to the top's
+    for i in range(depth, 0, -1):
+        regular = memo.get(folder)
+        if regular is None:
+            regular = memo[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
+        if not regular:
+            found.append(".".join(parts[:i]))
+        folder = os.path.dirname(folder)
+    return found
 
 
 @dataclass(frozen=True)
@@ -86,6 +126,13 @@ class ProjectIndex:
     # Every Python file of the tree, importable by name or not (`run-1.py` defines classes too):
     # the closed world of methods.py is all of them.
     files: tuple[str, ...] = ()
+    # Namespace packages (folders without `__init__.py` inside a package, module_name_of): they
+    # bind nothing but the submodules imported from them.
+    namespaces: frozenset[str] = frozenset()
+
+    def has_module(self, name: str) -> bool:
+        """Whether `name` is a scanned module, a package or a namespace package."""
+        return name in self.modules or name in self.namespaces
 
     @classmethod
     def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
@@ -99,6 +146,7 @@ class ProjectIndex:
         packages: set[str] = set()
         names: dict[str, str] = {}
         clashes: set[str] = set()
+        spaces: set[str] = set()
         files: list[str] = []
         for path in paths:
             if not path.endswith(".py"):
@@ -115,8 +163,17 @@ class ProjectIndex:
             modules[name] = path
             if is_init:
                 packages.add(name)
+            spaces.update(_namespace_prefixes(path, name, is_init, memo))
         for name in clashes:
             del modules[name]
+        # A module file beside a folder of its name wins the import (`a/b.py` over `a/b/`):
+        # what lies in that folder is not importable under those names.
+        shadowed = {n for n in spaces if n in modules}
+        if shadowed:
+            for name in [m for m in modules if any(m.startswith(f"{n}.") for n in shadowed)]:
+                del modules[name]
+            spaces = {n for n in spaces if not any(n.startswith(f"{s}.") for s in shadowed)}
+        spaces -= shadowed
         top_dirs: dict[str, str] = {}  # top-level package -> its folder
         for name, path in modules.items():
             folder = os.path.dirname(path)
@@ -132,13 +189,19 @@ class ProjectIndex:
                 if any(_at_or_above(os.path.dirname(top_dirs[t]), a) for a in anchors)
             }
         kids: dict[str, set[str]] = {}
-        for name in modules:
+        for name in [*modules, *spaces]:
             parent, _, leaf = name.rpartition(".")
             if parent:
                 kids.setdefault(parent, set()).add(leaf)
         children = {p: frozenset(k) for p, k in kids.items()}
         return cls(
-            modules, frozenset(packages), names, frozenset(tops), children, tuple(sorted(files))
+            modules,
+            frozenset(packages),
+            names,
+            frozenset(tops),
+            children,
+            tuple(sorted(files)),
+            frozenset(spaces),
         )
 
     def absolute(
@@ -169,6 +232,9 @@ class ModuleEntry:
     dynamic: bool  # may bind names no static reading sees: resolve nothing through it
 
 
+_NAMESPACE_ENTRY = ModuleEntry({}, (), None, False, False)
+
+
 class ProjectView:
     """Module entries, read and parsed on first use and kept for the life of the process."""
 
@@ -190,12 +256,18 @@ class ProjectView:
         self.deps = {SELF: own_module or ""}
 
     def is_module(self, name: str) -> bool:
-        self.deps.setdefault(f"?{name}", "1" if name in self.index.modules else "0")
-        return name in self.index.modules
+        found = self.index.has_module(name)
+        self.deps.setdefault(f"?{name}", "1" if found else "0")
+        return found
 
     def entry(self, module: str) -> ModuleEntry | None:
         path = self.index.modules.get(module)
         if path is None:
+            if module in self.index.namespaces:
+                # Binds only its submodules: what it holds is its list of children.
+                kids = self.index.children.get(module, frozenset())
+                self.deps[f"/{module}"] = ",".join(sorted(kids))
+                return _NAMESPACE_ENTRY
             return None
         memo = self._entries.get(module)
         if memo is None:
@@ -213,7 +285,7 @@ class ProjectView:
         except OSError:
             return "", None
         sha = hashlib.sha256(data).hexdigest()
-        if any(m in data for m in _DYNAMIC_MARKER_BYTES):
+        if _DYNAMIC_BYTES.search(data):
             return sha, ModuleEntry({}, (), None, True, True)
         try:
             tree = ast.parse(data)
@@ -265,7 +337,7 @@ class ProjectView:
         if e.all_names is not None:
             return frozenset(e.all_names)
         names = {n for n in e.bindings if not n.startswith("_")}
-        if module in self.index.packages:
+        if module in self.index.packages or module in self.index.namespaces:
             kids = self.index.children.get(module, frozenset())
             self.deps[f"/{module}"] = ",".join(sorted(kids))
             names |= {n for n in kids if not n.startswith("_")}

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_of
-from zeroopt.analysis.project import DYNAMIC_MARKERS
+from zeroopt.analysis.project import binds_dynamically
 from zeroopt.analysis.resolve import (
     Resolver,
     Scope,
@@ -511,7 +511,7 @@ def make_unit(
         path,
         module,
         frames_read,
-        any(m in text for m in DYNAMIC_MARKERS),
+        binds_dynamically(text),
     )
 
 

@@ -370,7 +370,7 @@ def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[
             if ",".join(sorted(index.children.get(key[1:], ()))) != value:
                 return False
         elif key.startswith("?"):
-            if ("1" if key[1:] in index.modules else "0") != value:
+            if ("1" if index.has_module(key[1:]) else "0") != value:
                 return False
         elif key == TREE_DEP:
             if _tree_digest(index, shas) != value:

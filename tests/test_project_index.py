@@ -61,9 +61,28 @@ def test_absolute_imports_only_through_packages_at_the_scanned_roots(tmp_path: P
     files = [str(p) for p in tmp_path.rglob("*.py")]
     assert ProjectIndex.build(files, [str(tmp_path)]).tops == {"pkg"}
     assert ProjectIndex.build(files, [str(tmp_path / "pkg")]).tops == {"pkg"}
-    assert ProjectIndex.build(files).tops == {"pkg", "models"}
-    # `pkg/deep` has no __init__.py: `models` is a package root of its own.
-    assert "models.m" in ProjectIndex.build(files, [str(tmp_path)]).modules
+    assert ProjectIndex.build(files).tops == {"pkg"}
+    # `pkg/deep` has no __init__.py: a namespace package inside `pkg` (PEP 420), which is how
+    # the import system names what lies below it.
+    index = ProjectIndex.build(files, [str(tmp_path)])
+    assert "pkg.deep.models.m" in index.modules and "models.m" not in index.modules
+    assert index.namespaces == {"pkg.deep"} and index.has_module("pkg.deep")
+
+
+def test_namespace_packages_inside_a_package(tmp_path: Path) -> None:
+    """sglang's `sglang/srt/` has no `__init__.py`: its modules still import as `sglang.srt.x`,
+    and a module file beside a folder of its name wins the import (`a/b.py` over `a/b/`)."""
+    for p in ("top/__init__.py", "top/ns/inner/m.py", "top/ns/inner/__init__.py", "top/ns/k.py",
+              "top/shadow.py", "top/shadow/hidden.py", "loose/x.py"):  # fmt: skip
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text("")
+    assert module_name_of(str(tmp_path / "top/ns/k.py")) == ("top.ns.k", False)
+    assert module_name_of(str(tmp_path / "top/ns/inner/m.py")) == ("top.ns.inner.m", False)
+    assert module_name_of(str(tmp_path / "loose/x.py")) == ("x", False)
+    index = ProjectIndex.build((str(p) for p in tmp_path.rglob("*.py")), [str(tmp_path)])
+    assert {"top.ns.k", "top.ns.inner", "top.ns.inner.m", "top.shadow"} <= set(index.modules)
+    assert "top.shadow.hidden" not in index.modules
+    assert index.namespaces == {"top.ns"} and index.children["top.ns"] == {"k", "inner"}
 
 
 def test_two_copies_of_a_module_resolve_nothing(tmp_path: Path) -> None:
@@ -164,12 +183,19 @@ def test_cache_follows_the_imported_module(project: Callable[..., Path]) -> None
 
 
 def test_cache_follows_the_module_name(project: Callable[..., Path]) -> None:
-    """Removing an `__init__.py` changes what the relative import names."""
+    """Removing an `__init__.py` changes what the relative import names: without
+    `pkg/__init__.py`, `pkg/sub` is a package of its own and `..common` names nothing. Without
+    `pkg/sub/__init__.py` only, `pkg/sub` is a namespace package inside `pkg` (PEP 420) and the
+    import still works."""
     root = Path.cwd()
     _tree(project, "import torch\n")
     _old(root)
     assert ("pkg/sub/user.py", 5, "safe") in _verdicts(_scan(use_cache=True))
     (root / "pkg/sub/__init__.py").unlink()
+    _old(root)
+    assert ("pkg/sub/user.py", 5, "safe") in _verdicts(_scan(use_cache=True))
+    (root / "pkg/sub/__init__.py").write_text("")
+    (root / "pkg/__init__.py").unlink()
     assert not [v for v in _verdicts(_scan(use_cache=True)) if v[0] == "pkg/sub/user.py"]
 
 
