@@ -79,6 +79,11 @@ ENTRIES: tuple[Entry, ...] = tuple(
             size dim numel nelement stride element_size is_contiguous storage_offset get_device
             is_floating_point is_complex is_pinned is_set_to type_as_shape ndimension
             requires_grad_ retain_grad is_shared is_inference detach_"""),
+        # The `new_*` factories take only dtype and device from their receiver ("By default,
+        # the returned Tensor has the same torch.dtype and torch.device as this tensor"); their
+        # arguments (`new_tensor(data)`, a fill value) are read as any method's arguments.
+        *_group(M, E.METADATA, _TENSOR_DOC, """
+            new_zeros new_empty new_ones new_full new_empty_strided new_tensor"""),
         # The first argument of the *_like factories: only its shape, dtype, layout and device.
         *_group(F, E.METADATA, _BUILTIN_DOC, """
             builtins.len builtins.isinstance builtins.id builtins.type builtins.hasattr"""),

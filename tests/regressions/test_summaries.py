@@ -65,6 +65,51 @@ def run():
 """,
     ),
     Case(
+        "callee_makes_a_new_tensor_like_it",
+        kind="fix",
+        why="`scratch` calls `p.new_zeros(...)` and `p.new_full(...)`, which take only dtype and "
+        "device from `p`: the call neither reads nor writes the buffer, and the full write "
+        "after it decides.",
+        source=r"""
+import torch
+
+
+def scratch(p, k):
+    a = p.new_zeros(k, 2)
+    b = p.new_full((k,), 3.0)
+    return a.sum() + b.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    s = scratch(buf, 3)
+    buf.fill_(s)
+    return buf.sum()
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "new_tensor_reads_its_data_argument",
+        why="`p.new_tensor(q)` copies `q`: the receiver lends only dtype and device, the argument is "
+        "read, so the zeros of `q` reach the result.",
+        source=r"""
+import torch
+
+
+def f(n):
+    q = torch.zeros(n)  # <- site
+    p = torch.ones(1)
+    return p.new_tensor(q).sum() + 1.0
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
         "method_of_the_class_writes_in_full",
         kind="fix",
         why="`self._fill(buf)` runs Model._fill (no class derives from Model): a full write.",
