@@ -68,8 +68,9 @@ others first, decode_cuda_graph_runner.py:1283-1288); so is `x` in the named fac
 Modules of the scanned tree. A name imported from another scanned module (relative imports,
 re-exports, `from x import *` honouring a literal `__all__`) resolves to what that module binds
 at top level, and only where every binding of it there agrees (analysis/project.py); a module
-that binds names dynamically (`globals()`, `vars()`, `sys.modules[__name__]`, a computed
-`__all__`) resolves nothing. Assumed: no module assigns another module's attributes
+that binds names dynamically (the words `exec` or `globals`, `vars()`, `sys.modules[__name__]`,
+`__dict__[`, a computed `__all__`) resolves nothing. Folders without `__init__.py` inside a
+package are namespace packages (PEP 420): `sglang/srt/x.py` is `sglang.srt.x`. Assumed: no module assigns another module's attributes
 (`mod.name = ...`), and an absolute import of a top-level package found at a scanned root
 means that package; standard-library modules, torch, triton and numpy are never taken from the
 tree.
