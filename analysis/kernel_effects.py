@@ -156,7 +156,7 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
 
 def _reach(
     launch: Launch | None, p: str, where: str, first: bool
-) -> tuple[str, tuple[int, int] | None]:
+) -> tuple[str, tuple[int, str] | None]:
     """What the launch surely (or on an assumed-feasible path) reads of `p`. The first element
     only for a parameter the kernel never stores: no other program can have written it."""
     if launch is None:
@@ -168,7 +168,8 @@ def _reach(
         return reach, None
     k, line = element
     return reach, (
-        k, f"`{p}` of {where}: program 0 loads element {k} at line {line} (assuming the grid is "
+        k,
+        f"`{p}` of {where}: program 0 loads element {k} at line {line} (assuming the grid is "
         "not empty)",
     )
 

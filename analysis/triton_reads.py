@@ -22,6 +22,7 @@ import ast
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 # The tl calls whose result points into the pointer given as their first argument.
 _PASS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "make_block_ptr", "advance"})
@@ -70,7 +71,9 @@ def _no_defs(nodes: list[ast.AST]) -> list[ast.AST]:
         n = todo.pop()
         out.append(n)
         for c in ast.iter_child_nodes(n):
-            if not isinstance(c, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            if not isinstance(
+                c, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+            ):
                 todo.append(c)
     return out
 
@@ -102,26 +105,33 @@ def collect(
                     assigns.setdefault(t.id, []).append(n)
     single: dict[str, ast.expr] = {}
     for name, bs in bindings.items():
-        a = assigns.get(name, [])
-        if len(bs) == 1 and len(a) == 1 and isinstance(a[0], ast.Assign):
-            if len(a[0].targets) == 1:
-                single[name] = a[0].value
-    program_ids, ranges = set(), set()
+        one = assigns.get(name, [])
+        first = one[0] if len(bs) == 1 and len(one) == 1 else None
+        if isinstance(first, ast.Assign) and len(first.targets) == 1:
+            single[name] = first.value
+    program_ids: set[int] = set()
+    ranges: set[int] = set()
     for n in nodes:
         if isinstance(n, ast.Call):
-            name = tl_name(n.func)
-            if name == "program_id":
-                axis = n.args[0] if n.args else next(
-                    (k.value for k in n.keywords if k.arg == "axis"), None
+            callee = tl_name(n.func)
+            if callee == "program_id":
+                axis = (
+                    n.args[0]
+                    if n.args
+                    else next((k.value for k in n.keywords if k.arg == "axis"), None)
                 )
                 if isinstance(axis, ast.Constant) and axis.value == 0:
                     program_ids.add(id(n))
-            elif name in _RANGES or (isinstance(n.func, ast.Name) and n.func.id == "range"):
+            elif callee in _RANGES or (isinstance(n.func, ast.Name) and n.func.id == "range"):
                 ranges.add(id(n))
     a = fn.args
     every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
-    defaults = dict(zip([x.arg for x in [*a.posonlyargs, *a.args]][::-1], a.defaults[::-1]))
-    defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    defaults = dict(
+        zip([x.arg for x in [*a.posonlyargs, *a.args]][::-1], a.defaults[::-1], strict=False)
+    )
+    defaults.update(
+        {x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+    )
     constexpr = frozenset(
         x.arg for x in every if x.annotation and ast.unparse(x.annotation).endswith("constexpr")
     )
@@ -140,8 +150,8 @@ def collect(
             if e.id in params and not values:
                 values = [e]  # a parameter moved by `p += step` only
             if len(values) != 1 or not all(
-                isinstance(k, ast.Assign) and len(k.targets) == 1
-                or isinstance(k, ast.AugAssign) and isinstance(k.op, ast.Add | ast.Sub)
+                (isinstance(k, ast.Assign) and len(k.targets) == 1)
+                or (isinstance(k, ast.AugAssign) and isinstance(k.op, ast.Add | ast.Sub))
                 for k in kinds
             ):
                 return set()  # `p += step` keeps where `p` points
@@ -173,7 +183,9 @@ def collect(
         ranges=frozenset(ranges), decorated=decorated,
     )  # fmt: skip
 
-    def record(stmt: ast.AST, conds: tuple[Cond, ...], loops: tuple[ast.For | ast.While, ...]):
+    def record(
+        stmt: ast.AST, conds: tuple[Cond, ...], loops: tuple[ast.For | ast.While, ...]
+    ) -> None:
         for n in _no_defs([stmt]):
             hit = calls.get(id(n))
             if hit is None:
@@ -181,14 +193,18 @@ def collect(
             c, name, _ = hit
             if name != "load" and name not in _READING_ATOMICS:
                 continue
-            ptr = c.args[0] if c.args else next(
-                (k.value for k in c.keywords if k.arg == "pointer"), None
+            ptr = (
+                c.args[0]
+                if c.args
+                else next((k.value for k in c.keywords if k.arg == "pointer"), None)
             )
             if ptr is None:
                 continue
             pos = 1 if name == "load" else (2 if name != "atomic_cas" else 99)
-            mask = c.args[pos] if len(c.args) > pos else next(
-                (k.value for k in c.keywords if k.arg == "mask"), None
+            mask = (
+                c.args[pos]
+                if len(c.args) > pos
+                else next((k.value for k in c.keywords if k.arg == "mask"), None)
             )
             for p in certain(ptr):
                 spans = [(lp.lineno, lp.end_lineno or lp.lineno) for lp in loops]
@@ -196,7 +212,9 @@ def collect(
                        for w, wid in writes.get(p, []) if wid != id(c)):  # fmt: skip
                     continue  # a store of the parameter may run first in its program
                 what = "loaded" if name == "load" else f"updated by `tl.{name}`"
-                out.sites.setdefault(p, []).append(ReadSite(c.lineno, what, ptr, mask, conds, loops))
+                out.sites.setdefault(p, []).append(
+                    ReadSite(c.lineno, what, ptr, mask, conds, loops)
+                )
 
     def visit(stmts: list[ast.stmt], conds: tuple[Cond, ...], loops: tuple) -> None:
         for s in stmts:
@@ -263,7 +281,9 @@ class Launch:
         if e is None or depth > 40:
             return _UNKNOWN
         if isinstance(e, ast.Constant):
-            return e.value if isinstance(e.value, int | float | bool) or e.value is None else _UNKNOWN
+            return (
+                e.value if isinstance(e.value, int | float | bool) or e.value is None else _UNKNOWN
+            )
         if isinstance(e, ast.Name):
             if e.id in self.values:
                 return self.values[e.id]
@@ -301,7 +321,8 @@ class Launch:
             if left is _UNKNOWN or right is _UNKNOWN:
                 return _UNKNOWN
             try:
-                return bool(_CMP[type(e.ops[0])](left, right))
+                compare: Any = _CMP[type(e.ops[0])]
+                return bool(compare(left, right))
             except TypeError:
                 return _UNKNOWN
         return _UNKNOWN
@@ -313,10 +334,9 @@ class Launch:
         args = [self.fold(a) for a in it.args[:3]]
         if len(args) == 1:
             args = [0, *args]
-        if len(args) >= 2 and all(isinstance(a, int) for a in args[:2]):
-            step = args[2] if len(args) > 2 else 1
-            if isinstance(step, int) and step != 0:
-                return len(range(args[0], args[1], step)) > 0  # type: ignore[arg-type]
+        start, stop, step = (*args, 1)[:3] if len(args) >= 2 else (None, None, None)
+        if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int) and step:
+            return len(range(start, stop, step)) > 0
         return True
 
     def read(self, p: str) -> tuple[int, str] | None:
@@ -364,9 +384,11 @@ class Launch:
                     continue
                 tests = [(self.fold(c.test), c.holds) for c in site.conds if c.test is not None]
                 mask = True if site.mask is None else self.fold(site.mask)
-                if len(tests) < len(site.conds) or any(
-                    v is _UNKNOWN or bool(v) is not h for v, h in tests
-                ) or mask is not True:
+                if (
+                    len(tests) < len(site.conds)
+                    or any(v is _UNKNOWN or bool(v) is not h for v, h in tests)
+                    or mask is not True
+                ):
                     continue  # not surely run by program 0
                 k = self._offset(site.ptr, p)
                 if isinstance(k, int) and k >= 0:
@@ -400,7 +422,11 @@ class Launch:
 def _literal(a: ast.expr) -> object:
     if isinstance(a, ast.Constant) and (isinstance(a.value, int | float | bool) or a.value is None):
         return a.value
-    if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) and isinstance(a.operand, ast.Constant):
+    if (
+        isinstance(a, ast.UnaryOp)
+        and isinstance(a.op, ast.USub)
+        and isinstance(a.operand, ast.Constant)
+    ):
         v = a.operand.value
         return -v if isinstance(v, int | float) and not isinstance(v, bool) else _UNKNOWN
     return _UNKNOWN
