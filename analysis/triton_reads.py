@@ -291,6 +291,8 @@ class Launch:
             return self.fold(value, depth + 1) if value is not None else _UNKNOWN
         if isinstance(e, ast.Call) and id(e) in self.reads.program_ids:
             return 0 if self.pid0 else _UNKNOWN
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "to":
+            return self.fold(e.func.value, depth + 1)  # `pid.to(tl.int64)`: the same value
         if isinstance(e, ast.UnaryOp):
             v = self.fold(e.operand, depth + 1)
             if v is _UNKNOWN or v is None:
