@@ -31,6 +31,8 @@ _READING_ATOMICS = frozenset(
     {"atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_cas"}
 )  # fmt: skip
 _RANGES = frozenset({"range", "builtins.range", "static_range", "range_"})
+# Values that differ between programs or come from memory.
+_VARYING = frozenset({"program_id", "arange", "load", "rand", "randn", "randint", "randint4x"})
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class KernelReads:
     program_ids: frozenset[int] = frozenset()  # ids of `tl.program_id(0)` calls
     ranges: frozenset[int] = frozenset()  # ids of `range`/`tl.range` calls
     decorated: bool = False  # autotune/heuristics may supply arguments the launch does not pass
+    # Names whose value varies by program or comes from memory: bound (on some path) from a
+    # program id, an `arange`, a load or an atomic, or a loop target. A test without them is
+    # decided by the host: by the launch's arguments only.
+    per_program: frozenset[str] = frozenset()
+    per_program_calls: frozenset[int] = frozenset()
 
 
 def _no_defs(nodes: list[ast.AST]) -> list[ast.AST]:
@@ -111,9 +118,12 @@ def collect(
             single[name] = first.value
     program_ids: set[int] = set()
     ranges: set[int] = set()
+    varying: set[int] = set()
     for n in nodes:
         if isinstance(n, ast.Call):
             callee = tl_name(n.func)
+            if callee in _VARYING or (callee or "").startswith("atomic_"):
+                varying.add(id(n))
             if callee == "program_id":
                 axis = (
                     n.args[0]
@@ -178,7 +188,35 @@ def collect(
         if name == "store" or name.startswith("atomic_"):
             for p in rs:
                 writes.setdefault(p, []).append((c.lineno, id(c)))
+    # Names that vary by program: to a fixpoint over every binding's value.
+    per_program: set[str] = set()
+    values: dict[str, list[ast.AST]] = {}
+    for n in nodes:
+        if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
+            ts = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in ts:
+                simple = isinstance(t, ast.Name)
+                for x in ast.walk(t):
+                    if isinstance(x, ast.Name) and n.value is not None:
+                        values.setdefault(x.id, []).append(n.value if simple else n)
+        elif isinstance(n, ast.For):
+            per_program.update(x.id for x in ast.walk(n.target) if isinstance(x, ast.Name))
+    for name, bs in bindings.items():
+        if len(values.get(name, [])) < len(bs):
+            per_program.add(name)  # bound some other way (`with`, `except`, ...)
+    changed = True
+    while changed:
+        changed = False
+        for name, vs in values.items():
+            if name not in per_program and any(
+                (isinstance(x, ast.Name) and x.id in per_program) or id(x) in varying
+                for v in vs
+                for x in ast.walk(v)
+            ):
+                per_program.add(name)
+                changed = True
     out = KernelReads(
+        per_program=frozenset(per_program), per_program_calls=frozenset(varying),
         constexpr=constexpr, defaults=defaults, single=single, program_ids=frozenset(program_ids),
         ranges=frozenset(ranges), decorated=decorated,
     )  # fmt: skip
@@ -349,8 +387,8 @@ class Launch:
             dead = False
             for c in site.conds:
                 v = self.fold(c.test)
-                if c.test is None:
-                    dead = True  # both branches of an `if` before it may return
+                if c.test is None or (v is _UNKNOWN and self._host_undecided(c.test)):
+                    dead = True  # both branches of an `if` may return; a flag not literal
                 elif v is _UNKNOWN:
                     text = ast.unparse(c.test)[:60]
                     assumed.append(f"`{text}` {'holds' if c.holds else 'is false'}")
@@ -358,7 +396,9 @@ class Launch:
                     dead = True
             if site.mask is not None:
                 v = self.fold(site.mask)
-                if v is _UNKNOWN:
+                if v is _UNKNOWN and self._host_undecided(site.mask):
+                    dead = True
+                elif v is _UNKNOWN:
                     assumed.append("its mask holds for some element")
                 elif not v:
                     dead = True
@@ -375,6 +415,37 @@ class Launch:
                 f"{', '.join(assumed)})"
             )
         return None
+
+    def _host_undecided(self, test: ast.expr) -> bool:
+        """Some part of `test` (split at `and`, `or`, `not`, `&`, `|`) is decided by the host
+        alone, yet not by this launch's literals (`HAS_MASK` passed `mask is not None`): the
+        host's value may be tied to which buffer it passes (a dummy when the flag is False), so
+        no path is assumed through it."""
+        parts = [test]
+        while parts:
+            e = parts.pop()
+            if isinstance(e, ast.BoolOp):
+                parts.extend(e.values)
+            elif isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not | ast.Invert):
+                parts.append(e.operand)
+            elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitAnd | ast.BitOr):
+                parts += [e.left, e.right]
+            elif isinstance(e, ast.Name) and e.id in self.reads.single:
+                value = self.reads.single[e.id]
+                if isinstance(value, ast.BoolOp | ast.UnaryOp | ast.BinOp | ast.Name):
+                    parts.append(value)  # `mask = HAS_X & (offs < n)`
+                elif self.fold(e) is _UNKNOWN and not self._varies(e):
+                    return True
+            elif self.fold(e) is _UNKNOWN and not self._varies(e):
+                return True
+        return False
+
+    def _varies(self, e: ast.expr) -> bool:
+        r = self.reads
+        return any(
+            (isinstance(x, ast.Name) and x.id in r.per_program) or id(x) in r.per_program_calls
+            for x in ast.walk(e)
+        )
 
     def first_element(self, p: str) -> tuple[int, int] | None:
         """(k, line): program 0 surely loads element k of `p` at that line (the first such site;

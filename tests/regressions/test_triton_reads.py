@@ -5,8 +5,8 @@ tests/conftest.py) they must differ: a kernel that accumulates into, or applies 
 a buffer nothing wrote (on a program whose mask holds: a path-feasibility assumption, as
 `if cond: x.sum()` is in plain Python), and a buffer written all but element 0 whose element 0
 program 0 loads (`indptr_ptr + pid`). `NEAR_MISSES` must NOT be `unsafe`: the load under a
-`tl.constexpr` the launch sets False or leaves at a False default, a mask that is a constexpr
-False, the buffer handed to a parameter only stored (another one is loaded), the buffer written
+`tl.constexpr` the launch sets False or leaves at a False default, a flag the host computes
+(False exactly when a dummy is passed), a mask that is a constexpr False, the buffer handed to a parameter only stored (another one is loaded), the buffer written
 in full before the launch, element 0 written, a load whose mask is false at program 0, a kernel
 storing the element before it loads it. Those marked `covered` run the same with poison.
 """
@@ -62,6 +62,16 @@ def _masked_by_flag(out_ptr, x_ptr, n, BLOCK: tl.constexpr, HAS_OUT: tl.constexp
     acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     acc += tl.load(out_ptr + offs, mask=HAS_OUT, other=0.0)
     tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+@triton.jit
+def _keep_where(out_ptr, x_ptr, keep_ptr, n, BLOCK: tl.constexpr, HAS_KEEP: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if HAS_KEEP:
+        v = tl.where(tl.load(keep_ptr + offs, mask=mask, other=0.0) > 0, v, 0.0)
+    tl.store(out_ptr + offs, v, mask=mask)
 
 
 @triton.jit
@@ -215,6 +225,24 @@ def f(x):
 """,
         _X,
         "`mask=HAS_OUT` with `HAS_OUT=False`: the load reads nothing (`other=0.0`).",
+    ),
+    NearMiss(
+        "dummy_under_a_flag_the_host_computes",
+        r"""
+
+def f(x, keep=None):
+    if keep is None:
+        keep = torch.zeros(1)  # <- site
+        has_keep = False
+    else:
+        has_keep = True
+    out = torch.empty_like(x)
+    _keep_where[(triton.cdiv(x.numel(), 4),)](out, x, keep, x.numel(), BLOCK=4, HAS_KEEP=has_keep)
+    return out
+""",
+        _X,
+        "`HAS_KEEP=has_keep` is False exactly when the dummy is passed: a flag the host decides "
+        "and the launch does not show as a literal is never assumed to hold.",
     ),
     NearMiss(
         "loaded_pointer_may_be_another_parameter",
