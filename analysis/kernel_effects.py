@@ -227,7 +227,8 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
     """Reads first, then writes (a kernel reads its inputs before its outputs are final)."""
     writes_after: list[tuple[ArgEffect, Any]] = []
     # The buffer handed to one parameter only: through another, the kernel may store it first.
-    alone = sum(_mentions(ev, x.arg) for x in plan.effects) == 1
+    # (`x.stride(0)` given to a parameter never dereferenced does not count.)
+    alone = sum(_mentions(ev, x.arg) for x in plan.effects if x.action != "none") == 1
     for eff in sorted(plan.effects, key=lambda x: _ORDER.get(x.action, 2)):
         a = eff.arg
         if eff.action == "none":
@@ -263,11 +264,26 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
         ev.write(ref, eff.arg, full=eff.action == "read-write", region=None, how=eff.how)
 
 
+_SHAPE_METHODS = frozenset({"stride", "size", "numel", "dim", "element_size", "is_contiguous"})
+_SHAPE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda"})
+
+
 def _mentions(ev: Any, a: ast.expr) -> bool:
     """`a` may name the buffer: the allocation itself, or a place the state says may hold it."""
     from zeroopt.analysis.dataflow.places import place_key  # dataflow imports this module
 
-    for n in ast.walk(a):
+    todo: list[ast.AST] = [a]
+    while todo:
+        n = todo.pop()
+        method = (
+            n.func.attr if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) else ""
+        )
+        if isinstance(n, ast.Call) and method in _SHAPE_METHODS:
+            todo += [*n.args, *(k.value for k in n.keywords)]
+            continue  # `x.stride(0)`: an int, not the buffer
+        if isinstance(n, ast.Attribute) and n.attr in _SHAPE_ATTRS:
+            continue
+        todo += list(ast.iter_child_nodes(n))
         if n is ev.ctx.alloc:
             return True
         key = place_key(n) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) else None

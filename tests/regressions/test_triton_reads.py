@@ -47,6 +47,17 @@ def _accumulate(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def _accumulate_rows(out_ptr, x_ptr, rows, cols, stride_o, stride_x, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= rows:
+        return
+    c = tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + row * stride_x + c, mask=c < cols, other=0.0)
+    acc += tl.load(out_ptr + row * stride_o + c, mask=c < cols, other=0.0)
+    tl.store(out_ptr + row * stride_o + c, acc, mask=c < cols)
+
+
+@triton.jit
 def _maybe_accumulate(out_ptr, x_ptr, n, BLOCK: tl.constexpr, ACC: tl.constexpr = False):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -131,6 +142,21 @@ def f(x):
 """,
         "def run():\n    return f(torch.arange(6.0))\n",
         "`acc += tl.load(out_ptr + offs)`: the kernel adds the zeros to its result.",
+    ),
+    _case(
+        "accumulated_rows_after_an_early_return",
+        r"""
+
+def f(x):
+    out = torch.zeros(x.shape[0], x.shape[1])  # <- site
+    _accumulate_rows[(x.shape[0] + 1,)](
+        out, x, x.shape[0], x.shape[1], out.stride(0), x.stride(0), BLOCK=4
+    )
+    return out
+""",
+        "def run():\n    return f(torch.arange(6.0).reshape(2, 3))\n",
+        "`out.stride(0)` hands over an int, not the buffer; past the early `return` each row "
+        "adds the zeros of `out`.",
     ),
     _case(
         "accumulated_under_a_true_flag",
