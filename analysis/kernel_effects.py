@@ -302,7 +302,7 @@ def _unread_memory(ev: Any, eff: ArgEffect, ref: Ref) -> bool:
     # The guard (ZO002) never rests on a load assumed to run (a mask, a test: an assumption about
     # values); a dummy `torch.empty` a kernel reads and discards is no bug.
     fresh = not st.touched and not st.some_write and st.may_writes == ()
-    if eff.reach and fresh and not ev.ctx.certain_reads_only:
+    if eff.reach and fresh and not ev.ctx.certain_reads_only and eff.action != "read":
         ev.read(ref, eff.arg, definite=True, how=eff.reach)
     elif eff.first is not None and ref.view is View.SELF and st.may_writes:
         k, how = eff.first
