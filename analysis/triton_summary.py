@@ -14,6 +14,8 @@ What a summary claims about a launch (`kernel[grid](...)`):
 - stored only: written in part (which elements depends on the grid, masks and values);
 - loaded and stored, or atomics: possibly read, then written in part.
 Store index sets are not yet combined with the grid, so no launch counts as a full write.
+Each load and reading atomic is also kept with the tests it runs under (triton_reads.py), for
+the launch to decide whether it surely reads memory nobody wrote.
 Checked by execution in tests/test_triton_summary.py (TRITON_INTERPRET=1, poisoned buffers).
 """
 
