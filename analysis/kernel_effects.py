@@ -21,7 +21,8 @@ from typing import Any
 
 from zeroopt.analysis.kernel_library import OpContract, op_contract_for
 from zeroopt.analysis.resolve import Resolver, Scope
-from zeroopt.analysis.state import View
+from zeroopt.analysis.state import Ref, Region, View
+from zeroopt.analysis.triton_reads import Launch, empty_grid
 from zeroopt.analysis.triton_summary import ModuleKernels
 
 
@@ -30,6 +31,10 @@ class ArgEffect:
     arg: ast.expr
     action: str
     how: str
+    # A Triton load or atomic that may run at this launch (triton_reads.Launch.read): its text.
+    reach: str = ""
+    # (k, text): program 0 surely loads element k (triton_reads.Launch.first_element).
+    first: tuple[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,10 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
     # re-bind the parameters given here (Python rejects a repeated keyword).
     bound += [(k.arg if k.arg in summary.params else None, k.value) for k in e.keywords]
     where = f"Triton kernel `{summary.name}` ({origin} {summary.line})"
+    launch = None
+    if summary.reads is not None and not empty_grid(func.slice):
+        spread = any(k.arg is None for k in e.keywords)
+        launch = Launch(summary.reads, {p: a for p, a in bound if p is not None}, spread)
     effects = []
     for p, a in bound:
         if p is None:
@@ -131,6 +140,7 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
                     "read" if eff.definite_load else "maybe-read",
                     f"`{p}` of {where}: loaded{at}"
                     + ("" if eff.definite_load else " (masked or conditional)"),
+                    *_reach(launch, p, where, first=True),
                 )
             )
         elif kind == "stored":
@@ -139,8 +149,29 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
             )
         else:
             text = "atomics" if kind == "atomic" else "loaded and stored (accumulates)"
-            effects.append(ArgEffect(a, "accumulate", f"`{p}` of {where}: {text}{at}"))
+            reach = _reach(launch, p, where, first=False)
+            effects.append(ArgEffect(a, "accumulate", f"`{p}` of {where}: {text}{at}", *reach))
     return Plan(f"{func.value.id}[...]", tuple(effects), raw_pointers=True)
+
+
+def _reach(
+    launch: Launch | None, p: str, where: str, first: bool
+) -> tuple[str, tuple[int, str] | None]:
+    """What the launch surely (or on an assumed-feasible path) reads of `p`. The first element
+    only for a parameter the kernel never stores: no other program can have written it."""
+    if launch is None:
+        return "", None
+    site = launch.read(p)
+    reach = f"`{p}` of {where}: {site[1]}" if site is not None else ""
+    element = launch.first_element(p) if first else None
+    if element is None:
+        return reach, None
+    k, line = element
+    return reach, (
+        k,
+        f"`{p}` of {where}: program 0 loads element {k} at line {line} (assuming the grid is "
+        "not empty)",
+    )
 
 
 def _op_plan(e: ast.Call, op: OpContract) -> Plan | None:
@@ -195,6 +226,9 @@ _ORDER = {"none": 0, "read": 1, "maybe-read": 1, "opaque": 1, "read-write": 1, "
 def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
     """Reads first, then writes (a kernel reads its inputs before its outputs are final)."""
     writes_after: list[tuple[ArgEffect, Any]] = []
+    # The buffer handed to one parameter only: through another, the kernel may store it first.
+    # (`x.stride(0)` given to a parameter never dereferenced does not count.)
+    alone = sum(_mentions(ev, x.arg) for x in plan.effects if x.action != "none") == 1
     for eff in sorted(plan.effects, key=lambda x: _ORDER.get(x.action, 2)):
         a = eff.arg
         if eff.action == "none":
@@ -214,6 +248,9 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
         if eff.action == "opaque":
             ev.read(ref, a, definite=False, how=f"passed to `{plan.what}`: {eff.how}")
             ev.lost(a, f"passed to `{plan.what}` ({eff.how})")
+        elif alone and _unread_memory(ev, eff, ref):
+            if eff.action == "accumulate":  # read unwritten memory, reported by `ev.read`
+                writes_after.append((eff, ref))
         elif eff.action in ("read", "read-write"):
             ev.read(ref, a, definite=True, how=eff.how)
             if eff.action == "read-write":
@@ -225,3 +262,60 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
             writes_after.append((eff, ref))
     for eff, ref in writes_after:
         ev.write(ref, eff.arg, full=eff.action == "read-write", region=None, how=eff.how)
+
+
+_SHAPE_METHODS = frozenset({"stride", "size", "numel", "dim", "element_size", "is_contiguous"})
+_SHAPE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda"})
+
+
+def _mentions(ev: Any, a: ast.expr) -> bool:
+    """`a` may name the buffer: the allocation itself, or a place the state says may hold it."""
+    from zeroopt.analysis.dataflow.places import place_key  # dataflow imports this module
+
+    todo: list[ast.AST] = [a]
+    while todo:
+        n = todo.pop()
+        method = (
+            n.func.attr if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) else ""
+        )
+        if isinstance(n, ast.Call) and method in _SHAPE_METHODS:
+            todo += [*n.args, *(k.value for k in n.keywords)]
+            continue  # `x.stride(0)`: an int, not the buffer
+        if isinstance(n, ast.Attribute) and n.attr in _SHAPE_ATTRS:
+            continue
+        todo += list(ast.iter_child_nodes(n))
+        if n is ev.ctx.alloc:
+            return True
+        key = place_key(n) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) else None
+        if key is not None and ev.lookup(key) is not None:
+            return True
+    return False
+
+
+def _unread_memory(ev: Any, eff: ArgEffect, ref: Ref) -> bool:
+    """A Triton launch that surely reads memory nobody wrote (triton_reads.py): a load or atomic
+    that may run while nothing was written on any path, or the element program 0 loads where no
+    write on any path reaches. Reads it definitely; False where neither holds."""
+    st = ev.st
+    if eff.action not in ("read", "maybe-read", "accumulate") or st.full:
+        return False
+    # The guard (ZO002) never rests on a load assumed to run (a mask, a test: an assumption about
+    # values); a dummy `torch.empty` a kernel reads and discards is no bug.
+    fresh = not st.touched and not st.some_write and st.may_writes == ()
+    if eff.reach and fresh and not ev.ctx.certain_reads_only and eff.action != "read":
+        ev.read(ref, eff.arg, definite=True, how=eff.reach)
+    elif eff.first is not None and ref.view is View.SELF and st.may_writes:
+        k, how = eff.first
+        if k > 0:
+            size = st.dims[0][0] if len(st.dims) == 1 else None
+            if size is None or not size.isdigit() or int(size) <= k:
+                return False  # element k exists only where a literal 1-D size shows it
+            if any(dim not in (0, -1) for dim, *_ in st.may_writes):
+                return False
+        if any(lo <= k and (hi is None or k < hi) for _, lo, hi, _, _ in st.may_writes):
+            return False
+        one = Ref(View.PART, Region(0, str(k), str(k + 1), frozenset()))
+        ev.read(one, eff.arg, definite=True, how=how, whole=True)
+    else:
+        return False
+    return True

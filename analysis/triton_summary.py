@@ -14,6 +14,8 @@ What a summary claims about a launch (`kernel[grid](...)`):
 - stored only: written in part (which elements depends on the grid, masks and values);
 - loaded and stored, or atomics: possibly read, then written in part.
 Store index sets are not yet combined with the grid, so no launch counts as a full write.
+Each load and reading atomic is also kept with the tests it runs under (triton_reads.py), for
+the launch to decide whether it surely reads memory nobody wrote.
 Checked by execution in tests/test_triton_summary.py (TRITON_INTERPRET=1, poisoned buffers).
 """
 
@@ -23,6 +25,7 @@ import ast
 from dataclasses import dataclass, field
 
 from zeroopt.analysis.resolve import declared_globals, walk, walk_bfs
+from zeroopt.analysis.triton_reads import KernelReads, collect
 
 _TL = "triton.language."
 # Calls whose result is a pointer derived from the listed positional arguments.
@@ -98,6 +101,8 @@ class TritonSummary:
     line: int
     params: tuple[str, ...]
     effects: dict[str, ParamEffect] = field(default_factory=dict)
+    # Each read site and what must hold for it to run (triton_reads.py), judged at a launch.
+    reads: KernelReads | None = None
 
 
 def is_triton_kernel(fn: ast.FunctionDef, qualify: object) -> bool:
@@ -288,6 +293,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
             elif isinstance(e.func, ast.Attribute) and e.func.attr == "to" and not name:
                 pointer_position(e.func.value, consumed)
 
+    derefs: list[tuple[ast.Call, str, set[str]]] = []  # for triton_reads
     consumed: set[int] = set()  # Name nodes whose pointer use is understood
     top_exprs: set[int] = set()  # nodes of the body's own statements (not under if/for/while)
     for stmt in fn.body:
@@ -320,6 +326,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
                     continue
                 pointer_position(ptr, consumed)
                 rs = roots(ptr)
+                derefs.append((node, name, rs))
                 if name == "load":
                     masked = len(node.args) > 1 or any(
                         k.arg in ("mask", "other", "boundary_check") for k in node.keywords
@@ -340,6 +347,7 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
         ):
             mark(derived[node.id], f"`{node.id}` used at line {node.lineno}", node.lineno)
     _decorator_uses(fn, summary)
+    summary.reads = collect(fn, params, derefs, tl_name, len(fn.decorator_list) > 1)
     return summary
 
 

@@ -206,7 +206,25 @@ buffer (`buf[:k]`) may reach all of it, so such an argument loaded by the kernel
 a parameter a decorator's hook may read (`triton.heuristics` lambdas beyond `.shape`/`.dtype`/...,
 hooks it cannot see) keeps the default for unknown code; every store is a partial write (store
 index sets are not combined with the grid); load-then-store and atomics are a possible read and a partial write; a pointer used any other way (handed to a
-helper, returned, ...) keeps the default for unknown code. Custom ops and collectives follow the
+helper, returned, ...) keeps the default for unknown code. A buffer nothing has written on any
+path, handed to one parameter only, that the kernel loads, accumulates into or updates by an
+atomic (not `atomic_xchg`) is `unsafe` (analysis/triton_reads.py): a masked or conditional load is
+a path-feasibility assumption, as `if cond: x.sum()` is in plain Python, and the evidence names it
+("assuming the launch runs a program where its mask holds for some element, ..., the grid is not
+empty"; a loop around it runs once). Tests the launch decides are evaluated with its literal
+arguments and the kernel's defaults (a `tl.constexpr` passed `False` or left at a `False` default,
+a mask that is a constexpr `False`, a literal grid with a 0): such a load never runs. A test the
+host alone decides (no program id, `arange`, loaded value or loop variable in it) that the
+launch's literals leave open (`HAS_MASK=has_mask`: often False exactly when a dummy is passed)
+is never assumed to hold: no conclusion. Never used:
+a load through a pointer that may point into another parameter (`x if c else y`, `tl.where`, a
+name bound on several paths), one that a store or atomic of the same parameter may precede in its
+program, any after an `if` both of whose branches may return. With parts written (`indptr[1:]`),
+a parameter the kernel only loads, through `p + pid * c + k` of `tl.program_id(0)` and constants,
+with no loop around it and every test and mask decided true at program 0, reads element k by
+program 0: `unsafe` where no write on any path reaches that element (docs/uncovered-reads.md,
+section 4), assuming the grid is not empty (element k > 0 only of a 1-D buffer whose
+literal size shows it). Custom ops and collectives follow the
 built-in contracts of analysis/kernel_library.py, each citing its source; `async_op=True`
 collectives are unknown code.
 

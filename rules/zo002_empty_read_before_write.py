@@ -61,6 +61,10 @@ read of a position every write leaves alone by a constant gap (`x[:-1] = v` on
 position exists for every size the allocation allows, and no path writes it. The padding and
 index patterns of ZO001 (assumed: `n` need not be a multiple of the tile, the index need not
 pick every position) never decide here.
+Triton launches (analysis/triton_reads.py): only the element program 0 surely loads
+(`indptr_ptr + pid` after `indptr[1:]` writes) decides here; a load, accumulation or atomic
+assumed to run on some program (a mask, a test on per-program values) never does: a dummy
+`torch.empty` that a kernel reads and discards is no bug.
 The assumptions of ZO001 apply (`zeroopt rule ZO001`): fake implementations and meta tensors
 have no data.
 """

@@ -3,7 +3,9 @@
 Same program model as generator.py (`f(inp, n, k, flag)` over gen_model.py's INPUTS), with the module's
 own `@triton.jit` kernels of every shape the summaries decide (analysis/triton_summary.py):
 a 1-D masked copy, an accumulator, an unmasked scalar load, a kernel ignoring a pointer,
-atomics, and a pointer handed to a helper. Kernels sit at the top of the module so that a
+atomics, a pointer handed to a helper, an accumulation under a `tl.constexpr` flag (passed
+True, False, `flag`, or left at its False default) and loads of `x_ptr + pid` and `+ 1` by each
+program (analysis/triton_reads.py). Kernels sit at the top of the module so that a
 poisoned variant keeps their text and lines; `register_source` makes the text visible to
 `inspect` (Triton reads a kernel's source) under the oracle's file name.
 """
@@ -56,6 +58,22 @@ def k_count(idx_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def k_maybe_acc(x_ptr, y_ptr, n, BLOCK: tl.constexpr, ACC: tl.constexpr = False):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if ACC:
+        v += tl.load(y_ptr + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + offs, v, mask=mask)
+
+
+@triton.jit
+def k_segments(x_ptr, y_ptr):
+    pid = tl.program_id(0)
+    tl.store(y_ptr + pid, tl.load(x_ptr + pid + 1) - tl.load(x_ptr + pid))
+
+
+@triton.jit
 def _put(p, offs, v, mask):
     tl.store(p + offs, v, mask=mask)
 
@@ -74,13 +92,21 @@ COUNTS = ("8", "min(k, 8)", "n", "4")
 
 
 def _launch(ch: RandomChooser, bufs: list[str]) -> str:
-    kernel = ch.choice(["k_copy", "k_accumulate", "k_first", "k_ignore", "k_count", "k_helper"])
+    kernel = ch.choice(
+        ["k_copy", "k_accumulate", "k_first", "k_ignore", "k_count", "k_helper", "k_maybe_acc",
+         "k_segments"]
+    )  # fmt: skip
     y = ch.choice(bufs)
     src = ch.choice(["inp[1]", *bufs])
     count = ch.choice(COUNTS)
     grid = ch.choice(["(2,)", "(1,)", f"(triton.cdiv({count}, 4),)"])
     if kernel == "k_first":
         return f"k_first[{ch.choice(['(1,)', '(3,)'])}]({src}, {y})"
+    if kernel == "k_segments":
+        return f"k_segments[{ch.choice(['(1,)', '(3,)'])}]({src}, {y})"
+    if kernel == "k_maybe_acc":
+        acc = ch.choice(["", ", ACC=True", ", ACC=False", ", ACC=flag"])
+        return f"k_maybe_acc[{grid}]({src}, {y}, {count}, BLOCK=4{acc})"
     if kernel == "k_count":
         return f"k_count[{grid}](idx, {y}, {ch.choice(['3', 'min(n, 3)'])}, BLOCK=4)"
     return f"{kernel}[{grid}]({src}, {y}, {count}, BLOCK=4)"
@@ -94,7 +120,7 @@ def _statement(ch: RandomChooser, bufs: list[str]) -> str:
     if kind == "write":
         return f"{b}.copy_(inp[2])"
     if kind == "part":
-        return f"{b}[:k] = 1.5"
+        return ch.choice([f"{b}[:k] = 1.5", f"{b}[1:] = 2.5", f"{b}[:1] = 0.5"])
     if kind == "read":
         return f"acc = acc + {b}.sum()"
     return f"if flag:\n        {_launch(ch, bufs)}"
