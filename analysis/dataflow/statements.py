@@ -15,7 +15,13 @@ from zeroopt.analysis.dataflow.outcome import (
     display_slots,
     returned_in,
 )
-from zeroopt.analysis.dataflow.places import _bound, _own_size, _split_call, place_key
+from zeroopt.analysis.dataflow.places import (
+    ANY_ITEM,
+    _bound,
+    _own_size,
+    _split_call,
+    place_key,
+)
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
@@ -333,6 +339,9 @@ class Evaluator(Expressions):
         key = place_key(value)
         for t in s.targets:
             self.assign(t, ref, s)
+        gathered = self.gathered_list(value)
+        if gathered is not None and self.st.live:  # every element a buffer of this site
+            self.st = replace(self.st, may=self.st.may | {gathered + ANY_ITEM})
             tkey = place_key(t)
             if (
                 key is not None
