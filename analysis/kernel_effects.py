@@ -163,7 +163,9 @@ def _op_plan(e: ast.Call, op: OpContract) -> Plan | None:
         elif p in op.writes:
             effects.append(ArgEffect(a, "write", f"`{p}` written in full: {src}"))
         elif p in op.writes_each:
-            effects.append(ArgEffect(a, "write-each", f"each tensor of `{p}` written in full: {src}"))
+            effects.append(
+                ArgEffect(a, "write-each", f"each tensor of `{p}` written in full: {src}")
+            )
         elif p in op.writes_part:
             effects.append(
                 ArgEffect(a, "write-part", f"`{p}` written in part ({op.writes_part[p]}): {src}")
