@@ -13,7 +13,8 @@ loses it (Effects._owner_used), `bufs[i]` is maybe the buffer (writes through it
 What this module decides is only which names that is sound for (`gather_names`): a name of a
 function (not a parameter, global, nonlocal or closure cell) bound exactly once, by such an
 assignment, whose comprehension does not mention it, that no nested scope (def, class, lambda,
-generator expression) mentions, never deleted or stored into (`bufs[0] = t`, `del bufs[0]`,
+generator expression: except as a generator's first iterable, evaluated where it is made, which
+the dataflow sees as a use of the list there) mentions, never deleted or stored into (`bufs[0] = t`, `del bufs[0]`,
 `bufs += ...`), in a function that reads no frames (`locals()`: every local reached by name).
 """
 
@@ -55,7 +56,10 @@ def _names(fn: ast.FunctionDef | ast.AsyncFunctionDef, escaping: frozenset[str])
         ):
             return frozenset()
         if isinstance(node, _NESTED):
-            bad.update(n.id for n in walk([node]) if isinstance(n, ast.Name))
+            # A generator expression evaluates its first iterable where it is made, in this
+            # scope (`max(s.item() for s in sizes)`): that use of the name is not deferred.
+            first = node.generators[0].iter if isinstance(node, ast.GeneratorExp) else None
+            bad.update(n.id for n in walk([node]) if isinstance(n, ast.Name) and n is not first)
         for bound in ("name", "asname", "rest"):  # def, class, import, except, match
             value = getattr(node, bound, None)
             if isinstance(value, str):

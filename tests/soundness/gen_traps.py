@@ -159,6 +159,8 @@ class Traps(GenState):
             ]
         else:
             pre = pre[:-1]  # pop from an empty list raises
+        late = f"{other} = (t.float().sum() for t in {gl})"  # made before, stepped after
+        pre.append([late])
         before = self.ch.choice(pre)
         src = self.ch.choice(["inp[1]", "inp[0] * 2", f"{gl}[0]"] if length == "1" else ["inp[1]"])
         call = self.ch.choice(
@@ -175,6 +177,7 @@ class Traps(GenState):
         reads = [
             [f"for t in {gl}:", "    acc = acc + t.float().sum()"],
             [f"acc = acc + torch.cat([inp[1], *{gl}]).float().sum()"],
+            [f"acc = acc + sum(t.float().sum() for t in {gl})"],
         ]
         if length == "1":
             reads += [
@@ -183,5 +186,7 @@ class Traps(GenState):
             ]
         if before == [f"{other} = {gl}"]:
             reads.append([f"for t in {other}:", "    acc = acc + t.float().sum()"])
+        if before == [late]:
+            reads = [[f"acc = acc + sum({other}, acc * 0)"]]
         return [*lines, *before, *call, *self.ch.choice(reads)]
         return [*lines, *call, *reads]
