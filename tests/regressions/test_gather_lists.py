@@ -84,6 +84,30 @@ def run():
         kind="fix",
     ),
     Case(
+        "all_gather_of_sizes_read_by_a_generator",
+        why=(
+            "The sizes exchange of sglang's VAE decoders: the generator's first iterable is "
+            "evaluated where it is made, after all_gather filled every element."
+        ),
+        source=r"""
+import torch
+import torch.distributed as dist
+
+
+def max_size(results, world_size):
+    local_size = torch.tensor([results.shape[0]], dtype=torch.int64)
+    all_sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world_size)]  # <- site
+    dist.all_gather(all_sizes, local_size)
+    return torch.tensor(max(size.item() for size in all_sizes))
+""",
+        scenario=scenario(r"""
+def run():
+    _group()
+    return max_size(torch.ones(5, 2), 1)
+"""),
+        kind="fix",
+    ),
+    Case(
         "all_to_all_into_a_list",
         why="all_to_all receives one tensor per rank into each element of the output list.",
         source=r"""
@@ -366,6 +390,27 @@ def gather_rebound(local, tp_size):
 def run():
     _group()
     return gather_rebound(torch.tensor([1.0, 2.0]), 1)
+"""),
+    ),
+    Case(
+        "generator_over_the_list_stepped_before_the_collective",
+        why="The generator is made and stepped before all_gather: it reads an unwritten element.",
+        source=r"""
+import torch
+import torch.distributed as dist
+
+
+def first_then_gather(local, tp_size):
+    gathered = [torch.zeros_like(local) for _ in range(tp_size)]  # <- site
+    sums = (t.sum() for t in gathered)
+    first = next(sums)
+    dist.all_gather(gathered, local)
+    return first + torch.cat(gathered).sum()
+""",
+        scenario=scenario(r"""
+def run():
+    _group()
+    return first_then_gather(torch.tensor([1.0, 2.0]), 1)
 """),
     ),
     Case(
