@@ -339,9 +339,6 @@ class Evaluator(Expressions):
         key = place_key(value)
         for t in s.targets:
             self.assign(t, ref, s)
-        gathered = self.gathered_list(value)
-        if gathered is not None and self.st.live:  # every element a buffer of this site
-            self.st = replace(self.st, may=self.st.may | {gathered + ANY_ITEM})
             tkey = place_key(t)
             if (
                 key is not None
@@ -350,6 +347,9 @@ class Evaluator(Expressions):
                 and not self.conditional
             ):
                 self.st = replace(self.st, fresh=self.st.fresh | {tkey})
+        gathered = self.gathered_list(value)
+        if gathered is not None and self.st.live:  # every element a buffer of this site
+            self.st = replace(self.st, may=self.st.may | {gathered + ANY_ITEM})
 
     def _unpack_pieces(self, s: ast.Assign) -> bool:
         """`a, b = x.chunk(2)` (`split`, `unbind`, `torch.chunk(x, 2)`, ...) with integer

@@ -172,7 +172,8 @@ class Traps(GenState):
                 ["if flag:", f"    {dist}.all_gather({gl}, {src})"],
             ]
         )
-        if length != "1":  # a list of the wrong length raises: caught, the buffers stay as they were
+        # A list of the wrong length raises: caught, the buffers stay as they were.
+        if length != "1":
             call = ["try:", *("    " + c for c in call), "except RuntimeError:", "    pass"]
         reads = [
             [f"for t in {gl}:", "    acc = acc + t.float().sum()"],
