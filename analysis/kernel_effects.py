@@ -5,6 +5,8 @@ in the scanned module (triton_summary.py) and the built-in library of custom-op 
 - `none`: not read and not written (shapes and scalars, pointers the kernel never dereferences);
 - `read` / `maybe-read`: read (definitely, or possibly: masked or conditional loads);
 - `write`: written in full without being read; `write-part`: some elements written;
+- `write-each`: a list whose every tensor is written in full (followed for a list of fresh
+  buffers of the site, analysis/dataflow/gather_lists.py; otherwise `opaque`);
 - `accumulate`: possibly read, then written in part (load then store, atomics);
 - `read-write`: read in full, then written in full (in-place ops such as all_reduce);
 - `opaque`: the analysis' default for code it cannot see (possible read, then lost).
@@ -191,6 +193,10 @@ def _op_plan(e: ast.Call, op: OpContract) -> Plan | None:
             effects.append(ArgEffect(a, "read-write", f"`{p}` read then written in full: {src}"))
         elif p in op.writes:
             effects.append(ArgEffect(a, "write", f"`{p}` written in full: {src}"))
+        elif p in op.writes_each:
+            effects.append(
+                ArgEffect(a, "write-each", f"each tensor of `{p}` written in full: {src}")
+            )
         elif p in op.writes_part:
             effects.append(
                 ArgEffect(a, "write-part", f"`{p}` written in part ({op.writes_part[p]}): {src}")
@@ -234,7 +240,11 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
         if eff.action == "none":
             ev.eval(a)
             continue
-        if eff.action in ("write", "write-part"):
+        if eff.action == "write-each":
+            if ev.write_each(a, eff.how):
+                continue
+            eff = ArgEffect(a, "opaque", f"{eff.how}; not a list of fresh buffers of the site")
+        elif eff.action in ("write", "write-part"):
             ref = ev.eval(a)
             if ref is not None:
                 ev.write(ref, a, full=eff.action == "write", region=None, how=eff.how)

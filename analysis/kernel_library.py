@@ -13,6 +13,9 @@ Semantics, per parameter (any parameter not listed keeps the default for unknown
 - writes_part: some elements written;
 - accumulates: possibly read, then written in part;
 - reads_writes: read in full, then written in full (in-place collectives);
+- writes_each: a list of tensors, each written in full without being read (a collective's
+  output list). Followed only for a list of fresh buffers of the site (`bufs = [torch.zeros_like(x)
+  for _ in range(n)]`, analysis/dataflow/gather_lists.py); any other argument is opaque;
 - ignored: not a tensor (ranks, groups, flags, sizes);
 - unless_false: the contract holds only when this argument is absent or `False`
   (`async_op=True`: the op has not run yet when the call returns).
@@ -33,6 +36,7 @@ class OpContract:
     writes_part: dict[str, str] = field(default_factory=dict)  # param -> which part
     accumulates: frozenset[str] = frozenset()  # read (possibly) and written in part
     reads_writes: frozenset[str] = frozenset()  # read in full, then written in full
+    writes_each: frozenset[str] = frozenset()  # a list: each tensor written in full, not read
     ignored: frozenset[str] = frozenset()  # scalars, flags, dtypes, groups
     unless_false: frozenset[str] = frozenset()  # the contract holds only if this is False/absent
     source: str = ""
@@ -76,11 +80,32 @@ def _collectives(
         OpContract(
             f"{prefix}.all_gather",
             ("tensor_list", "tensor", "group", "async_op", *extra),
+            # Every rank, rank i's `tensor` lands in `tensor_list[i]` of every rank: each tensor
+            # of the list is written in full. A list of the wrong length, or a tensor of the
+            # wrong size or dtype, raises (Gloo: 'invalid output tensor list', 'invalid tensor
+            # size'; torch: 'Invalid usage of tensors with different dtypes'); NCCL with equal
+            # sizes gathers into one flat buffer and copies a whole row of it into each tensor.
             reads=frozenset({"tensor"}),
+            writes_each=frozenset({"tensor_list"}),
             ignored=ignored,
             unless_false=frozenset({"async_op"}),
-            source=f"{src}; {_TORCH_C10D}:4202 (all_gather): 'tensor: Tensor to be broadcast from "
-            "current process.' (the output list is not followed)",
+            source=f"{src}; {_TORCH_C10D}:4192 (all_gather): 'tensor_list (list[Tensor]): Output "
+            "list. It should contain correctly-sized tensors to be used for output of the "
+            "collective.' 'tensor (Tensor): Tensor to be broadcast from current process.'",
+        ),
+        OpContract(
+            f"{prefix}.all_to_all",
+            ("output_tensor_list", "input_tensor_list", "group", "async_op", *extra),
+            # Every rank sends `input_tensor_list[j]` to rank j and receives rank j's tensor for
+            # it into `output_tensor_list[j]`: each output tensor written in full, each input
+            # tensor read in full (sent).
+            reads=frozenset({"input_tensor_list"}),
+            writes_each=frozenset({"output_tensor_list"}),
+            ignored=ignored,
+            unless_false=frozenset({"async_op"}),
+            source=f"{src}; {_TORCH_C10D}:5145 (all_to_all): 'output_tensor_list (list[Tensor]): "
+            "List of tensors to be gathered one per rank.' 'input_tensor_list (list[Tensor]): "
+            "List of tensors to scatter one per rank.'",
         ),
     )
     return tuple(

@@ -226,7 +226,17 @@ program 0: `unsafe` where no write on any path reaches that element (docs/uncove
 section 4), assuming the grid is not empty (element k > 0 only of a 1-D buffer whose
 literal size shows it). Custom ops and collectives follow the
 built-in contracts of analysis/kernel_library.py, each citing its source; `async_op=True`
-collectives are unknown code.
+collectives are unknown code. A collective's output list (`all_gather`'s `tensor_list`,
+`all_to_all`'s `output_tensor_list`: every tensor written in full, on every rank) is followed
+only for `name = [ALLOC for ...]`, a list comprehension whose element is the allocation itself,
+bound to a plain local name that is bound nowhere else, never stored into or deleted through
+(`name[0] = t`, `del name[i]`), and that no nested function, lambda, class or generator
+reaches (analysis/dataflow/gather_lists.py). Handed as the list to such a call, every buffer of
+the site is written in full; any other use of the name before that (`len`, `.pop()`,
+iteration, an element read, another name for it) reads it possibly and loses it. Assumed: the
+list holds correctly-sized tensors (torch's documented precondition; Gloo raises otherwise) and
+the calling rank is a member of `group` (outside it the call returns without writing, as for
+every collective contract); a collective that raises writes nothing.
 
 Torch semantics come from analysis/semantics (each entry names its documentation page; the
 `out=` table is generated from torch's operator schemas). Reads lose their certainty (never

@@ -15,11 +15,11 @@ from zeroopt.scan.file_analysis import analyse_source
 def test_entries_are_well_formed(op) -> None:
     named = (
         op.reads | op.writes | op.accumulates | op.reads_writes | op.ignored | op.unless_false
-        | set(op.reads_part) | set(op.writes_part)
+        | op.writes_each | set(op.reads_part) | set(op.writes_part)
     )  # fmt: skip
     assert named <= set(op.params), sorted(named - set(op.params))
     effects = [op.reads, op.writes, op.accumulates, op.reads_writes, set(op.reads_part),
-               set(op.writes_part), op.ignored]  # fmt: skip
+               set(op.writes_part), op.ignored, op.writes_each]  # fmt: skip
     for i, a in enumerate(effects):
         for b in effects[i + 1 :]:
             assert not (a & b), f"{op.name}: a parameter with two effects"
@@ -125,3 +125,71 @@ def test_contracts_decide_the_calls() -> None:
     assert v["not_the_op"][0] != "safe"
     # broadcast reads only on the source rank: an empty receive buffer is no ZO002 finding.
     assert "receive" not in v
+
+
+LISTS = """
+import torch
+import torch.distributed as dist
+
+
+def gathered(x, w):
+    outs = [torch.zeros_like(x) for _ in range(w)]
+    dist.all_gather(outs, x)
+    return torch.cat(outs)
+
+
+def gathered_async(x, w):
+    outs = [torch.zeros_like(x) for _ in range(w)]
+    work = dist.all_gather(outs, x, async_op=True)
+    work.wait()
+    return torch.cat(outs)
+
+
+def display_list(x):
+    a = torch.zeros_like(x)
+    dist.all_gather([a], x)
+    return a
+
+
+def filtered(x, w, keep):
+    outs = [torch.zeros_like(x) for i in range(w) if keep(i)]
+    dist.all_to_all(outs, [x] * w)
+    return outs
+
+
+def appended(x, w):
+    outs = [torch.zeros_like(x) for _ in range(w)]
+    outs.append(x)
+    dist.all_gather(outs, x)
+    return torch.cat(outs)
+
+
+def two_bindings(x, w, flag):
+    outs = [torch.zeros_like(x) for _ in range(w)]
+    if flag:
+        outs = [torch.zeros_like(x) for _ in range(w)]
+    dist.all_gather(outs, x)
+    return torch.cat(outs)
+"""
+
+
+def test_list_output_contracts() -> None:
+    """`writes_each`: the list of fresh buffers a comprehension made is written element by
+    element; the async form, a list display (not followed), a list used before, and a name
+    bound twice are not."""
+    result = analyse_source(LISTS.encode(), "lists.py")
+    by_fn: dict[str, list[str]] = {}
+    for fn in ast.parse(LISTS).body:
+        if isinstance(fn, ast.FunctionDef):
+            by_fn[fn.name] = [
+                f.verdict for f in result.findings if fn.lineno <= f.line <= (fn.end_lineno or 0)
+            ]
+    assert by_fn["gathered"] == ["safe"]
+    assert by_fn["filtered"] == ["safe"]  # fewer elements: each one still written
+    for name in ("gathered_async", "display_list", "appended"):
+        assert by_fn[name] == ["unproven"], name
+    assert by_fn["two_bindings"] == ["unproven", "unproven"]
+    message = next(f.message for f in result.findings if f.verdict == "safe")
+    assert "line 8" in message
+    op = op_contract_for("torch.distributed.all_to_all")
+    assert op is not None and op.writes_each == {"output_tensor_list"}

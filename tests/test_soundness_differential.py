@@ -170,7 +170,7 @@ REQUIRED_TAGS = {
     "read", "read-modify-write", "metadata", "escape", "closure", "early-return", "if",
     "if-else", "for", "while", "while-true", "for-break", "try", "try-finally", "with",
     "match", "nested-def", "tricky", "loop-alloc", "lifecycle", "loop-write", "loop-near-miss",
-    "holder",
+    "holder", "gather-list",
 }  # fmt: skip
 
 

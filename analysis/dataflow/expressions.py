@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Calls
 from zeroopt.analysis.dataflow.containers import plain_key
-from zeroopt.analysis.dataflow.places import _comp_targets, place_key
+from zeroopt.analysis.dataflow.gather_lists import gather_names
+from zeroopt.analysis.dataflow.places import ANY_ITEM, _comp_targets, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import MAYBE, Ref, View
+from zeroopt.analysis.state import MAYBE, SELF, Ref, View
 
 
 class Expressions(Calls):
@@ -295,7 +296,7 @@ class Expressions(Calls):
                 self.conditional = outer
             ref = self.eval(part)
             self.conditional = inner
-            if ref is not None:
+            if ref is not None and not (part is self.ctx.alloc and self.gathered_list(e)):
                 self.park(part, "collected by a comprehension", e)
         self.conditional -= 1
         for k, ref in saved.items():
@@ -303,6 +304,39 @@ class Expressions(Calls):
             if ref is not None:
                 self.bind(k, ref, e)
         return None
+
+    def gathered_list(self, e: ast.expr) -> str | None:
+        """The name of `name = [ALLOC for ...]` when `e` is that comprehension, evaluated as
+        this node's statement, and the name is a list of fresh buffers (gather_lists.py)."""
+        stmt = self.node.ast_node
+        if not (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is e
+            and isinstance(e, ast.ListComp)
+            and e.elt is self.ctx.alloc
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return None
+        name = stmt.targets[0].id
+        return name if name in self._gather_names() else None
+
+    def _gather_names(self) -> frozenset[str]:
+        scope = self.ctx.scope
+        escaping = frozenset(self.ctx.escape_on_bind) | frozenset(
+            scope.captured | scope.global_names | scope.nonlocal_names
+        )
+        return gather_names(scope.node, escaping)
+
+    def write_each(self, a: ast.expr, how: str) -> bool:
+        """`a` is the output list of a contract that writes each of its tensors in full: when it
+        is a list of fresh buffers of this site (gather_lists.py), the buffer is written in full."""
+        if not (isinstance(a, ast.Name) and f"{a.id}{ANY_ITEM}" in self.st.may):
+            return False
+        if self.lookup(a.id) is not None or a.id not in self._gather_names():
+            return False
+        self.write(SELF, a, full=True, region=None, how=f"every tensor of `{a.id}`: {how}")
+        return True
 
     def _e_ListComp(self, e: ast.ListComp) -> Ref | None:
         return self._comprehension(e, [e.elt])

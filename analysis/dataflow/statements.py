@@ -15,7 +15,13 @@ from zeroopt.analysis.dataflow.outcome import (
     display_slots,
     returned_in,
 )
-from zeroopt.analysis.dataflow.places import _bound, _own_size, _split_call, place_key
+from zeroopt.analysis.dataflow.places import (
+    ANY_ITEM,
+    _bound,
+    _own_size,
+    _split_call,
+    place_key,
+)
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View
 
@@ -341,6 +347,9 @@ class Evaluator(Expressions):
                 and not self.conditional
             ):
                 self.st = replace(self.st, fresh=self.st.fresh | {tkey})
+        gathered = self.gathered_list(value)
+        if gathered is not None and self.st.live:  # every element a buffer of this site
+            self.st = replace(self.st, may=self.st.may | {gathered + ANY_ITEM})
 
     def _unpack_pieces(self, s: ast.Assign) -> bool:
         """`a, b = x.chunk(2)` (`split`, `unbind`, `torch.chunk(x, 2)`, ...) with integer

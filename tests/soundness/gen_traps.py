@@ -119,6 +119,8 @@ class Traps(GenState):
         self.tags.add("tricky")
         c = self.ch.choice(["1.5", "2.0"])
         pv = self.fresh("pv")
+        if self.ch.chance(30):
+            return self.gather_list()
         if self.ch.chance(50):
             self.tags.add("loop-alloc")
             return [
@@ -137,3 +139,55 @@ class Traps(GenState):
             f"{pv}[key].fill_({c})",
             f"acc = acc + {pv}['a'].float().sum()",
         ]
+
+    def gather_list(self) -> list[str]:
+        """A list of fresh buffers a collective fills (world size 1: the oracle runs a Gloo
+        group), and near misses: an async collective, a list of the wrong length whose error is
+        caught, uses of the list before the collective, an alias, a read of an element as the
+        collective's input, a collective on one branch only."""
+        self.tags.add("gather-list")
+        gl, other, p = self.fresh("gl"), self.fresh("other"), self.fresh("p")
+        dist = "torch.distributed"
+        length = self.ch.choice(["1", "1", "n"])
+        lines = [f"{gl} = [{self.alloc((COLS,), 'float32')} for _ in range({length})]"]
+        pre: list[list[str]] = [[], [], [f"{other} = {gl}"], [f"acc = acc + len({gl})"]]
+        pre += [[f"{gl}.reverse()"], [f"{gl}.insert(0, {gl}.pop().clone())"]]
+        if length == "1":
+            pre += [
+                [f"acc = acc + {gl}[0].float().sum()"],
+                [f"{p} = {gl}.pop()", f"{gl}.append({p}.clone())"],
+            ]
+        else:
+            pre = pre[:-1]  # pop from an empty list raises
+        late = f"{other} = (t.float().sum() for t in {gl})"  # made before, stepped after
+        pre.append([late])
+        before = self.ch.choice(pre)
+        src = self.ch.choice(["inp[1]", "inp[0] * 2", f"{gl}[0]"] if length == "1" else ["inp[1]"])
+        call = self.ch.choice(
+            [
+                [f"{dist}.all_gather({gl}, {src})"],
+                [f"{dist}.all_gather(tensor_list={gl}, tensor={src})"],
+                [f"{dist}.all_to_all({gl}, [{src}])"],
+                [f"{p} = {dist}.all_gather({gl}, {src}, async_op=True)", f"{p}.wait()"],
+                ["if flag:", f"    {dist}.all_gather({gl}, {src})"],
+            ]
+        )
+        # A list of the wrong length raises: caught, the buffers stay as they were.
+        if length != "1":
+            call = ["try:", *("    " + c for c in call), "except RuntimeError:", "    pass"]
+        reads = [
+            [f"for t in {gl}:", "    acc = acc + t.float().sum()"],
+            [f"acc = acc + torch.cat([inp[1], *{gl}]).float().sum()"],
+            [f"acc = acc + sum(t.float().sum() for t in {gl})"],
+        ]
+        if length == "1":
+            reads += [
+                [f"acc = acc + torch.cat({gl}).float().sum()"],
+                [f"acc = acc + {gl}[0][:k].float().sum()"],
+            ]
+        if before == [f"{other} = {gl}"]:
+            reads.append([f"for t in {other}:", "    acc = acc + t.float().sum()"])
+        if before == [late]:
+            reads = [[f"acc = acc + sum({other}, acc * 0)"]]
+        return [*lines, *before, *call, *self.ch.choice(reads)]
+        return [*lines, *call, *reads]

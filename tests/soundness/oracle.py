@@ -329,6 +329,8 @@ def baseline(
         code = compile(source, "gen.py", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return f"does not compile: {exc}"
+    if "torch.distributed" in source:
+        process_group()
     outs = []
     for args in inputs:
         first, second = run_once(code, args, [0], extra), run_once(code, args, [0], extra)
@@ -338,6 +340,18 @@ def baseline(
             return f"zeros version is not deterministic on {args}"
         outs.append(first)
     return outs
+
+
+def process_group() -> None:
+    """A Gloo process group of world size 1 in this process, for programs that call
+    torch.distributed collectives (rank 0's tensor is the only one gathered)."""
+    import tempfile
+
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        where = tempfile.mkdtemp(prefix="zo-gloo-")
+        dist.init_process_group("gloo", init_method=f"file://{where}/pg", rank=0, world_size=1)
 
 
 def trial(
