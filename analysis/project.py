@@ -37,15 +37,23 @@ if TYPE_CHECKING:
 
 # Top-level names never resolved through the tree, even where it holds a package of that name.
 _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
-# Text that means a module may bind names no static reading sees.
 # What lets a module bind names no static reading sees: the names `exec` and `globals` wherever
 # they stand as words (a call, an alias `g = globals`, `getattr(builtins, "exec")`), `vars()`
-# or a bare `vars`, `sys.modules[__name__]` and `__dict__[`. Words only: `get_exec()` or
-# `self.model_vars()` name other functions (`exec(` as a bare substring matched 208 of the
-# wheels' files that only call such functions).
+# or a bare `vars`, `sys.modules[__name__]` (or `.get(__name__)`, `[__spec__.name]`) and
+# `__dict__[`. Words only: `get_exec()` or `self.model_vars()` name other functions (`exec(` as
+# a bare substring matched 208 of the wheels' files that only call such functions). Also what
+# reaches `exec` or a module's dict under another spelling: `eval` called or handed on
+# (`eval(compile(src, "", "single"))` binds names), the `builtins` module or `__builtins__`
+# (`getattr(builtins, "ex" + "ec")`), `__import__`, a frame's `f_globals`/`f_locals`, a
+# function's `__globals__`, `types.FunctionType` (code run with a given dict as its globals)
+# and `X.__dict__.update(...)` on anything but `self`. Assumed (rule page): no module reaches
+# these through a computed name its text does not spell (`import_module("built" + "ins")`).
 DYNAMIC_PATTERN = (
     r"(?<!\w)(?:exec|globals)(?!\w)|(?<!\w)vars\s*\(\s*\)|(?<![\w.])vars(?![\w\s(])"
-    r"|sys\s*\.\s*modules\s*\[\s*__name__\s*\]|__dict__\s*\["
+    r"|sys\s*\.\s*modules\s*(?:\[|\.\s*get\s*\()\s*(?:__name__|__spec__)|__dict__\s*\["
+    r"|(?<!\w)(?:f_globals|f_locals|__globals__|__builtins__|__import__|FunctionType)(?!\w)"
+    r"|(?<![\w.])builtins(?!\w)|(?<![\w.])(?<!def )eval\s*[(),\]]|=\s*eval(?!\w)"
+    r"|(?<!self\.)__dict__\s*\.\s*(?:update|setdefault)"
 )
 _DYNAMIC_TEXT = re.compile(DYNAMIC_PATTERN)
 _DYNAMIC_BYTES = re.compile(DYNAMIC_PATTERN.encode())
@@ -230,6 +238,9 @@ class ModuleEntry:
     all_names: tuple[str, ...] | None  # a static `__all__`
     all_dynamic: bool  # `__all__` exists but is not one literal list or tuple of strings
     dynamic: bool  # may bind names no static reading sees: resolve nothing through it
+    # The text names `__path__` (`__path__.insert(0, d)`, `extend_path`): a package's submodules
+    # may then come from folders the index does not map, so none is resolved through the tree.
+    moves_path: bool = False
 
 
 _NAMESPACE_ENTRY = ModuleEntry({}, (), None, False, False)
@@ -258,9 +269,25 @@ class ProjectView:
     def is_module(self, name: str) -> bool:
         found = self.index.has_module(name)
         self.deps.setdefault(f"?{name}", "1" if found else "0")
-        return found
+        return found and not self._path_moved(name)
+
+    def _path_moved(self, module: str) -> bool:
+        """Whether a package above `module` names `__path__` in its `__init__`: the import
+        system then looks for `module` in the folders that list holds, which need not be the
+        file's (`__path__.insert(0, other)`, `pkgutil.extend_path`); the packages read are
+        recorded in `deps`."""
+        parts = module.split(".")
+        for i in range(1, len(parts)):
+            prefix = ".".join(parts[:i])
+            if prefix in self.index.packages:
+                e = self.entry(prefix)
+                if e is None or e.moves_path:
+                    return True
+        return False
 
     def entry(self, module: str) -> ModuleEntry | None:
+        if "." in module and self._path_moved(module):
+            return None
         path = self.index.modules.get(module)
         if path is None:
             if module in self.index.namespaces:
@@ -285,8 +312,9 @@ class ProjectView:
         except OSError:
             return "", None
         sha = hashlib.sha256(data).hexdigest()
+        moves_path = b"__path__" in data
         if _DYNAMIC_BYTES.search(data):
-            return sha, ModuleEntry({}, (), None, True, True)
+            return sha, ModuleEntry({}, (), None, True, True, moves_path)
         try:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -308,6 +336,7 @@ class ProjectView:
             all_names,
             all_dynamic,
             False,
+            moves_path,
         )
         return sha, entry
 
@@ -364,7 +393,9 @@ class ProjectView:
             if name in sub:
                 kinds.add(f"{star}:{name}")
         if not kinds:
-            return "unbound", None
+            # PEP 562: a module-level `__getattr__` answers names the module does not bind,
+            # before `from module import name` looks for a submodule of that name.
+            return ("unknown", None) if "__getattr__" in e.bindings else ("unbound", None)
         kinds.discard("<none>")
         if len(kinds) == 1:
             (only,) = kinds
@@ -501,13 +532,15 @@ class ProjectView:
                 if target is not None:
                     current = f"{target}.{tail}" if tail else target
                     continue
+                if self._shadows_submodule(module, name):
+                    return current  # the attribute, which the submodule's path would not name
                 current = f"{module}.{rest}"
             parts = current.split(".")
             if parts[0] not in self.index.tops:
                 return current
             nxt = self._step(parts)
-            if nxt is None or nxt == current:
-                return current
+            if nxt is None or nxt == current or ":" in nxt:
+                return nxt if nxt is not None and ":" in nxt else current
             current = nxt
         return qual.replace(":", ".")
 
@@ -536,9 +569,23 @@ class ProjectView:
             # A definition, an ambiguous name, a name shadowing a submodule, or a module that
             # cannot be read: stop here.
             if kind != "unbound" or not self.is_module(sub):
+                if self._shadows_submodule(module, name):
+                    return f"{module}:{'.'.join(parts[i:])}"
                 return None
             i += 1
         return None
+
+    def _shadows_submodule(self, module: str, name: str) -> bool:
+        """Whether attribute `name` of package `module` may be other than its submodule of that
+        name: the package binds the name otherwise (`ns = ...`, an import of something else),
+        may bind it out of sight, or answers it by `__getattr__`. The path `module.name.rest`
+        then names the attribute's attribute, not the module `module.name.rest`, and is kept
+        as `module:name.rest`, which no module of the index matches."""
+        sub = f"{module}.{name}"
+        if not self.index.has_module(sub):
+            return False
+        kind, target = self.binding(module, name)
+        return kind != "unbound" and not (kind == "import" and target == sub)
 
 
 def _at_or_above(folder: str, root: str) -> bool:
