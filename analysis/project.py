@@ -30,6 +30,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import machinery
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,8 +104,11 @@ def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> 
     return ".".join(parts), is_init
 
 
-def _namespace_prefixes(path: str, name: str, is_init: bool, memo: dict[str, bool]) -> list[str]:
-    """The packages above module `name` (at `path`) whose folders hold no `__init__.py`."""
+def _namespace_prefixes(
+    path: str, name: str, is_init: bool, memo: dict[str, bool]
+) -> list[tuple[str, str]]:
+    """(name, folder) of the packages above module `name` (at `path`) whose folders hold no
+    `__init__.py`."""
     found = []
     folder = os.path.dirname(path)
     parts = name.split(".")
@@ -114,9 +118,16 @@ def _namespace_prefixes(path: str, name: str, is_init: bool, memo: dict[str, boo
         if regular is None:
             regular = memo[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
         if not regular:
-            found.append(".".join(parts[:i]))
+            found.append((".".join(parts[:i]), folder))
         folder = os.path.dirname(folder)
     return found
+
+
+def _module_beside(folder: str) -> bool:
+    """Whether a module file of the folder's name lies beside it (`ns.py`, `ns.pyc`, an
+    extension `ns.cpython-312-x86_64-linux-gnu.so`): the import system takes the file before a
+    namespace folder, scanned or not (https://peps.python.org/pep-0420/#specification)."""
+    return any(os.path.isfile(folder + suffix) for suffix in machinery.all_suffixes())
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,8 @@ class ProjectIndex:
         names: dict[str, str] = {}
         clashes: set[str] = set()
         spaces: set[str] = set()
+        space_dirs: dict[str, set[str]] = {}
+        aliases: dict[str, set[str]] = {}  # name below a namespace folder -> files
         files: list[str] = []
         for path in paths:
             if not path.endswith(".py"):
@@ -171,12 +184,26 @@ class ProjectIndex:
             modules[name] = path
             if is_init:
                 packages.add(name)
-            spaces.update(_namespace_prefixes(path, name, is_init, memo))
+            for space, folder in _namespace_prefixes(path, name, is_init, memo):
+                spaces.add(space)
+                space_dirs.setdefault(space, set()).add(folder)
+                # Run with the namespace folder itself on sys.path, the file is the module
+                # named below it (`pkg.helpers` for `vend/lib/pkg/helpers.py`, as before
+                # namespace packages were named): a module of the tree of that name is then
+                # not certainly the one an import of it finds.
+                aliases.setdefault(name[len(space) + 1 :], set()).add(path)
+        for alias, held in aliases.items():
+            if alias in modules and held != {modules[alias]}:
+                clashes.add(alias)
         for name in clashes:
-            del modules[name]
-        # A module file beside a folder of its name wins the import (`a/b.py` over `a/b/`):
-        # what lies in that folder is not importable under those names.
-        shadowed = {n for n in spaces if n in modules}
+            modules.pop(name, None)
+        # A module file beside a folder of its name wins the import (`a/b.py` over `a/b/`),
+        # scanned or not: what lies in that folder is not importable under those names.
+        shadowed = {
+            n
+            for n in spaces
+            if n in modules or n in clashes or any(_module_beside(d) for d in space_dirs[n])
+        }
         if shadowed:
             for name in [m for m in modules if any(m.startswith(f"{n}.") for n in shadowed)]:
                 del modules[name]
