@@ -153,6 +153,13 @@ class ProjectIndex:
         """Whether `name` is a scanned module, a package or a namespace package."""
         return name in self.modules or name in self.namespaces
 
+    def listing(self, package: str) -> str:
+        """What a result that relied on `package`'s submodules records (`deps["/package"]`):
+        their names, and whether it is a namespace package, which binds nothing else: an
+        `__init__.py` added there (the same submodules) must invalidate the result too."""
+        kids = ",".join(sorted(self.children.get(package, ())))
+        return f"namespace:{kids}" if package in self.namespaces else kids
+
     @classmethod
     def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
         """`roots`: the folders scanned. A top-level package resolves absolute imports only where
@@ -319,8 +326,7 @@ class ProjectView:
         if path is None:
             if module in self.index.namespaces:
                 # Binds only its submodules: what it holds is its list of children.
-                kids = self.index.children.get(module, frozenset())
-                self.deps[f"/{module}"] = ",".join(sorted(kids))
+                self.deps[f"/{module}"] = self.index.listing(module)
                 return _NAMESPACE_ENTRY
             return None
         memo = self._entries.get(module)
@@ -395,7 +401,7 @@ class ProjectView:
         names = {n for n in e.bindings if not n.startswith("_")}
         if module in self.index.packages or module in self.index.namespaces:
             kids = self.index.children.get(module, frozenset())
-            self.deps[f"/{module}"] = ",".join(sorted(kids))
+            self.deps[f"/{module}"] = self.index.listing(module)
             names |= {n for n in kids if not n.startswith("_")}
         for star in e.stars:
             sub = self.exports(star, seen | {module}) if star is not None else None

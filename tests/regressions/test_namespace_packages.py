@@ -188,3 +188,45 @@ def test_module_file_beside_a_namespace_folder_not_scanned(tmp_path: Path) -> No
     found = scanned_verdicts(BESIDE, tree, ".")
     assert all(found.values()) and not any(Verdict.SAFE in v for v in found.values()), found
     check_execution(BESIDE, tmp_path / "run")
+
+
+_INIT_ADDED = r"""
+import types
+
+lib = types.SimpleNamespace(torch=types.SimpleNamespace(fill_=lambda *args: None))
+"""
+ADDED = Case(
+    "init_added_to_a_namespace_folder_after_a_cached_scan",
+    package="nsadded",
+    why="`nsadded/ns/__init__.py`, added after a scan whose cache holds `safe` (then "
+    "`lib.torch.fill_` was torch's, through the namespace package `nsadded.ns`), binds `lib` to "
+    "an object whose `fill_` writes nothing: the same submodules, another package.",
+    source=r"""
+import torch
+
+from nsadded.ns import lib
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    lib.torch.fill_(buf, 1.0)
+    return buf
+""",
+    scenario=_RUN,
+    modules=(
+        ("nsadded/__init__", ""),
+        ("nsadded/ns/lib", "import torch\n"),
+        ("nsadded/ns/__init__", _INIT_ADDED),
+    ),
+)
+
+
+def test_init_added_to_a_namespace_folder_after_a_cached_scan(tmp_path: Path) -> None:
+    """A warm scan after `__init__.py` appears in a namespace folder judges the file again."""
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    before = Case(ADDED.name, ADDED.source, package=ADDED.package, modules=ADDED.modules[:2])
+    assert all(Verdict.SAFE in v for v in scanned_verdicts(before, tree, ".", cache).values())
+    (tree / "nsadded" / "ns" / "__init__.py").write_text(_INIT_ADDED.lstrip("\n"))
+    found = scanned_verdicts(ADDED, tree, ".", cache)
+    assert all(found.values()) and not any(Verdict.SAFE in v for v in found.values()), found
+    check_execution(ADDED, tmp_path / "run")
