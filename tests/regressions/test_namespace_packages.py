@@ -136,6 +136,29 @@ CASES = [
         )
         for how, text in _REBINDS.items()
     ),
+    *(
+        Case(
+            f"namespace_module_replaced_in_sys_modules_by_{how}",
+            package=f"nsmods_{how}",
+            why="Another module of the tree puts an object under the namespace-package module's "
+            f"name in `sys.modules` ({how.replace('_', ' ')}): the import yields that object, "
+            "whose `fill` writes nothing, not the file's def.",
+            source=f"import nsmods_{how}.patch  # noqa: F401\n"
+            + _CALL.format(module=f"nsmods_{how}.ns.helpers", name="fill", call="fill"),
+            scenario=_RUN,
+            modules=(
+                (f"nsmods_{how}/__init__", ""),
+                (f"nsmods_{how}/ns/helpers", _FULL),
+                (f"nsmods_{how}/patch", "import sys\nimport types\n\n" + text.format(how=how)),
+            ),
+        )
+        for how, text in {
+            "a_store": "sys.modules['nsmods_{how}.ns.helpers'] = "
+            "types.SimpleNamespace(fill=lambda x: x)\n",
+            "update": "name = 'nsmods_{how}.ns.' + 'helpers'\n"
+            "sys.modules.update({{name: types.SimpleNamespace(fill=lambda x: x)}})\n",
+        }.items()
+    ),
     Case(
         "same_name_below_a_namespace_folder_put_on_sys_path",
         why="`vend/lib/` (a namespace folder of the package `vend`) is put first on `sys.path`: "
