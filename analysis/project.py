@@ -618,7 +618,9 @@ class ProjectView:
         if not self.index.has_module(sub):
             return False
         kind, target = self.binding(module, name)
-        return kind != "unbound" and not (kind == "import" and target == sub)
+        # `from . import ns` (or `from pkg import ns`) in the package itself binds the submodule.
+        same = kind == "import" and target is not None and target.replace(":", ".") == sub
+        return kind != "unbound" and not same
 
 
 def _at_or_above(folder: str, root: str) -> bool:
