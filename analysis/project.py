@@ -272,8 +272,9 @@ class ModuleEntry:
     all_names: tuple[str, ...] | None  # a static `__all__`
     all_dynamic: bool  # `__all__` exists but is not one literal list or tuple of strings
     dynamic: bool  # may bind names no static reading sees: resolve nothing through it
-    # The text names `__path__` (`__path__.insert(0, d)`, `extend_path`): a package's submodules
-    # may then come from folders the index does not map, so none is resolved through the tree.
+    # The text names `__path__` (`__path__.insert(0, d)`, `extend_path`) or the same list as
+    # `__spec__.submodule_search_locations`: a package's submodules may then come from folders
+    # the index does not map, so none is resolved through the tree.
     moves_path: bool = False
 
 
@@ -345,7 +346,7 @@ class ProjectView:
         except OSError:
             return "", None
         sha = hashlib.sha256(data).hexdigest()
-        moves_path = b"__path__" in data
+        moves_path = b"__path__" in data or b"submodule_search_locations" in data
         if _DYNAMIC_BYTES.search(data):
             return sha, ModuleEntry({}, (), None, True, True, moves_path)
         try:

@@ -53,6 +53,12 @@ _BINDS = (
     "import types\n\nns = types.SimpleNamespace(helpers=types.SimpleNamespace(fill=lambda x: x))\n"
 )
 _PATH = "import os\n\n__path__.insert(0, os.path.join(os.path.dirname(__file__), '..', '{alt}'))\n"
+_SPEC = (
+    "import os\n\n"
+    "__spec__.submodule_search_locations.insert(\n"
+    "    0, os.path.join(os.path.dirname(__file__), '..', '{alt}')\n"
+    ")\n"
+)
 # Ways a module rebinds its own `fill` that name neither `exec` nor `globals` as words.
 _REBINDS = {
     "compile_single": 'eval(compile("def fill(x):\\n    return x\\n", "<s>", "single"))\n',
@@ -65,7 +71,7 @@ _REBINDS = {
 }
 
 
-def _path_case(name: str, pkg: str, sub: str) -> Case:
+def _path_case(name: str, pkg: str, sub: str, init: str = _PATH) -> Case:
     """`pkg/__init__.py` puts another folder first on its `__path__`: `pkg.<sub>.helpers` is that
     folder's file."""
     alt = f"{pkg}_alt"
@@ -77,7 +83,7 @@ def _path_case(name: str, pkg: str, sub: str) -> Case:
         source=_CALL.format(module=f"{pkg}.{sub}helpers", name="fill", call="fill"),
         scenario=_RUN,
         modules=(
-            (f"{pkg}/__init__", _PATH.format(alt=alt)),
+            (f"{pkg}/__init__", init.format(alt=alt)),
             *((f"{d}/{sub[:-1]}/__init__", "") for d in (pkg, alt) if sub == "reg."),
             (f"{pkg}/{sub.replace('.', '/')}helpers", _FULL),
             (f"{alt}/{sub.replace('.', '/')}helpers", _NONE),
@@ -114,6 +120,7 @@ CASES = [
     _path_case("path_inserted_before_a_namespace_package", "nspath_a", "ns."),
     _path_case("path_inserted_before_a_regular_subpackage", "nspath_b", "reg."),
     _path_case("path_inserted_before_a_module", "nspath_c", ""),
+    _path_case("search_locations_of_the_spec_extended", "nspath_d", "ns.", _SPEC),
     _attribute_case("module_getattr_answers_a_namespace_name", "nsga_a", _GETATTR, False, False),
     _attribute_case("module_getattr_answers_a_subpackage_name", "nsga_b", _GETATTR, True, False),
     _attribute_case("init_binds_a_namespace_name", "nsbind_a", _BINDS, False, False),
