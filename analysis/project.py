@@ -420,16 +420,18 @@ class ProjectView:
         if e is None or e.dynamic:
             return "unknown", None
         kinds = set(e.bindings.get(name, ()))
+        hook = "__getattr__" in e.bindings
         for star in e.stars:
             sub = self.exports(star) if star is not None else None
             if sub is None:
                 return "unknown", None  # an unknown star import may bind it
             if name in sub:
                 kinds.add(f"{star}:{name}")
+            hook = hook or "__getattr__" in sub  # `__all__ = ["__getattr__"]` there
         if not kinds:
             # PEP 562: a module-level `__getattr__` answers names the module does not bind,
             # before `from module import name` looks for a submodule of that name.
-            return ("unknown", None) if "__getattr__" in e.bindings else ("unbound", None)
+            return ("unknown", None) if hook else ("unbound", None)
         kinds.discard("<none>")
         if len(kinds) == 1:
             (only,) = kinds

@@ -123,6 +123,19 @@ CASES = [
     _path_case("search_locations_of_the_spec_extended", "nspath_d", "ns.", _SPEC),
     _attribute_case("module_getattr_answers_a_namespace_name", "nsga_a", _GETATTR, False, False),
     _attribute_case("module_getattr_answers_a_subpackage_name", "nsga_b", _GETATTR, True, False),
+    Case(
+        "module_getattr_exported_by_a_star_import",
+        package="nsga_c",
+        why="`nsga_c/__init__.py` gets `__getattr__` by `from ._lazy import *` (`_lazy` lists it "
+        "in `__all__`): it answers `ns` with an object whose `helpers.fill` writes nothing.",
+        source=_CALL.format(module="nsga_c", name="ns", call="ns.helpers.fill"),
+        scenario=_RUN,
+        modules=(
+            ("nsga_c/__init__", "from ._lazy import *  # noqa: F403\n"),
+            ("nsga_c/_lazy", '__all__ = ["__getattr__"]\n' + _GETATTR),
+            ("nsga_c/ns/helpers", _FULL),
+        ),
+    ),
     _attribute_case("init_binds_a_namespace_name", "nsbind_a", _BINDS, False, False),
     _attribute_case("init_binds_a_subpackage_name", "nsbind_b", _BINDS, True, False),
     _attribute_case(
