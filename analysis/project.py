@@ -30,6 +30,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import machinery
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,15 +38,23 @@ if TYPE_CHECKING:
 
 # Top-level names never resolved through the tree, even where it holds a package of that name.
 _EXTERNAL = frozenset({*sys.stdlib_module_names, "torch", "triton", "numpy", "builtins"})
-# Text that means a module may bind names no static reading sees.
 # What lets a module bind names no static reading sees: the names `exec` and `globals` wherever
 # they stand as words (a call, an alias `g = globals`, `getattr(builtins, "exec")`), `vars()`
-# or a bare `vars`, `sys.modules[__name__]` and `__dict__[`. Words only: `get_exec()` or
-# `self.model_vars()` name other functions (`exec(` as a bare substring matched 208 of the
-# wheels' files that only call such functions).
+# or a bare `vars`, `sys.modules[__name__]` (or `.get(__name__)`, `[__spec__.name]`) and
+# `__dict__[`. Words only: `get_exec()` or `self.model_vars()` name other functions (`exec(` as
+# a bare substring matched 208 of the wheels' files that only call such functions). Also what
+# reaches `exec` or a module's dict under another spelling: `eval` called or handed on
+# (`eval(compile(src, "", "single"))` binds names), the `builtins` module or `__builtins__`
+# (`getattr(builtins, "ex" + "ec")`), `__import__`, a frame's `f_globals`/`f_locals`, a
+# function's `__globals__`, `types.FunctionType` (code run with a given dict as its globals)
+# and `X.__dict__.update(...)` on anything but `self`. Assumed (rule page): no module reaches
+# these through a computed name its text does not spell (`import_module("built" + "ins")`).
 DYNAMIC_PATTERN = (
     r"(?<!\w)(?:exec|globals)(?!\w)|(?<!\w)vars\s*\(\s*\)|(?<![\w.])vars(?![\w\s(])"
-    r"|sys\s*\.\s*modules\s*\[\s*__name__\s*\]|__dict__\s*\["
+    r"|sys\s*\.\s*modules\s*(?:\[|\.\s*get\s*\()\s*(?:__name__|__spec__)|__dict__\s*\["
+    r"|(?<!\w)(?:f_globals|f_locals|__globals__|__builtins__|__import__|FunctionType)(?!\w)"
+    r"|(?<![\w.])builtins(?!\w)|(?<![\w.])(?<!def )eval\s*[(),\]]|=\s*eval(?!\w)"
+    r"|(?<!self\.)__dict__\s*\.\s*(?:update|setdefault)"
 )
 _DYNAMIC_TEXT = re.compile(DYNAMIC_PATTERN)
 _DYNAMIC_BYTES = re.compile(DYNAMIC_PATTERN.encode())
@@ -95,8 +104,11 @@ def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> 
     return ".".join(parts), is_init
 
 
-def _namespace_prefixes(path: str, name: str, is_init: bool, memo: dict[str, bool]) -> list[str]:
-    """The packages above module `name` (at `path`) whose folders hold no `__init__.py`."""
+def _namespace_prefixes(
+    path: str, name: str, is_init: bool, memo: dict[str, bool]
+) -> list[tuple[str, str]]:
+    """(name, folder) of the packages above module `name` (at `path`) whose folders hold no
+    `__init__.py`."""
     found = []
     folder = os.path.dirname(path)
     parts = name.split(".")
@@ -106,9 +118,16 @@ def _namespace_prefixes(path: str, name: str, is_init: bool, memo: dict[str, boo
         if regular is None:
             regular = memo[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
         if not regular:
-            found.append(".".join(parts[:i]))
+            found.append((".".join(parts[:i]), folder))
         folder = os.path.dirname(folder)
     return found
+
+
+def _module_beside(folder: str) -> bool:
+    """Whether a module file of the folder's name lies beside it (`ns.py`, `ns.pyc`, an
+    extension `ns.cpython-312-x86_64-linux-gnu.so`): the import system takes the file before a
+    namespace folder, scanned or not (https://peps.python.org/pep-0420/#specification)."""
+    return any(os.path.isfile(folder + suffix) for suffix in machinery.all_suffixes())
 
 
 @dataclass(frozen=True)
@@ -134,6 +153,13 @@ class ProjectIndex:
         """Whether `name` is a scanned module, a package or a namespace package."""
         return name in self.modules or name in self.namespaces
 
+    def listing(self, package: str) -> str:
+        """What a result that relied on `package`'s submodules records (`deps["/package"]`):
+        their names, and whether it is a namespace package, which binds nothing else: an
+        `__init__.py` added there (the same submodules) must invalidate the result too."""
+        kids = ",".join(sorted(self.children.get(package, ())))
+        return f"namespace:{kids}" if package in self.namespaces else kids
+
     @classmethod
     def build(cls, paths: Iterable[str], roots: Iterable[str] | None = None) -> ProjectIndex:
         """`roots`: the folders scanned. A top-level package resolves absolute imports only where
@@ -147,6 +173,8 @@ class ProjectIndex:
         names: dict[str, str] = {}
         clashes: set[str] = set()
         spaces: set[str] = set()
+        space_dirs: dict[str, set[str]] = {}
+        aliases: dict[str, set[str]] = {}  # name below a namespace folder -> files
         files: list[str] = []
         for path in paths:
             if not path.endswith(".py"):
@@ -163,12 +191,26 @@ class ProjectIndex:
             modules[name] = path
             if is_init:
                 packages.add(name)
-            spaces.update(_namespace_prefixes(path, name, is_init, memo))
+            for space, folder in _namespace_prefixes(path, name, is_init, memo):
+                spaces.add(space)
+                space_dirs.setdefault(space, set()).add(folder)
+                # Run with the namespace folder itself on sys.path, the file is the module
+                # named below it (`pkg.helpers` for `vend/lib/pkg/helpers.py`, as before
+                # namespace packages were named): a module of the tree of that name is then
+                # not certainly the one an import of it finds.
+                aliases.setdefault(name[len(space) + 1 :], set()).add(path)
+        for alias, held in aliases.items():
+            if alias in modules and held != {modules[alias]}:
+                clashes.add(alias)
         for name in clashes:
-            del modules[name]
-        # A module file beside a folder of its name wins the import (`a/b.py` over `a/b/`):
-        # what lies in that folder is not importable under those names.
-        shadowed = {n for n in spaces if n in modules}
+            modules.pop(name, None)
+        # A module file beside a folder of its name wins the import (`a/b.py` over `a/b/`),
+        # scanned or not: what lies in that folder is not importable under those names.
+        shadowed = {
+            n
+            for n in spaces
+            if n in modules or n in clashes or any(_module_beside(d) for d in space_dirs[n])
+        }
         if shadowed:
             for name in [m for m in modules if any(m.startswith(f"{n}.") for n in shadowed)]:
                 del modules[name]
@@ -230,6 +272,10 @@ class ModuleEntry:
     all_names: tuple[str, ...] | None  # a static `__all__`
     all_dynamic: bool  # `__all__` exists but is not one literal list or tuple of strings
     dynamic: bool  # may bind names no static reading sees: resolve nothing through it
+    # The text names `__path__` (`__path__.insert(0, d)`, `extend_path`) or the same list as
+    # `__spec__.submodule_search_locations`: a package's submodules may then come from folders
+    # the index does not map, so none is resolved through the tree.
+    moves_path: bool = False
 
 
 _NAMESPACE_ENTRY = ModuleEntry({}, (), None, False, False)
@@ -258,15 +304,30 @@ class ProjectView:
     def is_module(self, name: str) -> bool:
         found = self.index.has_module(name)
         self.deps.setdefault(f"?{name}", "1" if found else "0")
-        return found
+        return found and not self._path_moved(name)
+
+    def _path_moved(self, module: str) -> bool:
+        """Whether a package above `module` names `__path__` in its `__init__`: the import
+        system then looks for `module` in the folders that list holds, which need not be the
+        file's (`__path__.insert(0, other)`, `pkgutil.extend_path`); the packages read are
+        recorded in `deps`."""
+        parts = module.split(".")
+        for i in range(1, len(parts)):
+            prefix = ".".join(parts[:i])
+            if prefix in self.index.packages:
+                e = self.entry(prefix)
+                if e is None or e.moves_path:
+                    return True
+        return False
 
     def entry(self, module: str) -> ModuleEntry | None:
+        if "." in module and self._path_moved(module):
+            return None
         path = self.index.modules.get(module)
         if path is None:
             if module in self.index.namespaces:
                 # Binds only its submodules: what it holds is its list of children.
-                kids = self.index.children.get(module, frozenset())
-                self.deps[f"/{module}"] = ",".join(sorted(kids))
+                self.deps[f"/{module}"] = self.index.listing(module)
                 return _NAMESPACE_ENTRY
             return None
         memo = self._entries.get(module)
@@ -285,8 +346,9 @@ class ProjectView:
         except OSError:
             return "", None
         sha = hashlib.sha256(data).hexdigest()
+        moves_path = b"__path__" in data or b"submodule_search_locations" in data
         if _DYNAMIC_BYTES.search(data):
-            return sha, ModuleEntry({}, (), None, True, True)
+            return sha, ModuleEntry({}, (), None, True, True, moves_path)
         try:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -308,6 +370,7 @@ class ProjectView:
             all_names,
             all_dynamic,
             False,
+            moves_path,
         )
         return sha, entry
 
@@ -339,7 +402,7 @@ class ProjectView:
         names = {n for n in e.bindings if not n.startswith("_")}
         if module in self.index.packages or module in self.index.namespaces:
             kids = self.index.children.get(module, frozenset())
-            self.deps[f"/{module}"] = ",".join(sorted(kids))
+            self.deps[f"/{module}"] = self.index.listing(module)
             names |= {n for n in kids if not n.startswith("_")}
         for star in e.stars:
             sub = self.exports(star, seen | {module}) if star is not None else None
@@ -357,14 +420,18 @@ class ProjectView:
         if e is None or e.dynamic:
             return "unknown", None
         kinds = set(e.bindings.get(name, ()))
+        hook = "__getattr__" in e.bindings
         for star in e.stars:
             sub = self.exports(star) if star is not None else None
             if sub is None:
                 return "unknown", None  # an unknown star import may bind it
             if name in sub:
                 kinds.add(f"{star}:{name}")
+            hook = hook or "__getattr__" in sub  # `__all__ = ["__getattr__"]` there
         if not kinds:
-            return "unbound", None
+            # PEP 562: a module-level `__getattr__` answers names the module does not bind,
+            # before `from module import name` looks for a submodule of that name.
+            return ("unknown", None) if hook else ("unbound", None)
         kinds.discard("<none>")
         if len(kinds) == 1:
             (only,) = kinds
@@ -501,13 +568,15 @@ class ProjectView:
                 if target is not None:
                     current = f"{target}.{tail}" if tail else target
                     continue
+                if self._shadows_submodule(module, name):
+                    return current  # the attribute, which the submodule's path would not name
                 current = f"{module}.{rest}"
             parts = current.split(".")
             if parts[0] not in self.index.tops:
                 return current
             nxt = self._step(parts)
-            if nxt is None or nxt == current:
-                return current
+            if nxt is None or nxt == current or ":" in nxt:
+                return nxt if nxt is not None and ":" in nxt else current
             current = nxt
         return qual.replace(":", ".")
 
@@ -536,9 +605,25 @@ class ProjectView:
             # A definition, an ambiguous name, a name shadowing a submodule, or a module that
             # cannot be read: stop here.
             if kind != "unbound" or not self.is_module(sub):
+                if self._shadows_submodule(module, name):
+                    return f"{module}:{'.'.join(parts[i:])}"
                 return None
             i += 1
         return None
+
+    def _shadows_submodule(self, module: str, name: str) -> bool:
+        """Whether attribute `name` of package `module` may be other than its submodule of that
+        name: the package binds the name otherwise (`ns = ...`, an import of something else),
+        may bind it out of sight, or answers it by `__getattr__`. The path `module.name.rest`
+        then names the attribute's attribute, not the module `module.name.rest`, and is kept
+        as `module:name.rest`, which no module of the index matches."""
+        sub = f"{module}.{name}"
+        if not self.index.has_module(sub):
+            return False
+        kind, target = self.binding(module, name)
+        # `from . import ns` (or `from pkg import ns`) in the package itself binds the submodule.
+        same = kind == "import" and target is not None and target.replace(":", ".") == sub
+        return kind != "unbound" and not same
 
 
 def _at_or_above(folder: str, root: str) -> bool:

@@ -124,6 +124,10 @@ class Callee:
         return key if key in names else None
 
 
+# (tree digest, module) -> why an import of the module may yield another object ("" if none).
+_REPLACED: dict[tuple[str, str], str] = {}
+
+
 def unique_defs(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """Top-level defs whose name nothing else in the module binds (no other statement, no
     `global` declaration anywhere, no second def)."""
@@ -284,6 +288,22 @@ class Summaries:
             return f"{_short(stored)} assigns an attribute `{name}`: it may replace the function"
         return world.bound_dynamically(name, (unit.module or "", unit.path))
 
+    def _replaced(self, module: str) -> str:
+        """Why an import of `module` may yield another object than its file's module: a file of
+        the tree may put one in `sys.modules` under its name or a package's above it
+        (anyorder_stores.modules_replaced); once per tree digest and module."""
+        from zeroopt.analysis.anyorder_stores import modules_replaced
+
+        world = self.world
+        assert self.project is not None
+        self.project.deps[TREE_DEP] = world.digest  # any file may add such a store
+        key = (world.digest or f"id:{id(world)}", module)
+        if key not in _REPLACED:
+            if len(_REPLACED) > 4096:
+                _REPLACED.clear()
+            _REPLACED[key] = modules_replaced(world, (self.project.index.modules[module],))
+        return _REPLACED[key]
+
     def _imported(self, qual: str) -> Callee | None:
         project = self.project
         assert project is not None
@@ -296,6 +316,11 @@ class Summaries:
             if project.function_binding(module, name) is None:
                 return None
             unit = load_unit(project, module)
+            if unit is not None and not unit.dynamic:
+                replaced = self._replaced(module)
+                if replaced:
+                    self._refusal = replaced
+                    return None
         if unit is None or unit.dynamic:
             return None
         return self._plain(

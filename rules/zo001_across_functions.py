@@ -68,12 +68,19 @@ others first, decode_cuda_graph_runner.py:1283-1288); so is `x` in the named fac
 Modules of the scanned tree. A name imported from another scanned module (relative imports,
 re-exports, `from x import *` honouring a literal `__all__`) resolves to what that module binds
 at top level, and only where every binding of it there agrees (analysis/project.py); a module
-that binds names dynamically (the words `exec` or `globals`, `vars()`, `sys.modules[__name__]`,
-`__dict__[`, a computed `__all__`) resolves nothing. Folders without `__init__.py` inside a
-package are namespace packages (PEP 420): `sglang/srt/x.py` is `sglang.srt.x`. Assumed: no module assigns another module's attributes
-(`mod.name = ...`), and an absolute import of a top-level package found at a scanned root
-means that package; standard-library modules, torch, triton and numpy are never taken from the
-tree.
+that binds names dynamically (`globals()`, `vars()`, `sys.modules[__name__]`, `exec`, `eval`,
+`builtins`, `__import__`, a frame's `f_globals`, a function's `__globals__`, a computed
+`__all__`) resolves nothing. A folder without `__init__.py` inside a package is a namespace
+package (PEP 420: `pkg/ns/mod.py` is `pkg.ns.mod`), unless a module file of its name lies beside
+it; a name that a file has below such a folder and another file has outright resolves nothing.
+`pkg.sub.x` names the submodule only where `pkg` leaves `sub` unbound (no other binding, no
+module `__getattr__`, no dynamic binding), and no submodule of a package whose `__init__` names
+`__path__` (or `submodule_search_locations`) resolves; a def of another module is not summarised
+where a file of the tree may put another object in `sys.modules` under its module's name.
+Assumed: no module assigns another module's attributes (`mod.name = ...`), none reaches `exec`
+or a module's dict by a name its text does not spell (`import_module("built" + "ins")`), and an
+absolute import of a top-level package found at a scanned root means that package;
+standard-library modules, torch, triton and numpy are never taken from the tree.
 
 Function summaries (analysis/summaries.py, dataflow/summary_calls.py). A call that hands the
 buffer to a plain `def` of the scanned tree uses what the analysis proves of that def run with its

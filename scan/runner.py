@@ -367,7 +367,7 @@ def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[
             if index.names.get(path, "") != value:
                 return False
         elif key.startswith("/"):
-            if ",".join(sorted(index.children.get(key[1:], ()))) != value:
+            if index.listing(key[1:]) != value:
                 return False
         elif key.startswith("?"):
             if ("1" if index.has_module(key[1:]) else "0") != value:

@@ -85,6 +85,24 @@ def test_namespace_packages_inside_a_package(tmp_path: Path) -> None:
     assert index.namespaces == {"top.ns"} and index.children["top.ns"] == {"k", "inner"}
 
 
+def test_what_an_import_below_a_namespace_folder_may_find(tmp_path: Path) -> None:
+    """A module file beside the folder, scanned or not, takes its names; a name a file has below
+    a namespace folder (`pkg.m` with `vend/lib` on sys.path) that another file has outright
+    is a clash; a namespace package's listing says it is one."""
+    for p in ("top/__init__.py", "top/ns/k.py", "top/other/j.py", "vend/__init__.py",
+              "vend/lib/pkg/__init__.py", "vend/lib/pkg/m.py", "pkg/__init__.py", "pkg/m.py",
+              "pkg/own.py"):  # fmt: skip
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text("")
+    (tmp_path / "top/other.pyc").write_bytes(b"")  # not scanned, yet it wins the import
+    index = ProjectIndex.build((str(p) for p in tmp_path.rglob("*.py")), [str(tmp_path)])
+    assert "top.other.j" not in index.modules and "top.other" not in index.namespaces
+    assert index.modules["top.ns.k"].endswith("k.py") and "top.ns" in index.namespaces
+    assert index.listing("top.ns") == "namespace:k"
+    assert "vend.lib.pkg.m" in index.modules and "pkg.own" in index.modules
+    assert "pkg.m" not in index.modules and "pkg" not in index.modules
+
+
 def test_two_copies_of_a_module_resolve_nothing(tmp_path: Path) -> None:
     for root in ("a", "b"):
         (tmp_path / root / "pkg").mkdir(parents=True)

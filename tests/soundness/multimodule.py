@@ -6,11 +6,15 @@ module gets them back by a star import, by explicit relative imports, or through
 that star-imports `lib` again. The analysis sees them only through the project index
 (analysis/project.py). Adversarial variants: `lib` also binds `torch` to a forwarder that drops
 `out=` (what a call seems to write, it does not), which the analysis must not resolve to torch.
+Layouts: the package's own folder, or (`layout-namespace`) `lib` and `mid` in `ns/`, a folder
+without `__init__.py` inside the package (a namespace package, PEP 420), imported from main as
+`.ns.lib` or `package.ns.lib`.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -91,9 +95,34 @@ def random_multimodule_program(seed: int) -> MultiProgram:
     files["lib.py"] = lib
     main = top + rest
     files["main.py"] = main
-    return MultiProgram(
-        f"zo_mm_{seed}", files, main, (modules, members), frozenset({f"modules-{variant}"})
-    )
+    tags = {f"modules-{variant}"}
+    if ch.chance(30):
+        files, main = namespace_layout(f"zo_mm_{seed}", files, ch)
+        tags.add("layout-namespace")
+    return MultiProgram(f"zo_mm_{seed}", files, main, (modules, members), frozenset(tags))
+
+
+def namespace_layout(
+    package: str, files: dict[str, str], ch: RandomChooser
+) -> tuple[dict[str, str], str]:
+    """Move lib.py and mid.py into `ns/`, a folder without `__init__.py` (a namespace package
+    inside the package, PEP 420), imported from main.py relatively (`.ns.lib`) or absolutely
+    (`package.ns.lib`); their imports of main become absolute. (files, main.py's text)."""
+    base = f"{package}.ns" if ch.chance(50) else ".ns"
+    out: dict[str, str] = {}
+    for name, text in files.items():
+        if name in ("lib.py", "mid.py"):
+            text = re.sub(
+                r"(?m)^(\s*)from \. import main\b", rf"\1from {package} import main", text
+            )
+            text = re.sub(r"(?m)^(\s*)from \.main import", rf"\1from {package}.main import", text)
+            out[f"ns/{name}"] = text
+            continue
+        if name == "main.py":
+            text = re.sub(r"(?m)^(\s*)from \.(lib|mid) import", rf"\1from {base}.\2 import", text)
+            text = re.sub(r"(?m)^(\s*)from \. import lib\b", rf"\1from {base} import lib", text)
+        out[name] = text
+    return out, out["main.py"]
 
 
 _ROOT: Path | None = None
@@ -108,6 +137,7 @@ def materialise(program: MultiProgram) -> tuple[Path, dict[str, Any]]:
     pkg = _ROOT / program.package
     pkg.mkdir(exist_ok=True)
     for name, text in program.files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_text(text)
     importlib.invalidate_caches()
     namespace = {"__name__": f"{program.package}.main", "__package__": program.package}

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tests.soundness.gen_model import Chooser, Program, RandomChooser
-from tests.soundness.multimodule import MultiProgram
+from tests.soundness.multimodule import MultiProgram, namespace_layout
 from tests.soundness.wp_anyorder import AnyOrderShapes
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_dispatch import DispatchShapes
@@ -644,7 +644,11 @@ def random_wp_multimodule_program(seed: int, among: tuple[str, ...] = DRAWN) -> 
     main_lines = [*HEADER, top, "", local, "def f(inp, n, k, flag):", *ind(body.split("\n"))]
     main = "\n".join(main_lines) + "\n"
     files["main.py"] = main
-    extra = frozenset({"whole-program", f"wp-modules-{variant}"})
+    layout = set()
+    if ch.chance(30):
+        files, main = namespace_layout(f"zo_wp_{seed}", files, ch)
+        layout.add("layout-namespace")
+    extra = frozenset({"whole-program", f"wp-modules-{variant}", *layout})
     tags = wp.program.tags | extra
     by_line = piece_lines(main, wp.pieces, extra)
     return WPMultiProgram(f"zo_wp_{seed}", files, main, ({"torch"}, {}), tags, by_line)
