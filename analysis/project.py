@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from importlib import machinery
 from typing import TYPE_CHECKING, Any
 
+from zeroopt.analysis.module_getattr import answered_names
+
 if TYPE_CHECKING:
     from zeroopt.analysis.triton_summary import TritonSummary
 
@@ -276,6 +278,9 @@ class ModuleEntry:
     # `__spec__.submodule_search_locations`: a package's submodules may then come from folders
     # the index does not map, so none is resolved through the tree.
     moves_path: bool = False
+    # The names its module-level `__getattr__` may answer (module_getattr.py): None for any,
+    # empty when it has none.
+    getattr_names: frozenset[str] | None = frozenset()
 
 
 _NAMESPACE_ENTRY = ModuleEntry({}, (), None, False, False)
@@ -371,6 +376,7 @@ class ProjectView:
             all_dynamic,
             False,
             moves_path,
+            answered_names(tree) if b"__getattr__" in data else frozenset(),
         )
         return sha, entry
 
@@ -420,7 +426,9 @@ class ProjectView:
         if e is None or e.dynamic:
             return "unknown", None
         kinds = set(e.bindings.get(name, ()))
-        hook = "__getattr__" in e.bindings
+        # The module's own `__getattr__` answers `name` unless its text lists what it answers
+        # and `name` is not among them (module_getattr.py).
+        hook = "__getattr__" in e.bindings and (e.getattr_names is None or name in e.getattr_names)
         for star in e.stars:
             sub = self.exports(star) if star is not None else None
             if sub is None:

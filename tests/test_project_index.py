@@ -3,12 +3,14 @@ cache invalidated when a module a result resolved through changes."""
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from zeroopt.analysis.module_getattr import answered_names
 from zeroopt.analysis.project import ProjectIndex, module_name_of
 from zeroopt.scan.config import load_config
 from zeroopt.scan.runner import ScanReport, scan
@@ -349,3 +351,40 @@ def test_bodies_that_bind_module_names_are_walked(tmp_path: Path, source: bytes)
         bare.scopes[tree].bindings,
         bare.star_targets,
     )
+
+
+_HOOK = "def __getattr__(name):\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("text", "answered"),
+    [
+        ("x = 1\n", frozenset()),
+        (_HOOK.format(body="    return 1\n"), None),
+        (_HOOK.format(body="    if name == 'a':\n        return 1\n    raise AttributeError(name)\n"),
+         frozenset({"a"})),
+        (_HOOK.format(body="    if name in ('a', 'b'):\n        return 1\n    else:\n"
+                           "        raise AttributeError(name)\n"), frozenset({"a", "b"})),
+        ("N = {'a': 1}\n" + _HOOK.format(body="    if name in N:\n        return N[name]\n"
+                                              "    raise AttributeError(name)\n"),
+         frozenset({"a"})),
+        ("N = {'a': 1}\nN['b'] = 2\n" + _HOOK.format(body="    if name in N:\n        return 1\n"
+                                                          "    raise AttributeError(name)\n"),
+         None),
+        ("N = {'a': 1}\nN.update(b=2)\n" + _HOOK.format(body="    if name in N:\n        return 1\n"
+                                                             "    raise AttributeError(name)\n"),
+         None),
+        (_HOOK.format(body="    if name == 'a':\n        return 1\n"), None),
+        (_HOOK.format(body="    if name == 'a':\n        return 1\n    raise KeyError(name)\n"), None),
+        (_HOOK.format(body="    if name.startswith('a'):\n        return 1\n"
+                           "    raise AttributeError(name)\n"), None),
+        (_HOOK.format(body="    name = 'a'\n    if name == 'a':\n        return 1\n"
+                           "    raise AttributeError(name)\n"), None),
+        ("__getattr__ = lambda n: 1\n", None),
+        ("if x:\n    " + _HOOK.format(body="        raise AttributeError(name)\n")
+         + "else:\n    __getattr__ = print\n", None),
+    ],
+)  # fmt: skip
+def test_names_a_module_getattr_answers(text: str, answered: frozenset[str] | None) -> None:
+    """A lazy `__getattr__` answers only the literal names it tests; anything else, any name."""
+    assert answered_names(ast.parse(text)) == answered

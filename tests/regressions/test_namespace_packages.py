@@ -116,11 +116,63 @@ def _attribute_case(name: str, pkg: str, init: str, regular: bool, plain: bool) 
     )
 
 
+_LAZY = r"""
+import types
+
+LAZY = {{"Tool": "types:SimpleNamespace", "Other": "types:SimpleNamespace"}}
+{mutation}
+
+def __getattr__(name):
+    if name in LAZY:
+        return types.SimpleNamespace(helpers=types.SimpleNamespace(fill=lambda x: x))
+    if name == "Extra":
+        return None
+    raise AttributeError(name)
+"""
+
+
+def _lazy_case(name: str, pkg: str, mutation: str, kind: str, why: str) -> Case:
+    """`from pkg import ns` past a lazy `__getattr__` that lists the names it answers. Where it
+    does not answer `ns`, the program imports `pkg.ns.helpers` first, so `ns.helpers` exists."""
+    preload = f"import torch\n\nimport {pkg}.ns.helpers  # noqa: F401\n" if kind == "fix" else ""
+    return Case(
+        name,
+        kind=kind,
+        package=pkg,
+        why=why,
+        source=_CALL.format(module=pkg, name="ns", call="ns.helpers.fill").replace(
+            "import torch\n", preload or "import torch\n", 1
+        ),
+        scenario=_RUN,
+        modules=(
+            (f"{pkg}/__init__", _LAZY.format(mutation=mutation)),
+            (f"{pkg}/ns/helpers", _FULL),
+        ),
+    )
+
+
 CASES = [
     _path_case("path_inserted_before_a_namespace_package", "nspath_a", "ns."),
     _path_case("path_inserted_before_a_regular_subpackage", "nspath_b", "reg."),
     _path_case("path_inserted_before_a_module", "nspath_c", ""),
     _path_case("search_locations_of_the_spec_extended", "nspath_d", "ns.", _SPEC),
+    _lazy_case(
+        "lazy_getattr_lists_other_names",
+        "nslazy_a",
+        "",
+        "fix",
+        "`nslazy_a/__init__.py`'s `__getattr__` answers only `Tool`, `Other` and `Extra` and raises "
+        "AttributeError for every other name: `from nslazy_a import ns` is the namespace package "
+        "`nslazy_a/ns/`, whose `helpers.fill` writes in full, so zeros -> empty keeps the result.",
+    ),
+    _lazy_case(
+        "lazy_getattr_list_changed_in_the_module",
+        "nslazy_b",
+        'LAZY["ns"] = "types:SimpleNamespace"\n',
+        "keep",
+        "`nslazy_b/__init__.py` adds `ns` to the names its `__getattr__` answers: `from nslazy_b "
+        "import ns` is an object whose `helpers.fill` writes nothing.",
+    ),
     _attribute_case("module_getattr_answers_a_namespace_name", "nsga_a", _GETATTR, False, False),
     _attribute_case("module_getattr_answers_a_subpackage_name", "nsga_b", _GETATTR, True, False),
     Case(
