@@ -74,7 +74,8 @@ that binds names dynamically (`globals()`, `vars()`, `sys.modules[__name__]`, `e
 package (PEP 420: `pkg/ns/mod.py` is `pkg.ns.mod`), unless a module file of its name lies beside
 it; a name that a file has below such a folder and another file has outright resolves nothing.
 `pkg.sub.x` names the submodule only where `pkg` leaves `sub` unbound (no other binding, no
-module `__getattr__`, no dynamic binding), and no submodule of a package whose `__init__` names
+module `__getattr__` that may answer it: one testing the name against literal strings and
+raising AttributeError otherwise answers only those; no dynamic binding), and no submodule of a package whose `__init__` names
 `__path__` (or `submodule_search_locations`) resolves; a def of another module is not summarised
 where a file of the tree may put another object in `sys.modules` under its module's name.
 Assumed: no module assigns another module's attributes (`mod.name = ...`), none reaches `exec`
