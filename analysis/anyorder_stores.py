@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zeroopt.analysis.anyorder_classes import parsed
+from zeroopt.analysis.anyorder_classes import parsed, spelled_in
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import LookupNames, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
@@ -612,7 +612,7 @@ def named_in_strings(world: ClassWorld, name: str) -> str:
     `__all__`: those are never a name bound), or ""; a file that cannot be parsed counts."""
     quoted = re.compile(rb"[\"']" + re.escape(name.encode()) + rb"[\"']")
     inner = re.compile(r"[\"']" + re.escape(name) + r"[\"']")
-    for path, data in world.files:
+    for path, data in spelled_in(world, name):
         if name.encode() not in data or not quoted.search(data):
             continue
         strings = _live_strings(path, data)
