@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import weakref
 from collections.abc import Iterable
 
 from zeroopt.analysis.anyorder_classes import class_statements, parsed
@@ -212,15 +213,17 @@ def _star_import(tree: ast.Module) -> bool:
     return _bindings(tree)[1]
 
 
-# id of a module's tree -> the tree (kept, so that the id is not another's), how many bindings
-# each name has in it, and whether it has a star import: every base of every class asks again.
-_BINDINGS: dict[int, tuple[ast.Module, dict[str, int], bool]] = {}
+# A module's tree -> how many bindings each name has in it, and whether it has a star import:
+# every base of every class asks again (held while the tree lives).
+_BINDINGS: weakref.WeakKeyDictionary[ast.Module, tuple[dict[str, int], bool]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _bindings(tree: ast.Module) -> tuple[dict[str, int], bool]:
-    hit = _BINDINGS.get(id(tree))
-    if hit is not None and hit[0] is tree:
-        return hit[1], hit[2]
+    hit = _BINDINGS.get(tree)
+    if hit is not None:
+        return hit
     count: dict[str, int] = {}
     star = False
     for n in walk([tree]):  # ast.walk's nodes but context and operator leaves, none counted
@@ -239,9 +242,7 @@ def _bindings(tree: ast.Module) -> tuple[dict[str, int], bool]:
         for w in names:
             if w is not None:
                 count[w] = count.get(w, 0) + 1
-    if len(_BINDINGS) >= 64:
-        _BINDINGS.clear()
-    _BINDINGS[id(tree)] = (tree, count, star)
+    _BINDINGS[tree] = (count, star)
     return count, star
 
 

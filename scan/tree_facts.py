@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 
+from zeroopt.analysis.anyorder_classes import attribute_index
 from zeroopt.analysis.methods import ClassWorld, ParsedFacts
 from zeroopt.analysis.project import ProjectIndex, ProjectView
 from zeroopt.analysis.tree_naming import word_index
@@ -57,6 +58,7 @@ def tree_world(index: ProjectIndex, helper: bool = False) -> ClassWorld:
     try:
         world.prepare_text()
         word_index(world)
+        attribute_index(world)  # the any-order pass's: every worker asks it
         if parsed is not None:
             with suppress(Exception):  # the child died (out of memory...): parse here
                 world.adopt_parsed(parsed.result())
