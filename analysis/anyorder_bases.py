@@ -39,6 +39,8 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import weakref
+from collections.abc import Iterable
 
 from zeroopt.analysis.anyorder_classes import class_statements, parsed
 from zeroopt.analysis.anyorder_forms import _name_rebound
@@ -82,8 +84,7 @@ def base_reason(
     for _, info in found:
         forbidden |= info.binds
     chain: list[ast.ClassDef] = []
-    paths = [p for p, _ in world.files if p in own_paths or _realpath(p) in own_paths]
-    where: tuple[str, ast.Module] = (paths[0] if paths else "", home)
+    where: tuple[str, ast.Module] = (_first_file(world, own_paths), home)
     expr: ast.expr | None = base
     while expr is not None:
         name = _name(expr)
@@ -129,6 +130,26 @@ def base_reason(
         if why:
             return f"`{node.name}`: {why}"
     return ""
+
+
+# Per tree digest: each file's first place in `world.files`, by its path and by its real path.
+_PLACES: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+
+
+def _first_file(world: ClassWorld, own_paths: set[str]) -> str:
+    """The first file of the tree at one of `own_paths`, itself or by its real path ("" if
+    none): looked up, not searched for in every file per class."""
+    places = _PLACES.get(world.digest) if world.digest else None
+    if places is None:
+        places = ({}, {})
+        for i, (p, _) in enumerate(world.files):
+            places[0].setdefault(p, i)
+            places[1].setdefault(_realpath(p), i)
+        if world.digest:
+            _PLACES.clear()
+            _PLACES[world.digest] = places
+    found = [i for o in own_paths for i in (places[0].get(o), places[1].get(o)) if i is not None]
+    return world.files[min(found)][0] if found else ""
 
 
 def _name(b: ast.expr) -> str:
@@ -183,27 +204,46 @@ def _binds_to(where: tuple[str, ast.Module], name: str, path: str) -> bool:
 def _bound_once(tree: ast.Module, name: str) -> bool:
     """`name` has one binding in the module, nested scopes included (`Base = wrap(Base)`
     after the class statement makes the name another class)."""
-    count = 0
-    for n in walk([tree]):  # ast.walk's nodes but context and operator leaves, none counted
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            count += n.id == name
-        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            count += n.name == name
-        elif isinstance(n, ast.Import | ast.ImportFrom):
-            count += sum((a.asname or a.name.split(".")[0]) == name for a in n.names)
-        elif isinstance(n, ast.Global | ast.Nonlocal):
-            count += name in n.names
-        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
-            count += n.name == name
-    return count == 1
+    return _bindings(tree)[0].get(name, 0) == 1
 
 
 def _star_import(tree: ast.Module) -> bool:
     """The module binds names by `from M import *` (it may bind any name; `_bound_once` counts
     only the names an import spells)."""
-    return any(
-        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in walk([tree])
-    )
+    return _bindings(tree)[1]
+
+
+# A module's tree -> how many bindings each name has in it, and whether it has a star import:
+# every base of every class asks again (held while the tree lives).
+_BINDINGS: weakref.WeakKeyDictionary[ast.Module, tuple[dict[str, int], bool]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _bindings(tree: ast.Module) -> tuple[dict[str, int], bool]:
+    hit = _BINDINGS.get(tree)
+    if hit is not None:
+        return hit
+    count: dict[str, int] = {}
+    star = False
+    for n in walk([tree]):  # ast.walk's nodes but context and operator leaves, none counted
+        names: Iterable[str | None] = ()
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names = (n.id,)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = (n.name,)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            names = [a.asname or a.name.split(".")[0] for a in n.names]
+            star = star or (isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names))
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            names = set(n.names)
+        elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            names = (n.name,)
+        for w in names:
+            if w is not None:
+                count[w] = count.get(w, 0) + 1
+    _BINDINGS[tree] = (count, star)
+    return count, star
 
 
 def _one_class(

@@ -26,6 +26,36 @@ LIBRARY_BASES = frozenset(
 _CLASS_LINE = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^:]*)\))?[ \t]*:")
 _BRACKETS = re.compile(rb"\[[^\[\]]*\]")
 _STATEMENTS: dict[str, tuple[ClassWorld, dict[str, list[tuple[int, set[str]]]]]] = {}
+# Words after a `.` or a quote: every attribute access and every string starting with a name.
+_ATTR_WORDS = re.compile(rb"[.'\"][ \t]*(\w+)")
+_INDEX: dict[str, dict[str, list[int]]] = {}
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def attribute_index(world: ClassWorld) -> dict[str, list[int]]:
+    """The files of the tree each word after a `.` or a quote occurs in, in file order, built
+    once per worker (a world without a digest, one file analysed alone, every time)."""
+    hit = _INDEX.get(world.digest) if world.digest else None
+    if hit is None:
+        hit = {}
+        for i, (_, data) in enumerate(world.files):
+            for w in set(_ATTR_WORDS.findall(data)):
+                hit.setdefault(w.decode("utf-8", "replace"), []).append(i)
+        if world.digest:
+            _INDEX.clear()
+            _INDEX[world.digest] = hit
+    return hit
+
+
+def spelled_in(world: ClassWorld, name: str) -> list[tuple[str, bytes]]:
+    """The files, in file order, whose text may spell `name` after a `.` or a quote, spaces or
+    tabs between (`.name`, `. name`, `"name"`): those the attribute index lists, for a name of
+    ASCII word characters (the index's words end where a word boundary does), every file
+    otherwise. A pattern that matches only such text (`self.name =`, `"name"`) has its first
+    match in the tree in them, found without a pass over every file per name."""
+    if not world.digest or not _ASCII_WORD.fullmatch(name):
+        return list(world.files)
+    return [world.files[i] for i in attribute_index(world).get(name, ())]
 
 
 def class_statements(world: ClassWorld) -> dict[str, list[tuple[int, set[str]]]]:

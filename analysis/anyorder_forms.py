@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 
+from zeroopt.analysis.anyorder_classes import spelled_in
 from zeroopt.analysis.anyorder_stores import (
     bases_added,
     family,
@@ -55,11 +57,17 @@ _REPLACED: dict[str, str] = {}
 _REBOUND: dict[tuple[str, str, tuple[str, ...] | None], str] = {}
 
 
-def _first_match(world: ClassWorld, pattern: re.Pattern[bytes], *needles: bytes) -> str:
+def _first_match(
+    world: ClassWorld,
+    pattern: re.Pattern[bytes],
+    *needles: bytes,
+    files: Iterable[tuple[str, bytes]] | None = None,
+) -> str:
     """`path:line` of the first match of `pattern` in the tree's files, or "". `needles`: every
     match contains one of them, so only files that contain one are searched (a substring test
-    costs a fraction of the pattern's search)."""
-    for path, data in world.files:
+    costs a fraction of the pattern's search); `files`: the files, in file order, that hold
+    every match (all when None)."""
+    for path, data in world.files if files is None else files:
         if not needles or any(n in data for n in needles):
             m = pattern.search(data)
             if m:
@@ -86,7 +94,9 @@ def _name_rebound(world: ClassWorld, name: str, modules: tuple[str, ...] | None 
             at = _first_match(world, pattern, b"globals", name.encode())
         else:  # a string naming it, but for annotations and `__all__`: parsed
             stored = rb"\.[ \t]*" + n + rb"\b[ \t]*=(?!=)"
-            at = _first_match(world, re.compile(stored), name.encode())
+            at = _first_match(
+                world, re.compile(stored), name.encode(), files=spelled_in(world, name)
+            )
             at = at or named_in_strings(world, name)
         hit = f"{at} may rebind `{name}`: it may name another class" if at else ""
         if not hit and modules is not None:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zeroopt.analysis.anyorder_classes import parsed
+from zeroopt.analysis.anyorder_classes import parsed, spelled_in
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import LookupNames, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
@@ -418,17 +418,31 @@ def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
     (analysis/lookup_names.py) end in no part of those modules' dotted names; any other use of
     `sys.modules` but a read or `pop`/`del` counts (`update`, `setdefault`, held in a name,
     `from sys import modules`, `getattr(sys, "modules")`); "" if none."""
-    parts = {p for path in paths for p in module_name_of(path)[0].split(".") if p}
-    for path, data in world.files:
-        if b"modules" not in data:
-            continue
-        line = _modules_store(data, parts)
-        if line:
-            return (
-                f"{_short(path)}:{line} may put another object in `sys.modules` under the name "
-                "of a module the name is imported from"
-            )
-    return ""
+    parts = frozenset(p for path in paths for p in module_name_of(path)[0].split(".") if p)
+    key = (world.digest, parts)
+    hit = _MODULES_REPLACED.get(key) if world.digest else None
+    if hit is None:
+        hit, names = "", set(parts)
+        for path, data in world.files:
+            if b"modules" not in data:
+                continue
+            line = _modules_store(data, names)
+            if line:
+                hit = (
+                    f"{_short(path)}:{line} may put another object in `sys.modules` under the "
+                    "name of a module the name is imported from"
+                )
+                break
+        if world.digest:
+            if len(_MODULES_REPLACED) > 4096:
+                _MODULES_REPLACED.clear()
+            _MODULES_REPLACED[key] = hit
+    return hit
+
+
+# (tree digest, parts of the modules' names) -> modules_replaced's answer: each base of each
+# class asks it of its modules.
+_MODULES_REPLACED: dict[tuple[str, frozenset[str]], str] = {}
 
 
 def _modules_store(data: bytes, parts: set[str]) -> int:
@@ -612,7 +626,7 @@ def named_in_strings(world: ClassWorld, name: str) -> str:
     `__all__`: those are never a name bound), or ""; a file that cannot be parsed counts."""
     quoted = re.compile(rb"[\"']" + re.escape(name.encode()) + rb"[\"']")
     inner = re.compile(r"[\"']" + re.escape(name) + r"[\"']")
-    for path, data in world.files:
+    for path, data in spelled_in(world, name):
         if name.encode() not in data or not quoted.search(data):
             continue
         strings = _live_strings(path, data)

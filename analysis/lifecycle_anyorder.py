@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.anyorder_bases import base_reason, joined_reason, rebindable
+from zeroopt.analysis.anyorder_classes import attribute_index
 from zeroopt.analysis.anyorder_reach import (
     NOTES,
     elsewhere_others_only,
@@ -100,9 +101,6 @@ _MODULE_STATE = frozenset(
 )  # fmt: skip
 _HOOKS = ("__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__slots__", "__dict__")
 _DOTTED = re.compile(r"[\w.]+")
-# Words after a `.` or a quote: every attribute access and every string starting with a name.
-_ATTR_WORDS = re.compile(rb"[.'\"][ \t]*(\w+)")
-_INDEX: dict[str, dict[str, list[int]]] = {}
 # Text that may reach an object's attributes by a name computed at run time, its whole state, or
 # make a class whose bases are values (`type(name, bases, ns)`): the files of the tree that
 # anyorder_reach.py parses to judge each use by its receiver. `getattr(o, "lit")` is fine.
@@ -676,7 +674,7 @@ def _reached_elsewhere(
     far = far or reach_reason(cls, tree, world, own_paths, flagged, attrs=matter, bound=defs)
     if far:
         return far
-    index = _attribute_index(world)
+    index = attribute_index(world)
     for a in sorted(names):
         for i in index.get(a, ()):
             path, data = world.files[i]
@@ -702,18 +700,3 @@ def _computed_reflection(data: bytes) -> int:
         if not _LITERAL_SECOND.match(data, c.end()):
             return c.start()
     return first
-
-
-def _attribute_index(world: ClassWorld) -> dict[str, list[int]]:
-    """The files of the tree each word after a `.` or a quote occurs in, built once per worker
-    (a world without a digest, one file analysed alone, every time)."""
-    hit = _INDEX.get(world.digest) if world.digest else None
-    if hit is None:
-        hit = {}
-        for i, (_, data) in enumerate(world.files):
-            for w in set(_ATTR_WORDS.findall(data)):
-                hit.setdefault(w.decode("utf-8", "replace"), []).append(i)
-        if world.digest:
-            _INDEX.clear()
-            _INDEX[world.digest] = hit
-    return hit

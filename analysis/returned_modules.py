@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.resolve import Scope, walk_bfs
 from zeroopt.analysis.summaries import load_unit
+from zeroopt.analysis.tree_naming import word_pattern
 
 if TYPE_CHECKING:
     from zeroopt.analysis.returned import ReturnedJudge
@@ -106,7 +107,7 @@ def _alias_named(unit: Unit, name: str, files: list[tuple[str, bytes]], path: st
         if a.name == name and a.asname and a.asname != name
     }
     for alias in sorted(aliases):
-        word = re.compile(rb"(?<!\w)" + re.escape(alias.encode()) + rb"(?!\w)")
+        word = word_pattern(alias.encode())
         for other, data in files:
             if other != path and word.search(data):
                 return (

@@ -4,7 +4,8 @@ Soundness needs facts about the whole scanned tree, not only the file analysed: 
 file (the closed world of analysis/methods.py), which classes may derive from which, the
 attribute names every file stores, the aliases it binds, the names bound under computed
 attributes (analysis/dynamic_attributes.py parses every file that may bind one), the words that
-name private attributes (analysis/tree_naming.py). Each worker used to build them for itself, on
+name private attributes (analysis/tree_naming.py), the files each word after a `.` or a quote
+occurs in (analysis/anyorder_classes.py). Each worker used to build them for itself, on
 the first file that asked: with N workers every fact was computed N times, and about a quarter
 of a cold scan of a large tree went to that. Here they are built once, before the pool starts
 (the parsing half in a forked child while the parent runs the text patterns): the workers are
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 
+from zeroopt.analysis.anyorder_classes import attribute_index
 from zeroopt.analysis.methods import ClassWorld, ParsedFacts
 from zeroopt.analysis.project import ProjectIndex, ProjectView
 from zeroopt.analysis.tree_naming import word_index
@@ -57,6 +59,7 @@ def tree_world(index: ProjectIndex, helper: bool = False) -> ClassWorld:
     try:
         world.prepare_text()
         word_index(world)
+        attribute_index(world)  # the any-order pass's: every worker asks it
         if parsed is not None:
             with suppress(Exception):  # the child died (out of memory...): parse here
                 world.adopt_parsed(parsed.result())
