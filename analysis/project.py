@@ -595,6 +595,14 @@ class ProjectView:
                 if self._shadows_submodule(module, name):
                     return current  # the attribute, which the submodule's path would not name
                 current = f"{module}.{rest}"
+                if self.is_module(module):
+                    # The import system found `module` by its path, asking no package above it
+                    # for an attribute: only the names after it are looked up as attributes.
+                    nxt = self._step([module, *rest.split(".")])
+                    if nxt is None or nxt == current or ":" in nxt:
+                        return nxt if nxt is not None and ":" in nxt else current
+                    current = nxt
+                    continue
             parts = current.split(".")
             if parts[0] not in self.index.tops:
                 return current

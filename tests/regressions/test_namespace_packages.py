@@ -173,6 +173,18 @@ CASES = [
         "`nslazy_b/__init__.py` adds `ns` to the names its `__getattr__` answers: `from nslazy_b "
         "import ns` is an object whose `helpers.fill` writes nothing.",
     ),
+    Case(
+        "full_module_path_past_a_package_getattr",
+        kind="fix",
+        package="nsfull_a",
+        why="`from nsfull_a.ns.helpers import fill` imports the module `nsfull_a/ns/helpers.py` by "
+        "its path: the import system asks no package above it for an attribute, so the "
+        "`__getattr__` of `nsfull_a/__init__.py` (which answers `ns`) is never consulted and "
+        "`fill` writes in full: zeros -> empty keeps the result.",
+        source=_CALL.format(module="nsfull_a.ns.helpers", name="fill", call="fill"),
+        scenario=_RUN,
+        modules=(("nsfull_a/__init__", _GETATTR), ("nsfull_a/ns/helpers", _FULL)),
+    ),
     _attribute_case("module_getattr_answers_a_namespace_name", "nsga_a", _GETATTR, False, False),
     _attribute_case("module_getattr_answers_a_subpackage_name", "nsga_b", _GETATTR, True, False),
     Case(
