@@ -581,8 +581,14 @@ class ProjectView:
         """`pkg.mod.name.attr` followed through the tree's re-exports to what it denotes.
         `pkg.mod:name` (what `from pkg.mod import name` binds) looks `name` up in the module
         `pkg.mod` itself, as the import system does, without walking the attributes of `pkg`."""
+        found = self._follow(qual)
+        if found.partition(".")[0].partition(":")[0] not in self.index.tops:
+            return found.replace(":", ".")  # `torch.cuda:graph`: a library name, dotted
+        return found
+
+    def _follow(self, qual: str) -> str:
         if qual.partition(".")[0].partition(":")[0] not in self.index.tops:
-            return qual.replace(":", ".")
+            return qual
         current = qual
         for _ in range(_MAX_HOPS):
             if ":" in current:
