@@ -383,6 +383,14 @@ _HOOK = "def __getattr__(name):\n{body}"
         ("__getattr__ = lambda n: 1\n", None),
         ("if x:\n    " + _HOOK.format(body="        raise AttributeError(name)\n")
          + "else:\n    __getattr__ = print\n", None),
+        ("async " + _HOOK.format(body="    if name == 'a':\n        return 1\n"
+                                      "    raise AttributeError(name)\n"), None),
+        (_HOOK.format(body="    if name == 'a':\n        yield 1\n    raise AttributeError(name)\n"),
+         None),
+        ("@cache\n" + _HOOK.format(body="    if name == 'a':\n        return 1\n"
+                                         "    raise AttributeError(name)\n"), None),
+        (_HOOK.format(body="    if name == 'a':\n        return 1\n    raise AttributeError(name)\n")
+         + "def install():\n    global __getattr__\n    __getattr__ = print\n", None),
     ],
 )  # fmt: skip
 def test_names_a_module_getattr_answers(text: str, answered: frozenset[str] | None) -> None:
