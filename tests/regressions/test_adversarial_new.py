@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.regressions.harness import Case, check_case, params
+from tests.regressions.test_gather_lists import scenario
 
 _CALL = r"""
 import torch
@@ -88,9 +89,9 @@ _HOOKS = {
         "",
     ),
     "collection_keys_from_a_double_star": (
-        _LISTED.format(extra="").replace("{'Tool': 1}", "{'Tool': 1, **_O}").replace(
-            "LAZY =", "_O = {'ns': 1}\nLAZY =", 1
-        ),
+        _LISTED.format(extra="")
+        .replace("{'Tool': 1}", "{'Tool': 1, **_O}")
+        .replace("LAZY =", "_O = {'ns': 1}\nLAZY =", 1),
         "",
     ),
     "collection_deleted_and_bound_again": (
@@ -142,4 +143,176 @@ CASES = [
 
 @pytest.mark.parametrize("case", params(CASES))
 def test_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
+
+
+# --- lists of fresh buffers a collective fills ---------------------------------------------------
+# Each runs a Gloo group of world size 1 (tests/regressions/test_gather_lists.py `scenario`); none
+# may be `safe`, and poisoned, each gives another result.
+
+_GATHER = {
+    "all_to_all_list_also_the_input": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    dist.all_to_all(bufs, bufs)\n"
+        "    return torch.stack(bufs)",
+        "the input list is the output list: each tensor is sent (read) unwritten",
+    ),
+    "all_gather_of_its_own_element": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    dist.all_gather(bufs, bufs[0])\n"
+        "    return torch.stack(bufs)",
+        "the gathered tensor is the list's own element, read unwritten",
+    ),
+    "async_op_passed_as_a_variable": (
+        "flag = x.numel() > 0\n"
+        "    bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    work = dist.all_gather(bufs, x, async_op=flag)\n"
+        "    out = torch.stack(bufs)\n"
+        "    work.wait()\n"
+        "    return out",
+        "`async_op=flag` (True): the list is read before the collective completes",
+    ),
+    "async_op_positional": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    work = dist.all_gather(bufs, x, None, True)\n"
+        "    out = torch.stack(bufs)\n"
+        "    work.wait()\n"
+        "    return out",
+        "`async_op` True as the fourth positional argument",
+    ),
+    "async_op_in_double_star_keywords": (
+        'kw = {"async_op": True}\n'
+        "    bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    work = dist.all_gather(bufs, x, **kw)\n"
+        "    out = torch.stack(bufs)\n"
+        "    work.wait()\n"
+        "    return out",
+        "`**kw` carries `async_op=True`",
+    ),
+    "async_through_a_wrapper": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    work = _gather(bufs, x)\n"
+        "    out = torch.stack(bufs)\n"
+        "    work.wait()\n"
+        "    return out",
+        "a function of the module calls all_gather with `async_op=True` and returns the handle",
+    ),
+    "read_through_locals_before": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        '    early = torch.stack(locals()["bufs"])\n'
+        "    dist.all_gather(bufs, x)\n"
+        "    return early",
+        "`locals()` reaches the list before the collective",
+    ),
+    "read_through_a_frame_before": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        '    early = torch.stack(sys._getframe().f_locals["bufs"])\n'
+        "    dist.all_gather(bufs, x)\n"
+        "    return early",
+        "the frame's `f_locals` reaches the list before the collective",
+    ),
+    "read_by_a_nonlocal_closure_before": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n\n"
+        "    def peek():\n"
+        "        nonlocal bufs\n"
+        "        return torch.stack(bufs)\n\n"
+        "    early = peek()\n"
+        "    dist.all_gather(bufs, x)\n"
+        "    return early",
+        "a nested function (`nonlocal bufs`) reads the list before the collective",
+    ),
+    "element_read_then_closure_defined_after": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    first = bufs[0] + 1\n"
+        "    dist.all_gather(bufs, x)\n\n"
+        "    def later():\n"
+        "        return bufs\n\n"
+        "    return first, later()",
+        "an element read before the collective; a nested def after it mentions the list",
+    ),
+    "comprehension_variable_shadows_the_list": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    early = [bufs + 1 for bufs in bufs]\n"
+        "    dist.all_gather(bufs, x)\n"
+        "    return early[0]",
+        "a comprehension's variable named like the list reads each element before",
+    ),
+    "collective_raises_and_is_swallowed": (
+        "bufs = [torch.zeros_like(x) for _ in range(2)]  # <- site\n"
+        "    try:\n"
+        "        dist.all_gather(bufs, x)\n"
+        "    except (RuntimeError, ValueError):\n"
+        "        pass\n"
+        "    return torch.stack(bufs)",
+        "a list of 2 with world size 1: Gloo raises, the handler swallows it, nothing written",
+    ),
+    "collective_under_a_false_condition": (
+        "bufs = [torch.zeros_like(x) for _ in range(1)]  # <- site\n"
+        "    if x.numel() > 10:\n"
+        "        dist.all_gather(bufs, x)\n"
+        "    return torch.stack(bufs)",
+        "the collective does not run",
+    ),
+}
+_GATHER_MODULE = """
+import sys
+
+import torch
+import torch.distributed as dist
+
+
+def _gather(out, x):
+    return dist.all_gather(out, x, async_op=True)
+
+
+def exchange(x):
+    {body}
+"""
+_GATHER_RUN = """
+class _Deferred:
+    def __init__(self, outs, x):
+        self.outs, self.x = outs, x
+
+    def wait(self):
+        for t in self.outs:
+            t.copy_(self.x)
+        return True
+
+
+def _all_gather_later(tensor_list, tensor, group=None, async_op=False):
+    work = _Deferred(tensor_list, tensor)
+    if not async_op:
+        work.wait()
+        return None
+    return work
+
+
+def run():
+    real = dist.all_gather
+    dist.all_gather = _all_gather_later
+    try:
+        return exchange(torch.tensor([1.0, 2.0]))
+    finally:
+        dist.all_gather = real
+"""
+_GATHER_SYNC_RUN = "def run():\n    _group()\n    return exchange(torch.tensor([1.0, 2.0]))\n"
+
+
+def _gather_case(name: str, body: str, why: str) -> Case:
+    # An async collective is replaced for the run by one that fills the list at `wait()` (as
+    # test_gather_lists.py does): Gloo's worker thread would make the real timing a race.
+    run = _GATHER_RUN if "work" in body else _GATHER_SYNC_RUN
+    return Case(
+        f"gather_{name}",
+        source=_GATHER_MODULE.format(body=body),
+        scenario=scenario(run),
+        why=why,
+    )
+
+
+GATHER_CASES = [_gather_case(name, body, why) for name, (body, why) in _GATHER.items()]
+
+
+@pytest.mark.parametrize("case", params(GATHER_CASES))
+def test_gather_case(case: Case, tmp_path: Path) -> None:
     check_case(case, tmp_path)
