@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.regressions.harness import Case, check_case, params
+from tests.regressions.harness import (
+    NOT_SAFE,
+    Case,
+    Verdict,
+    check_case,
+    params,
+    poisoned_runs,
+    site_verdicts,
+)
 from tests.regressions.test_gather_lists import scenario
 
 _CALL = r"""
@@ -315,4 +323,230 @@ GATHER_CASES = [_gather_case(name, body, why) for name, (body, why) in _GATHER.i
 
 @pytest.mark.parametrize("case", params(GATHER_CASES))
 def test_gather_case(case: Case, tmp_path: Path) -> None:
+    check_case(case, tmp_path)
+
+
+# --- reads inside Triton kernels (TRITON_INTERPRET=1, set by tests/conftest.py) ----------------
+
+TRITON_KERNELS = r"""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _shifted(indptr_ptr, len_ptr):
+    pid = tl.program_id(0)
+    indptr_ptr += 1
+    end = tl.load(indptr_ptr + pid)
+    start = tl.load(indptr_ptr + pid - 1, mask=pid > 0, other=0)
+    tl.store(len_ptr + pid, end - start)
+
+
+@triton.jit
+def _shifted_assign(indptr_ptr, len_ptr):
+    pid = tl.program_id(0)
+    base = indptr_ptr + 1
+    end = tl.load(base + pid)
+    tl.store(len_ptr + pid, end)
+
+
+@triton.jit
+def _reassigned(indptr_ptr, len_ptr):
+    pid = tl.program_id(0)
+    indptr_ptr = indptr_ptr + 1
+    end = tl.load(indptr_ptr + pid)
+    tl.store(len_ptr + pid, end)
+
+
+@triton.jit
+def _flag_rebound(out_ptr, x_ptr, n, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    ACC = False
+    if ACC:
+        acc += tl.load(out_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, acc, mask=mask)
+
+
+@triton.jit
+def _inplace(out_ptr, in_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, offs.to(tl.float32), mask=mask)
+    v = tl.load(in_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, v * 2, mask=mask)
+
+
+@triton.jit
+def _mask_none(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.load(out_ptr + offs, mask=None)
+    acc += tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, acc)
+
+
+@triton.jit
+def _never_mask(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    acc += tl.load(out_ptr + offs, mask=offs < 0, other=0.0)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+@triton.jit
+def _loop_zero(out_ptr, x_ptr, n, BLOCK: tl.constexpr, STEPS: tl.constexpr = 0):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    for _ in tl.static_range(STEPS):
+        acc += tl.load(out_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+@triton.jit
+def _where_mask(out_ptr, x_ptr, n, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    acc += tl.load(out_ptr + offs, mask=(offs < n) & ACC, other=0.0)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+
+
+@triton.jit
+def _segments(indptr_ptr, len_ptr):
+    pid = tl.program_id(0)
+    start = tl.load(indptr_ptr + pid)
+    end = tl.load(indptr_ptr + pid + 1)
+    tl.store(len_ptr + pid, end - start)
+"""
+_X = "def run():\n    return f(torch.arange(8.0))\n"
+_LENS = "def run():\n    return f(torch.tensor([3, 1, 2], dtype=torch.int32))\n"
+_OFFSETS = """
+def f(lens):
+    n = lens.numel()
+    indptr = torch.zeros(n + 1, dtype=torch.int32)  # <- site
+    torch.cumsum(lens, 0, out=indptr[1:])
+    seg = torch.empty(n, dtype=torch.int32)
+    {kernel}[(n,)](indptr, seg)
+    return seg
+"""
+_FLAT = """
+def f(x):
+    out = torch.zeros(x.numel())  # <- site
+    {launch}
+    return out
+"""
+
+
+def _kernel_case(
+    name: str,
+    body: str,
+    scenario: str,
+    why: str,
+    expect: frozenset[Verdict] = NOT_SAFE,
+    marks: tuple[object, ...] = (),
+) -> Case:
+    return Case(f"triton_{name}", TRITON_KERNELS + body, scenario, why, expect=expect, marks=marks)
+
+
+# Must not be `unsafe`: the kernel never reads the unwritten memory at this launch, and poisoned
+# the program gives the same result.
+TRITON_NEAR_MISSES = [
+    _kernel_case(
+        "pointer_advanced_by_an_augmented_assignment",
+        _OFFSETS.format(kernel="_shifted"),
+        _LENS,
+        "`indptr_ptr += 1` first: program 0 loads element 1 (written), never element 0.",
+    ),
+    _kernel_case(
+        "pointer_advanced_through_a_local",
+        _OFFSETS.format(kernel="_shifted_assign"),
+        _LENS,
+        "`base = indptr_ptr + 1`: program 0 loads element 1.",
+    ),
+    _kernel_case(
+        "pointer_parameter_reassigned",
+        _OFFSETS.format(kernel="_reassigned"),
+        _LENS,
+        "`indptr_ptr = indptr_ptr + 1`: program 0 loads element 1.",
+    ),
+    _kernel_case(
+        "constexpr_flag_rebound_in_the_kernel",
+        _FLAT.format(launch="_flag_rebound[(2,)](out, x, x.numel(), BLOCK=4, ACC=True)"),
+        _X,
+        "`ACC = False` in the body before `if ACC:`: the launch's True never reaches the test.",
+    ),
+    _kernel_case(
+        "buffer_passed_as_input_and_output",
+        _FLAT.format(launch="_inplace[(2,)](out, out, x.numel(), BLOCK=4)"),
+        _X,
+        "Both parameters point at the buffer: each program stores its elements through `out_ptr` "
+        "before it loads them through `in_ptr`.",
+    ),
+    _kernel_case(
+        "static_range_of_a_zero_default",
+        _FLAT.format(launch="_loop_zero[(2,)](out, x, x.numel(), BLOCK=4)"),
+        _X,
+        "`tl.static_range(STEPS)` with `STEPS` at its default 0: the loop body never runs.",
+    ),
+    _kernel_case(
+        "mask_anded_with_a_false_flag",
+        _FLAT.format(launch="_where_mask[(2,)](out, x, x.numel(), BLOCK=4, ACC=False)"),
+        _X,
+        "`mask=(offs < n) & ACC` with `ACC=False`: the load reads nothing.",
+    ),
+    _kernel_case(
+        "offsets_passed_from_element_one",
+        """
+def f(lens):
+    n = lens.numel()
+    indptr = torch.zeros(n + 2, dtype=torch.int32)  # <- site
+    indptr[1] = 0
+    torch.cumsum(lens, 0, out=indptr[2:])
+    seg = torch.empty(n, dtype=torch.int32)
+    _segments[(n,)](indptr[1:], seg)
+    return seg
+""",
+        _LENS,
+        "The kernel gets `indptr[1:]`: its element 0 is the buffer's element 1 (written); "
+        "element 0 of the buffer is never loaded.",
+    ),
+    _kernel_case(
+        "mask_never_true",
+        _FLAT.format(launch="_never_mask[(2,)](out, x, x.numel(), BLOCK=4)"),
+        _X,
+        "`mask=offs < 0` with `offs >= 0`: the load reads nothing (`other=0.0`). Judged `unsafe` "
+        "under the stated path-feasibility assumption that a mask holds for some element.",
+        marks=(
+            pytest.mark.xfail(
+                strict=True,
+                reason="a mask no program satisfies is assumed to hold for some element "
+                "(analysis/triton_reads.py): no range reasoning on offsets",
+            ),
+        ),
+    ),
+]
+# Must be `unsafe`, and poisoned, give another result.
+TRITON_CASES = [
+    _kernel_case(
+        "load_with_mask_none_accumulated",
+        _FLAT.format(launch="_mask_none[(2,)](out, x, x.numel(), BLOCK=4)"),
+        _X,
+        "`tl.load(out_ptr + offs, mask=None)` is an unmasked load: the zeros are added in.",
+        expect=frozenset({Verdict.UNSAFE}),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(TRITON_NEAR_MISSES))
+def test_triton_near_miss_is_not_unsafe(case: Case, tmp_path: Path) -> None:
+    for line, verdicts in site_verdicts(case, case.program).items():
+        assert verdicts, f"{case.name}: no finding at {line}"
+        assert Verdict.UNSAFE not in verdicts, (line, verdicts)
+    base, differences = poisoned_runs(case, tmp_path)
+    assert all(d is None for d in differences.values()), (base, differences)
+
+
+@pytest.mark.parametrize("case", params(TRITON_CASES))
+def test_triton_case(case: Case, tmp_path: Path) -> None:
     check_case(case, tmp_path)
