@@ -88,6 +88,38 @@ _HOOKS = {
         f"        return {_OBJ}\n    raise AttributeError(name)\n",
         "",
     ),
+    "name_rebound_before_the_test": (
+        "import types\n\n\ndef __getattr__(name):\n    name = name.upper()\n"
+        f"    if name == 'NS':\n        return {_OBJ}\n    raise AttributeError(name)\n",
+        "",
+    ),
+    "tests_inside_a_try": (
+        "import types\n\n\ndef __getattr__(name):\n    try:\n        if name == 'Tool':\n"
+        "            return None\n        raise AttributeError(name)\n"
+        f"    except AttributeError:\n        return {_OBJ}\n",
+        "",
+    ),
+    "return_before_the_tests": (
+        f"import types\n\n\ndef __getattr__(name):\n    return {_OBJ}\n"
+        "    if name == 'Tool':\n        return None\n    raise AttributeError(name)\n",
+        "",
+    ),
+    "literal_of_a_str_subclass_equal_to_all": (
+        "import types\n\n\nclass _Any(str):\n    def __eq__(self, other):\n        return True\n\n"
+        "    __hash__ = str.__hash__\n\n\ndef __getattr__(name):\n"
+        f"    if name == _Any('Tool'):\n        return {_OBJ}\n    raise AttributeError(name)\n",
+        "",
+    ),
+    "nested_def_reads_the_name": (
+        "import types\n\n\ndef __getattr__(name):\n    def answer():\n        return name\n\n"
+        f"    if answer() == 'ns':\n        return {_OBJ}\n    raise AttributeError(name)\n",
+        "",
+    ),
+    "answer_in_a_default_argument": (
+        f"import types\n\n\ndef __getattr__(name, _obj={_OBJ}):\n"
+        "    if name == 'Tool':\n        return None\n    return _obj\n",
+        "",
+    ),
     "collection_changed_in_a_function": (
         _LISTED.format(extra="\n\ndef _add():\n    LAZY['ns'] = 1\n\n\n_add()"),
         "",
