@@ -3,8 +3,10 @@
 triton_summary.py says whether a parameter is loaded, accumulated into or updated by atomics;
 this module keeps each such access (a "read site") with what must hold for it to run: the tests
 of the enclosing `if`s and `while`s, the early `return`s before it (not taken), the enclosing
-`for` loops (an iteration runs) and the load's mask. At a launch, the tests are evaluated with
-the launch's literal arguments (a `tl.constexpr` passed `False`, or left at a `False` default):
+`for` loops (an iteration runs) and the load's mask (`mask=None` is none). At a launch, the tests
+are evaluated with the launch's literal arguments (a `tl.constexpr` passed `False`, or left at a
+`False` default), except for a parameter the body binds again (`FLAG = False`, `ptr += 1`): its
+launch value does not hold after that, so it is not known, nor is it offset 0 of its buffer:
 
 - `launch_read`: the first site that may run at this launch. A test or mask the launch does not
   decide is a path-feasibility assumption, as `if cond: read(x)` is in plain Python (some program
