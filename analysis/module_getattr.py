@@ -18,8 +18,9 @@ called with the attribute name; raising AttributeError means the module has none
 else in the body (another statement before the tests, a test of another form, a path that
 falls off the end and answers None) means it may answer any name, and so does an `async def`
 or a generator (the call returns a coroutine or generator object for every name, raising
-nothing), a decorated def (the decorator may bind any callable) and a `global __getattr__` in
-any function (a call of it may bind another hook). A module-level collection
+nothing), a decorated def (the decorator may bind any callable), a `global __getattr__` in
+any function (a call of it may bind another hook), and a def or class of that name under a
+`match` case (defs under `if`, `try`/`try*`, `with` and loops are hooks the module may bind). A module-level collection
 counts only where the module binds it once, to a display of strings, and uses it only in such
 tests and by reading items: no method call, store, `del` or hand-off in the module. Assumed, as
 for module attributes: no other module changes that collection (`pkg.NAMES.add("sub")`, or
@@ -64,13 +65,15 @@ def _collect(body: list[ast.stmt], defs: list[_Def]) -> bool:
             if stmt.name == "__getattr__":
                 return False
             continue
-        if isinstance(stmt, ast.If | ast.Try | ast.With | ast.For | ast.While):
+        if isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
             inner = [*stmt.body, *getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", [])]
             for handler in getattr(stmt, "handlers", []):
                 inner.extend(handler.body)
             if not _collect(inner, defs):
                 return False
-            if not isinstance(stmt, ast.If | ast.Try) and _binds_getattr(stmt):
+            if not isinstance(stmt, ast.If | ast.Try | ast.TryStar) and _binds_getattr(
+                stmt, defs_too=False
+            ):
                 return False  # a loop or `with` target named `__getattr__`
             continue
         if _binds_getattr(stmt):
@@ -85,8 +88,16 @@ def _declared_global(tree: ast.Module) -> bool:
     )
 
 
-def _binds_getattr(stmt: ast.stmt) -> bool:
+def _binds_getattr(stmt: ast.stmt, defs_too: bool = True) -> bool:
+    """Whether `stmt` binds `__getattr__` by any means other than a def `_collect` took (a
+    `match` case, an `async with` may hold a def or class of that name too)."""
     for node in ast.walk(stmt):
+        if (
+            defs_too
+            and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == "__getattr__"
+        ):
+            return True
         if (
             isinstance(node, ast.Name)
             and node.id == "__getattr__"

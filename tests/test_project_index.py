@@ -383,6 +383,10 @@ _HOOK = "def __getattr__(name):\n{body}"
         ("__getattr__ = lambda n: 1\n", None),
         ("if x:\n    " + _HOOK.format(body="        raise AttributeError(name)\n")
          + "else:\n    __getattr__ = print\n", None),
+        (_HOOK.format(body="    raise AttributeError(name)\n")
+         + "match 1:\n    case _:\n        " + _HOOK.format(body="            return 1\n"), None),
+        ("try:\n    " + _HOOK.format(body="        return 1\n")
+         + "except* ValueError:\n    pass\n", None),
         ("async " + _HOOK.format(body="    if name == 'a':\n        return 1\n"
                                       "    raise AttributeError(name)\n"), None),
         (_HOOK.format(body="    if name == 'a':\n        yield 1\n    raise AttributeError(name)\n"),

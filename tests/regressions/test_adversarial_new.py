@@ -74,6 +74,22 @@ _HOOKS = {
         "sys.modules[__name__].__class__ = _M\n",
         "",
     ),
+    "redefined_under_a_match_case": (
+        f"import types\n{_HOOK}\n\nmatch 1:\n    case _:\n        def __getattr__(name):\n"
+        f"            return {_OBJ}\n",
+        "",
+    ),
+    "redefined_in_a_try_star": (
+        f"import types\n{_HOOK}\n\ntry:\n    def __getattr__(name):\n        return {_OBJ}\n"
+        "except* ValueError:\n    pass\n",
+        "",
+    ),
+    "class_bound_under_a_match_case": (
+        f"import types\n{_HOOK}\n\nmatch 1:\n    case _:\n        class __getattr__:\n"
+        "            def __init__(self, name):\n"
+        "                self.helpers = types.SimpleNamespace(fill=lambda x: x)\n",
+        "",
+    ),
     "redefined_under_a_condition": (
         f"import types\n{_HOOK}\n\nif True:\n    def __getattr__(name):\n        return {_OBJ}\n",
         "",
