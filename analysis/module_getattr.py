@@ -21,7 +21,8 @@ or a generator (the call returns a coroutine or generator object for every name,
 nothing), a decorated def (the decorator may bind any callable), a `global __getattr__` in
 any function (a call of it may bind another hook), and a def or class of that name under a
 `match` case (defs under `if`, `try`/`try*`, `with` and loops are hooks the module may bind). A module-level collection
-counts only where the module binds it once, to a display of strings, and uses it only in such
+counts only where the module binds it once (no def, class, import, `except ... as` or `match`
+capture of that name, no star import), to a display of strings, and uses it only in such
 tests and by reading items: no method call, store, `del` or hand-off in the module. Assumed, as
 for module attributes: no other module changes that collection (`pkg.NAMES.add("sub")`, or
 `from pkg import NAMES` then a method call; tests/regressions/test_adversarial_new.py keeps
@@ -121,6 +122,11 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
         elif isinstance(node, ast.Global | ast.Nonlocal):
             for n in node.names:
                 counts[n] = counts.get(n, 0) + 2
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return {}  # a star import may bind any of them
+        else:
+            for other in _other_binding(node):
+                counts[other] = counts.get(other, 0) + 2
     for stmt in tree.body:
         if (
             isinstance(stmt, ast.Assign)
@@ -146,6 +152,20 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
         if isinstance(node, ast.Name) and node.id in bound and id(node) not in allowed:
             del bound[node.id]
     return bound
+
+
+def _other_binding(node: ast.AST) -> list[str]:
+    """Names bound other than as an `ast.Name` target: def, class, import, `except ... as`,
+    `match` captures."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.split(".")[0]]
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
 
 
 def _strings(value: ast.expr) -> frozenset[str] | None:

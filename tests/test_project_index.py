@@ -387,6 +387,14 @@ _HOOK = "def __getattr__(name):\n{body}"
          + "match 1:\n    case _:\n        " + _HOOK.format(body="            return 1\n"), None),
         ("try:\n    " + _HOOK.format(body="        return 1\n")
          + "except* ValueError:\n    pass\n", None),
+        *(
+            ("N = {'a': 1}\n" + bind + "\n" + _HOOK.format(
+                body="    if name in N:\n        return 1\n    raise AttributeError(name)\n"), None)
+            for bind in ("from m import N", "import N", "def N(): pass", "class N: pass",
+                         "from m import *", "try:\n    pass\nexcept E as N:\n    pass",
+                         "match x:\n    case N:\n        pass",
+                         "match x:\n    case {**N}:\n        pass")
+        ),
         ("async " + _HOOK.format(body="    if name == 'a':\n        return 1\n"
                                       "    raise AttributeError(name)\n"), None),
         (_HOOK.format(body="    if name == 'a':\n        yield 1\n    raise AttributeError(name)\n"),

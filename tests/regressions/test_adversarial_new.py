@@ -51,7 +51,7 @@ _LISTED = (
     f"    if name in LAZY:\n        return {_OBJ}\n    raise AttributeError(name)\n"
 )
 
-# name -> (`__init__` text, a module of the package that the program imports first, or "")
+# name -> (`__init__` text, the text of the package's module `_names`, or "")
 _HOOKS = {
     "decorated": (f"import types\n\n\n@(lambda f: (lambda name: {_OBJ}))\n{_HOOK}", ""),
     "bound_by_a_global_statement": (
@@ -136,6 +136,21 @@ _HOOKS = {
         "    if name == 'Tool':\n        return None\n    return _obj\n",
         "",
     ),
+    "collection_rebound_by_an_import": (
+        _LISTED.format(extra="from ._names import LAZY  # noqa: E402,F811"),
+        "LAZY = {'ns': 1}\n",
+    ),
+    "collection_rebound_by_a_match_capture": (
+        _LISTED.format(extra="match {'ns': 1}:\n    case LAZY:\n        pass"),
+        "",
+    ),
+    "collection_rebound_by_a_class": (
+        _LISTED.format(
+            extra="\n\nclass _All(type):\n    def __contains__(cls, key):\n        return True\n"
+            "\n\nclass LAZY(metaclass=_All):\n    pass"
+        ),
+        "",
+    ),
     "collection_changed_in_a_function": (
         _LISTED.format(extra="\n\ndef _add():\n    LAZY['ns'] = 1\n\n\n_add()"),
         "",
@@ -164,10 +179,14 @@ _KNOWN = {
 }
 
 
-def _case(name: str, init: str, patch: str = "", marks: tuple[object, ...] = ()) -> Case:
+def _case(
+    name: str, init: str, patch: str = "", marks: tuple[object, ...] = (), names: str = ""
+) -> Case:
     pkg = f"adv_ga_{name}"
     source = _CALL.format(pkg=pkg)
     modules = [(f"{pkg}/__init__", init), (f"{pkg}/ns/helpers", _FULL)]
+    if names:
+        modules.append((f"{pkg}/_names", names))
     if patch:
         modules.append((f"{pkg}/patch", patch.format(pkg=pkg)))
         source = f"import {pkg}.patch  # noqa: F401\n" + source.lstrip("\n")
@@ -189,7 +208,7 @@ _KNOWN_MARK = pytest.mark.xfail(
     "collection a lazy __getattr__ tests the name against",
 )
 CASES = [
-    *(_case(name, init) for name, (init, _) in _HOOKS.items()),
+    *(_case(name, init, names=names) for name, (init, names) in _HOOKS.items()),
     *(
         _case(name, _LISTED.format(extra=""), patch, (_KNOWN_MARK,))
         for name, patch in _KNOWN.items()
