@@ -91,21 +91,17 @@ def _declared_global(tree: ast.Module) -> bool:
 
 def _binds_getattr(stmt: ast.stmt, defs_too: bool = True) -> bool:
     """Whether `stmt` binds `__getattr__` by any means other than a def `_collect` took (a
-    `match` case, an `async with` may hold a def or class of that name too)."""
+    `match` case may hold a def or class of that name, or capture the subject under it)."""
     for node in ast.walk(stmt):
-        if (
-            defs_too
-            and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            and node.name == "__getattr__"
-        ):
-            return True
+        if not defs_too and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue  # taken by `_collect` (a def's own body binds its locals only)
+        if "__getattr__" in _other_binding(node):
+            return True  # a def or class, an import, `except ... as`, a `match` capture
         if (
             isinstance(node, ast.Name)
             and node.id == "__getattr__"
             and not isinstance(node.ctx, ast.Load)
         ):
-            return True
-        if isinstance(node, ast.alias) and (node.asname or node.name) == "__getattr__":
             return True
         if isinstance(node, ast.Global) and "__getattr__" in node.names:
             return True

@@ -395,6 +395,8 @@ _HOOK = "def __getattr__(name):\n{body}"
                          "match x:\n    case N:\n        pass",
                          "match x:\n    case {**N}:\n        pass")
         ),
+        (_HOOK.format(body="    raise AttributeError(name)\n")
+         + "match print:\n    case __getattr__:\n        pass\n", None),
         ("async " + _HOOK.format(body="    if name == 'a':\n        return 1\n"
                                       "    raise AttributeError(name)\n"), None),
         (_HOOK.format(body="    if name == 'a':\n        yield 1\n    raise AttributeError(name)\n"),

@@ -84,6 +84,11 @@ _HOOKS = {
         "except* ValueError:\n    pass\n",
         "",
     ),
+    "bound_by_a_match_capture": (
+        f"import types\n{_HOOK}\n\nmatch lambda name: {_OBJ}:\n    case __getattr__:\n"
+        "        pass\n",
+        "",
+    ),
     "class_bound_under_a_match_case": (
         f"import types\n{_HOOK}\n\nmatch 1:\n    case _:\n        class __getattr__:\n"
         "            def __init__(self, name):\n"
