@@ -555,6 +555,21 @@ TRITON_NEAR_MISSES = [
         "Both parameters point at the buffer: each program stores its elements through `out_ptr` "
         "before it loads them through `in_ptr`.",
     ),
+    *(
+        _kernel_case(
+            f"buffer_passed_as_input_and_output_{how}",
+            _FLAT.format(launch=f"{pre}_inplace[(2,)](out, {arg}, x.numel(), BLOCK=4)"),
+            _X,
+            f"`in_ptr` gets the buffer through {how.replace('_', ' ')}: each program stores "
+            "its elements through `out_ptr` before it loads them.",
+        )
+        for how, pre, arg in (
+            ("a_view", "", "out.view(-1)"),
+            ("a_local_alias", "same = out\n    ", "same"),
+            ("a_full_slice", "", "out[:]"),
+            ("a_list", "bufs = [out]\n    ", "bufs[0]"),
+        )
+    ),
     _kernel_case(
         "static_range_of_a_zero_default",
         _FLAT.format(launch="_loop_zero[(2,)](out, x, x.numel(), BLOCK=4)"),
