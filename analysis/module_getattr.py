@@ -16,10 +16,17 @@ The lazy-import form real packages use (vllm 0.33.0 `vllm/__init__.py:65`, sglan
 Such a hook answers only those strings (https://peps.python.org/pep-0562/: the function is
 called with the attribute name; raising AttributeError means the module has none). Anything
 else in the body (another statement before the tests, a test of another form, a path that
-falls off the end and answers None) means it may answer any name. A module-level collection
-counts only where the module binds it once, to a display of strings, and uses it only in such
+falls off the end and answers None) means it may answer any name, and so does an `async def`
+or a generator (the call returns a coroutine or generator object for every name, raising
+nothing), a decorated def (the decorator may bind any callable), a `global __getattr__` in
+any function (a call of it may bind another hook), and a def or class of that name under a
+`match` case (defs under `if`, `try`/`try*`, `with` and loops are hooks the module may bind). A module-level collection
+counts only where the module binds it once (no def, class, import, `except ... as` or `match`
+capture of that name, no star import), to a display of strings, and uses it only in such
 tests and by reading items: no method call, store, `del` or hand-off in the module. Assumed, as
-for module attributes: no other module changes that collection.
+for module attributes: no other module changes that collection (`pkg.NAMES.add("sub")`, or
+`from pkg import NAMES` then a method call; tests/regressions/test_adversarial_new.py keeps
+those cases as known failures).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ def answered_names(tree: ast.Module) -> frozenset[str] | None:
     """The names the module's `__getattr__` may answer; None when any (or it cannot tell).
     An empty set when the module has no `__getattr__`."""
     defs: list[_Def] = []
-    if not _collect(tree.body, defs):
+    if not _collect(tree.body, defs) or _declared_global(tree):
         return None
     if not defs:
         return frozenset()
@@ -59,13 +66,15 @@ def _collect(body: list[ast.stmt], defs: list[_Def]) -> bool:
             if stmt.name == "__getattr__":
                 return False
             continue
-        if isinstance(stmt, ast.If | ast.Try | ast.With | ast.For | ast.While):
+        if isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.For | ast.While):
             inner = [*stmt.body, *getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", [])]
             for handler in getattr(stmt, "handlers", []):
                 inner.extend(handler.body)
             if not _collect(inner, defs):
                 return False
-            if not isinstance(stmt, ast.If | ast.Try) and _binds_getattr(stmt):
+            if not isinstance(stmt, ast.If | ast.Try | ast.TryStar) and _binds_getattr(
+                stmt, defs_too=False
+            ):
                 return False  # a loop or `with` target named `__getattr__`
             continue
         if _binds_getattr(stmt):
@@ -73,15 +82,26 @@ def _collect(body: list[ast.stmt], defs: list[_Def]) -> bool:
     return True
 
 
-def _binds_getattr(stmt: ast.stmt) -> bool:
+def _declared_global(tree: ast.Module) -> bool:
+    """A `global __getattr__` in any function: a call of it may bind the module's hook."""
+    return any(
+        isinstance(node, ast.Global) and "__getattr__" in node.names for node in ast.walk(tree)
+    )
+
+
+def _binds_getattr(stmt: ast.stmt, defs_too: bool = True) -> bool:
+    """Whether `stmt` binds `__getattr__` by any means other than a def `_collect` took (a
+    `match` case may hold a def or class of that name, or capture the subject under it)."""
     for node in ast.walk(stmt):
+        if not defs_too and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue  # taken by `_collect` (a def's own body binds its locals only)
+        if "__getattr__" in _other_binding(node):
+            return True  # a def or class, an import, `except ... as`, a `match` capture
         if (
             isinstance(node, ast.Name)
             and node.id == "__getattr__"
             and not isinstance(node.ctx, ast.Load)
         ):
-            return True
-        if isinstance(node, ast.alias) and (node.asname or node.name) == "__getattr__":
             return True
         if isinstance(node, ast.Global) and "__getattr__" in node.names:
             return True
@@ -98,6 +118,11 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
         elif isinstance(node, ast.Global | ast.Nonlocal):
             for n in node.names:
                 counts[n] = counts.get(n, 0) + 2
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return {}  # a star import may bind any of them
+        else:
+            for other in _other_binding(node):
+                counts[other] = counts.get(other, 0) + 2
     for stmt in tree.body:
         if (
             isinstance(stmt, ast.Assign)
@@ -125,6 +150,20 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
     return bound
 
 
+def _other_binding(node: ast.AST) -> list[str]:
+    """Names bound other than as an `ast.Name` target: def, class, import, `except ... as`,
+    `match` captures."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.split(".")[0]]
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
+
+
 def _strings(value: ast.expr) -> frozenset[str] | None:
     items: list[ast.expr | None]
     if isinstance(value, ast.Dict):
@@ -142,6 +181,10 @@ def _strings(value: ast.expr) -> frozenset[str] | None:
 
 
 def _answered_by(fn: _Def, literal: dict[str, frozenset[str]]) -> frozenset[str] | None:
+    if isinstance(fn, ast.AsyncFunctionDef) or fn.decorator_list:
+        return None  # a coroutine for every name; a decorator may bind any other callable
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(fn)):
+        return None  # a generator: calling it returns one for every name, raising nothing
     args = fn.args
     positional = [*args.posonlyargs, *args.args]
     if len(positional) != 1 or args.vararg or args.kwarg or args.kwonlyargs:

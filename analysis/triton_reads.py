@@ -3,8 +3,10 @@
 triton_summary.py says whether a parameter is loaded, accumulated into or updated by atomics;
 this module keeps each such access (a "read site") with what must hold for it to run: the tests
 of the enclosing `if`s and `while`s, the early `return`s before it (not taken), the enclosing
-`for` loops (an iteration runs) and the load's mask. At a launch, the tests are evaluated with
-the launch's literal arguments (a `tl.constexpr` passed `False`, or left at a `False` default):
+`for` loops (an iteration runs) and the load's mask (`mask=None` is none). At a launch, the tests
+are evaluated with the launch's literal arguments (a `tl.constexpr` passed `False`, or left at a
+`False` default), except for a parameter the body binds again (`FLAG = False`, `ptr += 1`): its
+launch value does not hold after that, so it is not known, nor is it offset 0 of its buffer:
 
 - `launch_read`: the first site that may run at this launch. A test or mask the launch does not
   decide is a path-feasibility assumption, as `if cond: read(x)` is in plain Python (some program
@@ -69,6 +71,9 @@ class KernelReads:
     # decided by the host: by the launch's arguments only.
     per_program: frozenset[str] = frozenset()
     per_program_calls: frozenset[int] = frozenset()
+    # Parameters the kernel binds again (`FLAG = False`, `ptr += 1`): neither the launch's value
+    # nor the pointer's start holds everywhere in the body.
+    rebound: frozenset[str] = frozenset()
 
 
 def _no_defs(nodes: list[ast.AST]) -> list[ast.AST]:
@@ -110,8 +115,13 @@ def collect(
             for t in ts:
                 if isinstance(t, ast.Name):
                     assigns.setdefault(t.id, []).append(n)
+    a = fn.args
+    every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+    rebound = frozenset(x.arg for x in every if x.arg in bindings)
     single: dict[str, ast.expr] = {}
     for name, bs in bindings.items():
+        if name in rebound:
+            continue  # a parameter: its launch value holds before the rebinding, not after
         one = assigns.get(name, [])
         first = one[0] if len(bs) == 1 and len(one) == 1 else None
         if isinstance(first, ast.Assign) and len(first.targets) == 1:
@@ -134,8 +144,6 @@ def collect(
                     program_ids.add(id(n))
             elif callee in _RANGES or (isinstance(n.func, ast.Name) and n.func.id == "range"):
                 ranges.add(id(n))
-    a = fn.args
-    every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
     defaults = dict(
         zip([x.arg for x in [*a.posonlyargs, *a.args]][::-1], a.defaults[::-1], strict=False)
     )
@@ -218,7 +226,7 @@ def collect(
     out = KernelReads(
         per_program=frozenset(per_program), per_program_calls=frozenset(varying),
         constexpr=constexpr, defaults=defaults, single=single, program_ids=frozenset(program_ids),
-        ranges=frozenset(ranges), decorated=decorated,
+        ranges=frozenset(ranges), decorated=decorated, rebound=rebound,
     )  # fmt: skip
 
     def record(
@@ -244,6 +252,8 @@ def collect(
                 if len(c.args) > pos
                 else next((k.value for k in c.keywords if k.arg == "mask"), None)
             )
+            if isinstance(mask, ast.Constant) and mask.value is None:
+                mask = None  # `mask=None`: no mask, every element loaded
             for p in certain(ptr):
                 spans = [(lp.lineno, lp.end_lineno or lp.lineno) for lp in loops]
                 if any(w < c.lineno or any(lo <= w <= hi for lo, hi in spans)
@@ -306,12 +316,14 @@ class Launch:
         self.reads = reads
         self.values: dict[str, object] = {}
         for p, a in bound.items():
+            if p in reads.rebound:
+                continue
             v = _literal(a)
             if v is not _UNKNOWN:
                 self.values[p] = v
         if not spread and not reads.decorated:  # no `**options`, no autotune: defaults hold
             for p, d in reads.defaults.items():
-                if p not in bound and (v := _literal(d)) is not _UNKNOWN:
+                if p not in bound and p not in reads.rebound and (v := _literal(d)) is not _UNKNOWN:
                     self.values[p] = v
         self.pid0 = False  # evaluate `tl.program_id(0)` as 0
 
@@ -475,7 +487,7 @@ class Launch:
             return None
         if isinstance(e, ast.Name):
             if e.id == p:
-                return 0
+                return 0 if p not in self.reads.rebound else None  # `p += 1`: moved
             value = self.reads.single.get(e.id)
             return self._offset(value, p, depth + 1) if value is not None else None
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):

@@ -75,10 +75,12 @@ package (PEP 420: `pkg/ns/mod.py` is `pkg.ns.mod`), unless a module file of its 
 it; a name that a file has below such a folder and another file has outright resolves nothing.
 `pkg.sub.x` names the submodule only where `pkg` leaves `sub` unbound (no other binding, no
 module `__getattr__` that may answer it: one testing the name against literal strings and
-raising AttributeError otherwise answers only those; no dynamic binding), and no submodule of a package whose `__init__` names
+raising AttributeError otherwise answers only those, unless async, a generator, decorated or
+bound by a `global` statement; no dynamic binding), and no submodule of a package whose `__init__` names
 `__path__` (or `submodule_search_locations`) resolves; a def of another module is not summarised
 where a file of the tree may put another object in `sys.modules` under its module's name.
-Assumed: no module assigns another module's attributes (`mod.name = ...`), none reaches `exec`
+Assumed: no module assigns another module's attributes (`mod.name = ...`) or changes the
+collection another module's `__getattr__` tests names against, none reaches `exec`
 or a module's dict by a name its text does not spell (`import_module("built" + "ins")`), and an
 absolute import of a top-level package found at a scanned root means that package;
 standard-library modules, torch, triton and numpy are never taken from the tree.

@@ -213,7 +213,9 @@ a path-feasibility assumption, as `if cond: x.sum()` is in plain Python, and the
 ("assuming the launch runs a program where its mask holds for some element, ..., the grid is not
 empty"; a loop around it runs once). Tests the launch decides are evaluated with its literal
 arguments and the kernel's defaults (a `tl.constexpr` passed `False` or left at a `False` default,
-a mask that is a constexpr `False`, a literal grid with a 0): such a load never runs. A test the
+a mask that is a constexpr `False`, a literal grid with a 0): such a load never runs; a
+parameter the kernel binds again (`FLAG = False`, `ptr += 1`) takes neither the launch's value
+nor offset 0, and `mask=None` is no mask. A test the
 host alone decides (no program id, `arange`, loaded value or loop variable in it) that the
 launch's literals leave open (`HAS_MASK=has_mask`: often False exactly when a dummy is passed)
 is never assumed to hold: no conclusion. Never used:

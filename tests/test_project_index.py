@@ -383,6 +383,28 @@ _HOOK = "def __getattr__(name):\n{body}"
         ("__getattr__ = lambda n: 1\n", None),
         ("if x:\n    " + _HOOK.format(body="        raise AttributeError(name)\n")
          + "else:\n    __getattr__ = print\n", None),
+        (_HOOK.format(body="    raise AttributeError(name)\n")
+         + "match 1:\n    case _:\n        " + _HOOK.format(body="            return 1\n"), None),
+        ("try:\n    " + _HOOK.format(body="        return 1\n")
+         + "except* ValueError:\n    pass\n", None),
+        *(
+            ("N = {'a': 1}\n" + bind + "\n" + _HOOK.format(
+                body="    if name in N:\n        return 1\n    raise AttributeError(name)\n"), None)
+            for bind in ("from m import N", "import N", "def N(): pass", "class N: pass",
+                         "from m import *", "try:\n    pass\nexcept E as N:\n    pass",
+                         "match x:\n    case N:\n        pass",
+                         "match x:\n    case {**N}:\n        pass")
+        ),
+        (_HOOK.format(body="    raise AttributeError(name)\n")
+         + "match print:\n    case __getattr__:\n        pass\n", None),
+        ("async " + _HOOK.format(body="    if name == 'a':\n        return 1\n"
+                                      "    raise AttributeError(name)\n"), None),
+        (_HOOK.format(body="    if name == 'a':\n        yield 1\n    raise AttributeError(name)\n"),
+         None),
+        ("@cache\n" + _HOOK.format(body="    if name == 'a':\n        return 1\n"
+                                         "    raise AttributeError(name)\n"), None),
+        (_HOOK.format(body="    if name == 'a':\n        return 1\n    raise AttributeError(name)\n")
+         + "def install():\n    global __getattr__\n    __getattr__ = print\n", None),
     ],
 )  # fmt: skip
 def test_names_a_module_getattr_answers(text: str, answered: frozenset[str] | None) -> None:
