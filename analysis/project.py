@@ -108,10 +108,7 @@ def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> 
     parts: list[str] = [] if is_init else [stem]
     chain: list[tuple[str, bool]] = []  # (folder name, holds __init__.py), innermost first
     while True:
-        known = memo.get(folder)
-        if known is None:
-            known = os.path.isfile(os.path.join(folder, "__init__.py"))
-            memo[folder] = known
+        known = _holds_init(folder, memo)
         folder, name = os.path.split(folder)
         if not name:
             break
@@ -120,6 +117,14 @@ def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> 
     parts.extend(name for name, _ in chain[: top + 1])
     parts.reverse()
     return ".".join(parts), is_init
+
+
+def _holds_init(folder: str, memo: dict[str, bool]) -> bool:
+    """Whether `folder` holds an `__init__.py` (a regular package), asked once per folder."""
+    known = memo.get(folder)
+    if known is None:
+        known = memo[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
+    return known
 
 
 def _namespace_prefixes(
@@ -132,10 +137,7 @@ def _namespace_prefixes(
     parts = name.split(".")
     depth = len(parts) - (0 if is_init else 1)  # folders from the file's up to the top's
     for i in range(depth, 0, -1):
-        regular = memo.get(folder)
-        if regular is None:
-            regular = memo[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
-        if not regular:
+        if not _holds_init(folder, memo):
             found.append((".".join(parts[:i]), folder))
         folder = os.path.dirname(folder)
     return found

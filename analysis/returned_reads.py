@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue
@@ -53,7 +52,6 @@ if TYPE_CHECKING:
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MAX_FILES = 24  # other files naming the function that are searched, at most
 _MAX_CALLS = 16  # callers analysed, at most (the first that reads it decides)
-_DYNAMIC = re.compile(r"\bglobals\(\)|\bvars\(\)|sys\.modules\[__name__\]|__dict__\[")
 
 
 class CallerRead(Judgement):
@@ -167,7 +165,7 @@ def _sure_calls(
         if module is None or project.index.modules.get(module) != path:
             continue
         unit = load_unit(project, module)
-        if unit is None or unit.dynamic or any(_DYNAMIC.search(line) for line in unit.lines):
+        if unit is None or unit.dynamic:  # project.DYNAMIC_PATTERN: `globals()`, `vars()`, ...
             continue
         found += _calls_to(judge._child(unit, path), fn, home)
         if len(found) >= _MAX_CALLS:
