@@ -36,7 +36,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.capture_runners import BUILTIN_CAPTURE_RUNNERS, CaptureRunnerModel
+from zeroopt.analysis.capture_runners import (
+    BUILTIN_CAPTURE_RUNNERS,
+    CaptureRunnerModel,
+    SpecInputRead,
+)
+from zeroopt.analysis.capture_spec_inputs import spec_inputs
 from zeroopt.analysis.resolve import Resolver, Scope
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -60,6 +65,8 @@ class CaptureRead:
     handed: int  # line where `fb.K` is handed to a call (the forward), 0 if not seen
     shared: int  # line of the share_buffers call when it may replace the field, else 0
     conditions: tuple[str, ...]  # "`c` holds" for each branch the allocation sits in
+    # the speculative input's field the draft forward reads, when the view goes there
+    spec: SpecInputRead | None = None
 
 
 def capture_reads(
@@ -226,10 +233,14 @@ def _class_reads(
         return
     stored_fields = _stored_attrs(cls)
     shared = _share_line(init, me, model)
-    for key, (field, view, batch_line, handed) in batch.items():
-        if key not in assumed or field in written or field in stored_fields:
+    for key, (field, view, batch_line, handed, spec) in batch.items():
+        if (spec is None and key not in assumed) or field in written or field in stored_fields:
+            continue
+        if spec is not None and (spec.field in written or spec.field in stored_fields):
             continue
         if _reach_may_write(field, reach, methods, per_shape, model):
+            continue
+        if spec is not None and _reach_may_write(spec.field, reach, methods, per_shape, model):
             continue
         kw = fields.get(field)
         if kw is None:
@@ -252,6 +263,7 @@ def _class_reads(
             handed=handed,
             shared=shared[0] if shared and field not in excluded else 0,
             conditions=conditions,
+            spec=spec,
         )
 
 
@@ -571,10 +583,12 @@ def _binding_statement(
 
 def _batch_inputs(
     fn: ast.FunctionDef, model: CaptureRunnerModel, resolver: Resolver
-) -> dict[str, tuple[str, int, int, int]] | None:
+) -> dict[str, tuple[str, int, int, int, SpecInputRead | None]] | None:
     """Per ForwardBatch keyword that holds a slice of a buffers field: (field, line of the view,
-    line of the keyword, line where the batch's field is handed to a call or 0); None when the method
-    does not build one batch on every path or may re-point the buffers."""
+    line of the keyword, line where the batch's field is handed to a call or 0, None); and per
+    field `spec_info.G` of its speculative input holding one (capture_spec_inputs.py), the same
+    with the line of the draft forward call and the model's read. None when the method does not
+    build one batch on every path or may re-point the buffers."""
     me = _self_name(fn)
     if me is None:
         return None
@@ -613,7 +627,7 @@ def _batch_inputs(
            and not isinstance(n.ctx, ast.Load)) != 1:  # fmt: skip
         return None
     holders = _buffers_names(fn, me, model)
-    result: dict[str, tuple[str, int, int, int]] = {}
+    result: dict[str, tuple[str, int, int, int, SpecInputRead | None]] = {}
     for kw in call.keywords:
         if kw.arg is None:
             continue
@@ -623,7 +637,16 @@ def _batch_inputs(
         handed = _handed(fn, fb, kw.arg)
         if handed is None:
             continue
-        result[kw.arg] = (view[0], view[1], kw.value.lineno, handed)
+        result[kw.arg] = (view[0], view[1], kw.value.lineno, handed, None)
+
+    def view_of(value: ast.expr) -> tuple[str, int] | None:
+        view = _sliced_field(fn, value, holders, me, model, stmt.lineno)
+        if view is None or not _fields_uses_read_only(fn, view[0], holders, me, model):
+            return None
+        return view
+
+    spec = spec_inputs(fn.body, straight, call, fb, model, scope, resolver, view_of)
+    result.update(spec)
     return result
 
 

@@ -18,6 +18,25 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class SpecInputRead:
+    """A field of a speculative-decoding input object that the worker's draft forward reads
+    during the capture warm-up: the per-shape method builds the object from buffer views and
+    hands it to the ForwardBatch, and the forward it runs reads the field (the ASSUMPTION, with
+    the lines that show it in the engine's source)."""
+
+    # Qualified names of the input class, and why its constructor only stores the field.
+    cls: tuple[str, ...]
+    cls_at: str
+    field: str
+    # The attribute called with the ForwardBatch that runs the draft forward (`w.draft_forward`).
+    forward: str
+    reads: str  # ASSUMPTION: what that forward does with the field, with file:line
+    when: str  # the configuration in which it does
+    # ASSUMPTION: the calls handed the batch before that forward do not write the field.
+    handoffs: str
+
+
+@dataclass(frozen=True)
 class CaptureRunnerModel:
     name: str
     # Qualified names of the base class that provides the capture path (as imported, re-exports
@@ -61,6 +80,10 @@ class CaptureRunnerModel:
     # forward: (field, what and where).
     written_before: tuple[tuple[str, str], ...]
     source: str
+    # The ForwardBatch keyword holding the speculative input object, and the fields of such
+    # objects the draft forward run by the per-shape method reads.
+    spec_key: str = "spec_info"
+    spec_reads: tuple[SpecInputRead, ...] = ()
 
     def assumed_reads(self) -> dict[str, str]:
         return dict(self.forward_reads)
@@ -74,6 +97,70 @@ _DECODE = f"{_SG}model_executor/runner/decode_cuda_graph_runner.py"
 _RESET = (
     f"reset_index_buffers() ({_DECODE}:1288; zero_() of each field named in "
     f"INDEX_SEMANTIC_BUFFERS, {_SG}model_executor/input_buffers.py:47-68)"
+)
+
+_SPEC = f"{_SG}speculative/"
+_EAGLE_INPUT_AT = (
+    f"{_SPEC}eagle_info.py:156-202 (EagleDraftInput: a dataclass whose __post_init__ only "
+    f"calls SpecInput.__init__, which stores the input type: {_SPEC}spec_info.py:432-433)"
+)
+_SPEC_HANDOFFS = (
+    "the calls handed the batch before the draft forward (attention metadata setup, KV index "
+    "binding, the target-KV view) do not write the field: the only writes of `{f}` of a "
+    f"speculative input in {_SG} are in the scheduler, the workers' extend paths and the "
+    "inputs' own filter/merge ({w}), none of them reached from the capture"
+)
+
+# Speculative inputs whose field the draft forward run by the capture warm-up reads as indices.
+_SPEC_READS: tuple[SpecInputRead, ...] = (
+    SpecInputRead(
+        cls=("sglang.srt.speculative.eagle_info.EagleDraftInput",),
+        cls_at=_EAGLE_INPUT_AT,
+        field="topk_index",
+        forward="draft_forward",
+        reads=(
+            "the EAGLE draft forward reads `spec_info.topk_index` as token ids "
+            f"({_SPEC}eagle_worker_v2.py:749-751): a hot-token map gathers by it (:757-758), and "
+            "its first step makes it the input ids (:809-813, `_select_top_k_tokens_first`: "
+            f"{_SPEC}spec_utils.py:423) that the draft model's forward embeds (:822, :847-849); "
+            "the replay path zeroes the padded rows and checks them against the vocabulary "
+            f"for the same reason ({_SPEC}eagle_draft_cuda_graph_runner.py:600, :615-620)"
+        ),
+        when=(
+            "speculative_num_steps >= 2 or a hot-token map is set (with one step and no map "
+            f"the loop breaks before the forward, {_SPEC}eagle_worker_v2.py:819-820)"
+        ),
+        handoffs=_SPEC_HANDOFFS.format(
+            f="topk_index",
+            w=(
+                "model_executor/forward_batch_info.py:2121 (DP padding, eager), "
+                "speculative/eagle_info.py:249, :289, :306, eagle_worker_v2.py:1750"
+            ),
+        ),
+    ),
+    SpecInputRead(
+        cls=("sglang.srt.speculative.frozen_kv_mtp_info.FrozenKVMTPDraftInput",),
+        cls_at=(
+            f"{_SPEC}frozen_kv_mtp_info.py:44-52 (a dataclass deriving from EagleDraftInput whose "
+            "__post_init__ only stores the input type)"
+        ),
+        field="bonus_tokens",
+        forward="draft_forward",
+        reads=(
+            "the frozen-KV MTP draft forward makes `spec_info.bonus_tokens` the seed step's "
+            f"input ids ({_SPEC}frozen_kv_mtp_worker_v2.py:559-568) and runs the draft model's "
+            "forward on them (:572-579), which embeds them; this seed step runs before the "
+            "step loop, at every step count (:603)"
+        ),
+        when="the frozen-KV MTP worker builds this runner (frozen_kv_mtp_worker_v2.py:399)",
+        handoffs=_SPEC_HANDOFFS.format(
+            f="bonus_tokens",
+            w=(
+                "managers/overlap_utils.py:514, :523, speculative/eagle_info.py:254, :287, "
+                ":302, frozen_kv_mtp_worker_v2.py:439"
+            ),
+        ),
+    ),
 )
 
 BUILTIN_CAPTURE_RUNNERS: tuple[CaptureRunnerModel, ...] = (
@@ -165,6 +252,7 @@ BUILTIN_CAPTURE_RUNNERS: tuple[CaptureRunnerModel, ...] = (
             ("mamba_track_mask", _RESET),
         ),
         source="sglang 0.5.23 DecodeCudaGraphRunner.capture and its subclasses' capture_one_shape",
+        spec_reads=_SPEC_READS,
     ),
 )  # fmt: skip
 

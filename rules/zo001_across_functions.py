@@ -64,6 +64,11 @@ whose `capture_one_shape` hands a slice of `F` to the batch as one of those fiel
 unwritten on the way, is `unsafe` (only `input_ids` remains: the inherited capture fills the
 others first, decode_cuda_graph_runner.py:1283-1288); so is `x` in the named factory's
 `return cls(input_ids=x, ...)` (`DecodeInputBuffers.create`); "when `c` holds" if conditional.
+Draft runners: a slice of `F` put into a named speculative input (`EagleDraftInput` field
+`topk_index`, `FrozenKVMTPDraftInput` field `bonus_tokens`) handed to the batch as `spec_info`,
+then `X.draft_forward(batch)`, is `unsafe` too. ASSUMPTION: that draft forward embeds the field as
+token ids (EAGLE: when speculative_num_steps >= 2 or a hot-token map is set), and calls handed
+the batch before it do not write the field (capture_spec_inputs.py).
 
 Modules of the scanned tree. A name imported from another scanned module (relative imports,
 re-exports, `from x import *` honouring a literal `__all__`) resolves to what that module binds

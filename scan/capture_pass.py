@@ -74,6 +74,12 @@ def _writes(outcome: BufferOutcome) -> bool:
 
 
 def _read_text(read: CaptureRead) -> str:
+    if read.spec is not None:
+        return (
+            f"the capture warm-up of `{read.cls}` runs the draft forward on "
+            f"`self.{read.model.buffers_attr}.{read.field}` (field `{read.spec.field}` of the "
+            f"batch's `{read.model.spec_key}`) before anything writes it"
+        )
     return (
         f"the capture warm-up of `{read.cls}` runs the model's forward on "
         f"`self.{read.model.buffers_attr}.{read.field}` (ForwardBatch field `{read.key}`) "
@@ -100,20 +106,24 @@ def _evidence(read: CaptureRead, lines: list[str]) -> list[tuple[int, str, str]]
          f"{_line(lines, read.stored)}"),
         (read.capture, "capture", f"`__init__` captures at once: {_line(lines, read.capture)} "
          f"({model.capture_at})"),
-        (alloc, "assumption",
-         f"ASSUMPTION: the model's forward reads ForwardBatch field `{read.key}` "
-         f"({model.assumed_reads()[read.key]}) in the warm-up runs the capture makes before "
-         f"recording ({model.warmup_at})"),
+        (alloc, "assumption", _assumed(read)),
         (alloc, "assumption",
          "the capture runs in `__init__` after the allocation and before any replay; before "
          f"its first forward the inherited path writes only {_written(model)}; code it runs "
          "there other than that, if not handed the buffer or a holder of it, does not write it"),
     ]  # fmt: skip
+    holder = "ForwardBatch" if read.spec is None else "speculative input"
     rows.append(
-        (read.view, "read", f"a view of the field for the ForwardBatch: {_line(lines, read.view)}")
+        (read.view, "read", f"a view of the field for the {holder}: {_line(lines, read.view)}")
     )
     rows.append((alloc, "assumption", f"when {model.built_when}"))
-    rows.append((read.batch, "assumption", f"ASSUMPTION: {model.handoffs}"))
+    spec = read.spec
+    if spec is not None:
+        rows.append((read.batch, "read", f"put in the speculative input `{spec.field}` "
+                     f"({spec.cls_at}): {_line(lines, read.batch)}"))  # fmt: skip
+        rows.append((alloc, "assumption", f"when {spec.when}"))
+    handoffs = spec.handoffs if spec is not None else model.handoffs
+    rows.append((read.batch, "assumption", f"ASSUMPTION: {handoffs}"))
     if read.handed:
         rows.append((read.handed, "read", f"handed to the forward: {_line(lines, read.handed)}"))
     if read.shared:
@@ -124,6 +134,17 @@ def _evidence(read: CaptureRead, lines: list[str]) -> list[tuple[int, str, str]]
     for cond in read.conditions:
         rows.append((alloc, "assumption", f"when {cond} (one configuration the engine may run)"))
     return rows
+
+
+def _assumed(read: CaptureRead) -> str:
+    model = read.model
+    warmup = f"in the warm-up runs the capture makes before recording ({model.warmup_at})"
+    if read.spec is not None:
+        return f"ASSUMPTION: {read.spec.reads}, {warmup}"
+    return (
+        f"ASSUMPTION: the model's forward reads ForwardBatch field `{read.key}` "
+        f"({model.assumed_reads()[read.key]}) {warmup}"
+    )
 
 
 def _factory_text(read: FactoryRead) -> str:
