@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from zeroopt.analysis.anyorder_classes import class_statements, parsed
 from zeroopt.analysis.anyorder_forms import _name_rebound
 from zeroopt.analysis.anyorder_stores import bases_stores, family
+from zeroopt.analysis.bases_targets import store_reaches
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
 from zeroopt.analysis.resolve import walk
 
@@ -344,7 +345,9 @@ def _literal_statement(stmt: ast.stmt) -> bool:
     )
 
 
-def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
+def joined_reason(
+    cls: ast.ClassDef, world: ClassWorld, tree_base: bool, callers_closed: bool = False
+) -> str:
     """Why a store of a class's bases may make a class derive from `cls` or run other code on
     its objects, or "". A store that only adds named classes (anyorder_stores.py) makes a class
     derive from `cls` only if one of them may be `cls` or derive from it; otherwise its target
@@ -354,7 +357,8 @@ def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
     Each added class must derive from `object` alone: `Lazy(Y)` added to `Sub2`, a subclass of
     `SubGrid(Y, cls)`, comes before `cls` in Sub2's method order (Y waits for Lazy), so its
     methods override `cls`'s; with no other base, every class of T's old order but `object`
-    comes first."""
+    comes first. A store whose target can be no class related to `cls` (the classes the tree's
+    calls pass there: analysis/bases_targets.py) runs no added code on its objects."""
     names = family(world, cls.name)
     for store in bases_stores(world):
         if store.added is None or store.module is None:
@@ -364,17 +368,20 @@ def joined_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool) -> str:
             return (
                 f"{store.at} adds `{hit[0]}` to a class's bases: a class may come to derive from it"
             )
+        reaches, how = store_reaches(world, store, cls.name, callers_closed)
+        if not reaches:
+            continue
         for e in store.added:
             if tree_base:
                 return (
-                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's: a "
-                    "second base of the tree"
+                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's "
+                    f"({how}): a second base of the tree"
                 )
             why = base_reason(cls, e, store.module, {store.path}, world)
             if why:
                 return (
-                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's, "
-                    f"and `{e.id}` has code that may run on the object ({why})"
+                    f"{store.at} adds `{e.id}` to a class's bases, which may be this class's "
+                    f"({how}), and `{e.id}` has code that may run on the object ({why})"
                 )
             node, _, _ = _one_class(world, e.id, (store.path, store.module))
             if node is None or any(_name(b) != "object" for b in node.bases):
@@ -404,3 +411,16 @@ def rebindable(cls: ast.ClassDef, world: ClassWorld) -> frozenset[str]:
     for store in bases_stores(world):
         out.update(e.id for e in store.added or ())
     return frozenset(out)
+
+
+def joined_assumptions(cls: ast.ClassDef, world: ClassWorld, callers_closed: bool) -> list[str]:
+    """What a `joined_reason` of "" rests on: for each store of bases of the form read whose
+    target can be no class related to `cls`, the closed world over callers that says so."""
+    out = []
+    for store in bases_stores(world):
+        if store.added is None or store.module is None:
+            continue
+        reaches, how = store_reaches(world, store, cls.name, callers_closed)
+        if not reaches and how:
+            out.append(how)
+    return out

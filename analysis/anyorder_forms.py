@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from zeroopt.analysis.anyorder_classes import spelled_in
 from zeroopt.analysis.anyorder_stores import (
     bases_added,
+    bases_stores,
     family,
     module_dict_reached,
     named_in_strings,
@@ -106,10 +107,12 @@ def _name_rebound(world: ClassWorld, name: str, modules: tuple[str, ...] | None 
     return hit
 
 
-def _self_replaced(world: ClassWorld, name: str) -> str:
+def _self_replaced(world: ClassWorld, name: str, judged: str = "") -> str:
     """A file of the tree that may run a method of the class called `name` with a `self` of
     another class without naming the method or the class: `__func__`, a store of `__class__`,
-    a store of a class's bases that may add it or a class deriving from it; "" if none."""
+    a store of a class's bases that may add it or a class deriving from it (to a class whose
+    objects may be those of the class `judged`, when given: analysis/bases_targets.py); ""
+    if none."""
     key = world.digest or f"id:{id(world)}"
     hit = _REPLACED.get(key) if world.digest else None
     if hit is None:
@@ -125,7 +128,22 @@ def _self_replaced(world: ClassWorld, name: str) -> str:
     if hit:
         return hit
     names = family(world, name)
-    return bases_added(world, lambda e: names is None or e in names)
+    if not judged:
+        return bases_added(world, lambda e: names is None or e in names)
+    from zeroopt.analysis.bases_targets import CALLERS_CLOSED, store_reaches
+
+    for store in bases_stores(world):
+        if store.added is None:
+            return f"{store.at} replaces a class's bases: any class may come to derive from it"
+        added = [e.id for e in store.added if names is None or e.id in names]
+        if added:
+            reaches, how = store_reaches(world, store, judged, CALLERS_CLOSED.get())
+            if reaches:
+                return (
+                    f"{store.at} adds `{added[0]}` to a class's bases ({how}): its methods may run "
+                    "with another `self`"
+                )
+    return ""
 
 
 def _unbound_call(world: ClassWorld, method: str) -> str:

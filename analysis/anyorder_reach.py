@@ -374,7 +374,7 @@ class _Relations:
                 where = f"{_short(path)}:{other.line}"
                 return f"{where} reads a class object's attributes by a computed name: a method of {r.name} may run with another `self`"
         why = self.world.through_class(r.name, r.method) or _unbound_call(self.world, r.method)
-        return why or _self_replaced(self.world, r.name)
+        return why or _self_replaced(self.world, r.name, self.name)
 
     def _lineage(self, name: str) -> set[str]:
         found, _ = self.world.lineage(name)

@@ -44,12 +44,14 @@ from zeroopt.analysis.project import module_name_of
 @dataclass(frozen=True)
 class BasesStore:
     """One store of a class's bases: `added` the added classes' names (None: not the form
-    read, any bases), `at` its `path:line`, `module` the parsed file."""
+    read, any bases), `at` its `path:line`, `module` the parsed file, `node` the statement of
+    the form read (its target `T.__bases__` names the class: analysis/bases_targets.py)."""
 
     at: str
     path: str
     added: tuple[ast.Name, ...] | None
     module: ast.Module | None
+    node: ast.Assign | ast.AugAssign | None = None
 
 
 _STORES: dict[str, list[BasesStore]] = {}
@@ -89,7 +91,7 @@ def _stores_in(path: str, data: bytes) -> list[BasesStore]:
         if added is not None and isinstance(n, ast.Assign | ast.AugAssign):
             target = n.targets[0] if isinstance(n, ast.Assign) else n.target
             read.add(id(target))
-            out.append(BasesStore(f"{_short(path)}:{n.lineno}", path, added, tree))
+            out.append(BasesStore(f"{_short(path)}:{n.lineno}", path, added, tree, n))
     for n in ast.walk(tree):
         opaque = (
             isinstance(n, ast.Attribute)

@@ -36,7 +36,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from zeroopt.analysis.allocations import Allocation
-from zeroopt.analysis.anyorder_bases import base_reason, joined_reason, rebindable
+from zeroopt.analysis.anyorder_bases import (
+    base_reason,
+    joined_assumptions,
+    joined_reason,
+    rebindable,
+)
 from zeroopt.analysis.anyorder_classes import attribute_index
 from zeroopt.analysis.anyorder_reach import (
     NOTES,
@@ -44,6 +49,7 @@ from zeroopt.analysis.anyorder_reach import (
     others_only,
     reach_reason,
 )
+from zeroopt.analysis.bases_targets import CALLERS_CLOSED
 from zeroopt.analysis.dataflow import UNPROVEN, UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.kernel_contracts import KernelContract
 from zeroopt.analysis.lifecycle_analysis import (
@@ -142,10 +148,38 @@ def analyse_any_order(
     own_paths: set[str],
     deps: dict[str, str] | None,
     certain_reads: Callable[[Allocation], bool],
+    callers_closed: bool = False,
 ) -> list[AnyOrderOutcome]:
     """Judge the wanted allocations of `__init__` methods stored on `self`, in classes no model
     matches (`modelled`). `certain_reads`: the site's rule calls a read `unsafe` only where no
-    write ran before it on any path (the guard)."""
+    write ran before it on any path (the guard). `callers_closed`: the classes a store of bases
+    may extend are those the tree's calls pass, public functions' too (bases_targets.py)."""
+    token = CALLERS_CLOSED.set(callers_closed)
+    try:
+        return _any_order(
+            tree, resolver, sites, wanted, modelled, contracts, source_lines, kernels,
+            frames_read, world, own_paths, deps, certain_reads, callers_closed,
+        )  # fmt: skip
+    finally:
+        CALLERS_CLOSED.reset(token)
+
+
+def _any_order(
+    tree: ast.Module,
+    resolver: Resolver,
+    sites: Sequence[Allocation],
+    wanted: Callable[[Allocation], bool],
+    modelled: Callable[[ast.ClassDef], bool],
+    contracts: dict[str, Contract],
+    source_lines: list[str],
+    kernels: tuple[KernelContract, ...],
+    frames_read: bool,
+    world: ClassWorld,
+    own_paths: set[str],
+    deps: dict[str, str] | None,
+    certain_reads: Callable[[Allocation], bool],
+    callers_closed: bool,
+) -> list[AnyOrderOutcome]:
     by_owner: dict[int, list[Allocation]] = {}
     for s in sites:
         if wanted(s) and isinstance(s.owner, ast.FunctionDef) and s.owner.name == INIT:
@@ -167,7 +201,9 @@ def analyse_any_order(
             module_reason = "frames are read in this module" if frames_read else ""
             facts = ModuleFacts(tree)
         assert facts is not None
-        reason = module_reason or _class_reason(cls, resolver, world, tree, own_paths)
+        reason = module_reason or _class_reason(
+            cls, resolver, world, tree, own_paths, callers_closed
+        )
         for site in by_owner[id(init)]:
             attr = _self_attribute(site)
             model = Lifecycle(NAME, (INIT,), (INIT,), (), (), "any order of the class's methods")
@@ -182,6 +218,7 @@ def analyse_any_order(
                 continue
             # Lookups by a computed name passed by the names they may look up: the evidence.
             passed = tuple(f"{n}, none of them an attribute that may hold it" for n in NOTES[:3])
+            passed += tuple(joined_assumptions(cls, world, callers_closed))
             judged = _judge(cls, site, attr, tree, resolver, module_scope, facts, contracts,
                             source_lines, kernels, frames_read, certain_reads(site),
                             _stored_elsewhere(cls, world))  # fmt: skip
@@ -451,6 +488,7 @@ def _class_reason(
     world: ClassWorld,
     home: ast.Module | None = None,
     own_paths: set[str] | None = None,
+    callers_closed: bool = False,
 ) -> str:
     """Why the class's own defs may not be all the code that runs on its objects, or ""."""
     if cls.decorator_list:
@@ -506,7 +544,7 @@ def _class_reason(
                 f"the class body binds names other than by `def` (line {stmt.lineno}): a method "
                 "may be one of them"
             )
-    return _subclass_reason(cls, world, tree_bases > 0)
+    return _subclass_reason(cls, world, tree_bases > 0, callers_closed)
 
 
 def _self_called(cls: ast.ClassDef) -> set[str]:
@@ -527,7 +565,9 @@ def _self_called(cls: ast.ClassDef) -> set[str]:
     return out
 
 
-def _subclass_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool = True) -> str:
+def _subclass_reason(
+    cls: ast.ClassDef, world: ClassWorld, tree_base: bool = True, callers_closed: bool = False
+) -> str:
     """A class of the tree that may derive from `cls` and may change what a `self.m()` of its
     methods runs (the program inlines the class's own def), or "". Overriding a method no
     method calls through `self` only adds code that may run at any time, and that code names
@@ -538,7 +578,7 @@ def _subclass_reason(cls: ast.ClassDef, world: ClassWorld, tree_base: bool = Tru
     found, why = world.lineage(cls.name)
     if why and not why.endswith("other than through its first base only"):
         return why
-    why = joined_reason(cls, world, tree_base)
+    why = joined_reason(cls, world, tree_base, callers_closed)
     if why:
         return why
     called = _self_called(cls)

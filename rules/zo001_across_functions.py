@@ -209,7 +209,14 @@ tree binds a method of the class but `__init__`, or an attribute hook; `T.__base
 T.__bases__ + (E, ...)` (or `+=`; `T`, `E` plain names, `E` bound in its module only by class
 statements and imports) blocks when an `E` may be the class or derive from it (by name), else
 each `E`'s code must pass as a base of the tree (below; the class then has no other such base:
-`T` may be the class); any other `__bases__` store blocks; the class has no class
+`T` may be the class), unless `T` can be no class sharing objects with the class: `T` is followed
+back through the tree's calls (analysis/bases_targets.py: a class's name, a parameter of a
+function whose every use is a call, a class decorator or a `return` of a nested helper whose
+every result is called at once or decorates a class) to the classes passed, and none of them is
+the class, derives from it, is derived from by it, or shares a subclass with it (by name);
+assumed then, and named in the evidence: no code outside the tree calls those functions and no
+string resolved at run time names them (a public one is followed only under `callers-closed =
+true`); any other `__bases__` store blocks; the class has no class
 decorator or keyword, binds no `__getattr__`/`__getattribute__`/`__setattr__`/`__delattr__`/
 `__slots__`, no name twice, nothing but defs and literals in its body; its bases are `object`,
 `ABC`, `Generic`, `Protocol` or `torch.nn.Module` (then `X` must not be a library attribute nor

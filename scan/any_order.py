@@ -74,6 +74,7 @@ def any_order_pass(
     outcomes = analyse_any_order(
         tree, resolver, sites, wanted, modelled, contracts, lines, tuple(options.kernels),
         frames_read, world, own, project.deps if project is not None else None, certain,
+        options.callers_closed,
     )  # fmt: skip
     rows: dict[int, list[tuple[AnyOrderOutcome, Finding]]] = {}
     for ao in outcomes:

@@ -4,9 +4,11 @@ it first, accumulate into it, write part of it, write it under a flag, write it 
 helper, leave it alone); f makes an object and calls the methods in a drawn order. Traps: the
 attribute read by another class or a `lib` function, by `getattr` with a computed name, through
 `vars()`, a property handing out a view, a method returning it, a second attribute holding it, a
-lambda made in `__init__`, a base class method, a subclass overriding the writing helper;
-reflection that cannot reach the object (`getattr(self, k)` in an unrelated class, on a module,
-on a local made from another class, `vars` of a class object) and reflection that can
+lambda made in `__init__`, a base class method, a subclass overriding the writing helper; a
+class decorator adding a reading base to other classes (`bases-deco-other`) or to the class
+(`bases-deco-cls`, through `d()(cls)`); reflection that cannot reach the object
+(`getattr(self, k)` in an unrelated class, on a module, on a local made from another class,
+`vars` of a class object) and reflection that can
 (`getattr(self, name)` in a subclass or in a base a subclass shares with the class, an unrelated
 method run with the object as `self` through its class or `type(x)`, `vars` of a local made from
 the class); an attribute of the same name on another class's objects, read once through that
@@ -36,7 +38,7 @@ TRAPS = ("none", "none", "none", "none", "none", "none", "none", "none", "other-
          "same-name-unbound", "base-clean", "base-clean", "names-miss", "names-miss", "names-hit",
          "names-hit", "make-unrelated", "make-sub", "reset-first", "lib-writes",
          "computed-reset", "bases-add-clean", "bases-add-sub", "bases-add-reader",
-         "base-globals-miss")  # fmt: skip
+         "base-globals-miss", "bases-deco-other", "bases-deco-cls")  # fmt: skip
 # Traps whose writer runs first, before any method f calls: nothing is read unwritten.
 _PRIMED = ("reset-first", "lib-writes", "computed-reset")
 # (slice text, rows it writes of R rows)
@@ -108,7 +110,8 @@ class AnyOrderShapes(Blocks):
         fbody: list[str] = []
         made = {"subclass": f"S{u}", "refl-subclass": f"D{u}", "refl-sibling": f"E{u}",
                 "make-sub": f"lazy{u}", "bases-add-sub": f"ext{u}(Lazy{u})",
-                "bases-add-reader": f"ext{u}({cls})"}.get(trap, cls)  # fmt: skip
+                "bases-add-reader": f"ext{u}({cls})",
+                "bases-deco-cls": f"_deco{u}()({cls})"}.get(trap, cls)  # fmt: skip
         fbody.append(f"o{u} = {made}(inp)")
         reads = True  # a trap reads it right after __init__
         if trap == "other-class":
@@ -200,7 +203,7 @@ class AnyOrderShapes(Blocks):
                              "    return sum(v.float().sum() for v in vars(g).values() "
                              "if isinstance(v, torch.Tensor))", "", ""]  # fmt: skip
             fbody.append(f"out.append(tot{u}(inp))")
-        elif trap.startswith("bases-add") or trap == "base-globals-miss":
+        elif trap.startswith(("bases-add", "bases-deco")) or trap == "base-globals-miss":
             reads = self._store_trap(u, cls, trap, lib, names, tail_classes, fbody, init)
         elif trap in ("names-miss", "names-hit", "make-unrelated", "make-sub"):
             reads = self._names_trap(u, x, cls, trap, lib, names, tail_classes, fbody)
@@ -232,7 +235,7 @@ class AnyOrderShapes(Blocks):
                 reads = True
             written |= total
         base = f"(P{u})" if trap in ("base", "base-clean", "base-globals-miss") else ""
-        base = "(torch.nn.Module)" if trap == "bases-add-reader" else base
+        base = "(torch.nn.Module)" if trap in ("bases-add-reader", "bases-deco-cls") else base
         local += [f"class {cls}{base}:", *ind([*init, "", *methods]), "", ""]
         if trap == "subclass":
             local += [f"class S{u}({cls}):", f"    def _fill{u}(self):", "        pass", "", ""]
@@ -324,6 +327,30 @@ class AnyOrderShapes(Blocks):
                     "if isinstance(v, torch.Tensor))", ""]  # fmt: skip
             names.append(f"Dump{u}")
             tail += [*[t.format("Dump") for t in ext], "", ""]
+            fbody.append(f"out.append(o{u}.dump())")
+            return True
+        if trap.startswith("bases-deco"):
+            # A class decorator shaped like vllm's `support_torch_compile` (`@d`, `@d(...)`,
+            # `d()(k)`, through a nested helper) adds a class reading the object's tensors to
+            # the classes it is given: another class of lib (`other`), or the class (`cls`).
+            lib += [f"class Dump{u}:", "    def dump(self):",
+                    "        return sum(v.float().sum() for v in vars(self).values() "
+                    "if isinstance(v, torch.Tensor))", "",
+                    f"def _grow{u}(k):", f"    if Dump{u} not in k.__bases__:",
+                    f"        k.__bases__ = k.__bases__ + (Dump{u},)", "    return k", "",
+                    f"def _deco{u}(k=None):", "    def helper(k):", f"        return _grow{u}(k)",
+                    "", "    if k is not None:", "        return helper(k)", "    return helper",
+                    ""]  # fmt: skip
+            if trap == "bases-deco-other":
+                lib += [f"@_deco{u}", f"class Other{u}(torch.nn.Module):",
+                        "    def __init__(self):", "        super().__init__()",
+                        "        self.t = torch.ones(2)", "", f"@_deco{u}()",
+                        f"class Third{u}(torch.nn.Module):", "    pass", ""]  # fmt: skip
+                names.append(f"Other{u}")
+                fbody.append(f"out.append(Other{u}().dump())")
+                return False
+            init.insert(1, "    super().__init__()")
+            names.append(f"_deco{u}")
             fbody.append(f"out.append(o{u}.dump())")
             return True
         # `base-globals-miss`: a base of the tree, its module storing other names in `globals()`.
