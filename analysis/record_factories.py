@@ -11,9 +11,9 @@ method was looked up through: the dataclass, or any class deriving from it, whos
   builtin `classmethod` only, and `cls` is its first parameter, never rebound;
 - no class of the scanned tree may derive from it (`ClassWorld.lineage`: subclasses found by
   name in every file, classes made at run time from a computed base included);
-- no file names the undecorated function or the class's namespace (`allocate.__func__`,
-  `C.__dict__`, `vars(C)`, `inspect.getattr_static`): those can call it with any first
-  argument.
+- no file names the undecorated function or the class's namespace (`__func__` in a file that
+  names the method, `C.__dict__`, `vars(C)`, `inspect.getattr_static(C, ...)`): those can call
+  it with any first argument. Assumed: no lookup by a computed name fetches `__func__`.
 
 Assumed, as everywhere under the closed world: no code outside the scanned tree derives from
 the class or calls the function with another `cls`.
@@ -80,14 +80,18 @@ def classmethod_class(
 
 
 def _reflected(world: ClassWorld, cls_name: str, method: str) -> str:
+    """A file naming the method (as a word) and `__func__` anywhere (`g = C.make` on one line,
+    `g.__func__(Other)` on another), or the class's namespace."""
     c, m = re.escape(cls_name.encode()), re.escape(method.encode())
+    word = re.compile(rb"\b" + m + rb"\b")
     pattern = re.compile(
-        rb"\b" + m + rb"\b[^\n]*__func__|__func__[^\n]*\b" + m + rb"\b"
-        rb"|\b" + c + rb"[ \t]*\.[ \t]*__dict__|vars\([ \t]*" + c + rb"[ \t]*\)"
+        rb"\b" + c + rb"[ \t]*\.[ \t]*__dict__|vars\([ \t]*" + c + rb"[ \t]*\)"
         rb"|getattr_static\([ \t]*" + c + rb"\b"
     )
     for path, data in world.files:
-        if (method.encode() in data or cls_name.encode() in data) and pattern.search(data):
+        if (b"__func__" in data and word.search(data)) or (
+            cls_name.encode() in data and pattern.search(data)
+        ):
             return (
                 f"{_short(path)} reaches `{method}` of {cls_name} without its class: "
                 "it may run with another `cls`"

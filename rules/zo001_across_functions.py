@@ -197,9 +197,10 @@ stores the buffer in field `f` and reads nothing. `t = Meta(f=buf)` follows `t.f
 (a public method of such a class, under `callers-closed`, as one of a class with no base);
 anything else done with the new object hands it on. `cls(f=buf)` in a method decorated by the
 builtin `classmethod` is taken for the class itself under the closed world: no class of the tree
-may derive from it and no file reaches the function without its class (`.__func__`,
-`Meta.__dict__`, `vars(Meta)`, `getattr_static`); assumed, no code outside the tree derives from
-it or calls the function with another first argument.
+may derive from it and no file reaches the function without its class (`__func__` in a file
+naming the method, `Meta.__dict__`, `vars(Meta)`, `getattr_static`); assumed, no code outside
+the tree derives from it or calls the function with another first argument, and no lookup by a
+computed name fetches `__func__`.
 
 Any order of a class's methods (analysis/lifecycle_anyorder.py). A buffer allocated in `__init__`
 and stored on `self`, in a class no lifecycle model matches, is judged under "after `__init__`

@@ -308,7 +308,8 @@ class Reader:
 
 
 def total(n):
-    return Meta.make.__func__(Reader, n).total
+    g = Meta.make
+    return g.__func__(Reader, n).total
 """,
         scenario="def run():\n    return total(4)\n",
         modules=_TREE,
