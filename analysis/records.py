@@ -112,7 +112,9 @@ class _Dataclasses:
                 for alias in stmt.names:
                     if alias.name in ("dataclass", "field"):
                         names[alias.asname or alias.name] = alias.name
-        stable = {n for n in bound if bound[n] == 1 and n not in excluded}
+        # A star import may bind any name, `dataclass` included, before or after the import
+        # from `dataclasses`: nothing here is certain then.
+        stable = set() if bound["*"] else {n for n in bound if bound[n] == 1 and n not in excluded}
         return cls(modules & stable, {k: v for k, v in names.items() if k in stable}, unsure)
 
     def means(self, node: ast.expr, what: str) -> bool:

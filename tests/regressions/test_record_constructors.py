@@ -315,6 +315,40 @@ def total(n):
         modules=_TREE,
     ),
     Case(
+        "star_import_rebinds_dataclass",
+        why="`from rc_star import *` after the import from `dataclasses` binds `dataclass` to "
+        "the other module's decorator, whose `__init__` sums the field: a star import may bind "
+        "any name, so no class of the module is read as a plain dataclass.",
+        source=r"""
+from dataclasses import dataclass
+
+import torch
+
+from rc_star import *
+
+
+@dataclass
+class Meta:
+    a: torch.Tensor
+
+
+def f(n):
+    m = Meta(a=torch.zeros(n))  # <- site
+    m.a.fill_(1.0)
+    return m.first
+""",
+        scenario="def run():\n    return f(4)\n",
+        modules=(
+            (
+                "rc_star",
+                "import dataclasses\n\n\ndef dataclass(c):\n    c = dataclasses.dataclass(c)\n"
+                "    init = c.__init__\n\n    def __init__(self, *a, **k):\n"
+                "        init(self, *a, **k)\n        self.first = self.a.sum()\n\n"
+                "    c.__init__ = __init__\n    return c\n",
+            ),
+        ),
+    ),
+    Case(
         "field_named_like_a_property",
         why="`a` is both a field and a property whose setter sums what it is given: the "
         "generated __init__'s `self.a = a` runs it.",
