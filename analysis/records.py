@@ -175,9 +175,9 @@ def _fields(
         if stmt.value is not None and not _plain_default(stmt.value, dataclasses):
             return None
         fields.append(stmt.target.id)
-    if (methods | builtin_decorators) & set(fields):
-        # A def named like a field: the field's default, or a property over it; a field named
-        # like a decorator: the class body's own binding is what `@classmethod` then calls.
+    if (methods | builtin_decorators) & set(fields) or methods & builtin_decorators:
+        # A def named like a field: the field's default, or a property over it; a field or a
+        # def named like a decorator: the class body's own binding is what `@classmethod` calls.
         return None
     return (KW_ONLY_MARK, *fields) if kw_only else tuple(fields)
 
