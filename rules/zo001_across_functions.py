@@ -189,7 +189,8 @@ stays unproven (`torch.nn.Module.__call__` calls `forward` by its name).
 
 Constructors of plain dataclasses (analysis/records.py, docs/whole-program.md "Constructors of the
 tree's dataclasses"). A class bound once at module level, decorated only by the stdlib
-`dataclasses.dataclass` (`slots=True` and `kw_only=True` allowed, not `init=False`), with no base,
+`dataclasses.dataclass` (`slots=True` and `kw_only=True` allowed, not `init=False`; no star
+import in the module, which may rebind `dataclass`), with no base,
 no dunder method, methods decorated only by the builtin `classmethod`/`staticmethod`/`property`
 (none named like a field) and plain defaults runs only the generated `__init__`: `Meta(f=buf)`
 stores the buffer in field `f` and reads nothing. `t = Meta(f=buf)` follows `t.f`;
