@@ -4,6 +4,13 @@
 argument to the field of that name and runs nothing else. Anything that could run code of its
 own (a base class, `__init__`/`__post_init__`/`__setattr__`, a `default_factory` that is not a
 builtin container, `InitVar`, `KW_ONLY`, a name bound twice) disqualifies the class.
+
+Methods decorated by the builtin `classmethod`, `staticmethod` or `property` (names the module
+never binds) are allowed when none is named like a field: the generated `__init__` assigns only
+the fields, and none of those descriptors runs code when the class is made (no `__set_name__`
+that could put an `__init__` on it). `slots=True` makes a new class with the same generated
+`__init__`; `kw_only=True` makes every field keyword-only: its fields start with `KW_ONLY_MARK`,
+and a call with a positional argument is not read as the constructor.
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ from zeroopt.analysis.resolve import walk
 
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
+# Builtin decorators of a record's methods: descriptors made at class creation, running nothing
+# then, never a data descriptor named like a field (`_fields` checks the names).
+_METHOD_DECORATORS = ("classmethod", "staticmethod", "property")
+KW_ONLY_MARK = "*"  # first of the fields of a `kw_only=True` dataclass: no positional arguments
 
 
 def plain_dataclasses(
@@ -42,7 +53,8 @@ def plain_dataclasses(
             continue
         if stmt.name in excluded:
             continue
-        fields = _fields(stmt, names)
+        builtins = {d for d in _METHOD_DECORATORS if not bound[d] and not bound["*"]}
+        fields = _fields(stmt, names, builtins)
         if fields is not None:
             records[stmt.name] = fields
     module._zeroopt_records = records  # type: ignore[attr-defined]
@@ -100,7 +112,9 @@ class _Dataclasses:
                 for alias in stmt.names:
                     if alias.name in ("dataclass", "field"):
                         names[alias.asname or alias.name] = alias.name
-        stable = {n for n in bound if bound[n] == 1 and n not in excluded}
+        # A star import may bind any name, `dataclass` included, before or after the import
+        # from `dataclasses`: nothing here is certain then.
+        stable = set() if bound["*"] else {n for n in bound if bound[n] == 1 and n not in excluded}
         return cls(modules & stable, {k: v for k, v in names.items() if k in stable}, unsure)
 
     def means(self, node: ast.expr, what: str) -> bool:
@@ -114,23 +128,36 @@ class _Dataclasses:
         )
 
 
-def _fields(cls: ast.ClassDef, dataclasses: _Dataclasses) -> tuple[str, ...] | None:
+def _fields(
+    cls: ast.ClassDef, dataclasses: _Dataclasses, builtin_decorators: set[str]
+) -> tuple[str, ...] | None:
     if cls.bases or cls.keywords or len(cls.decorator_list) != 1:
         return None
     dec = cls.decorator_list[0]
+    kw_only = False
     if isinstance(dec, ast.Call):
-        if dec.args or any(k.arg in ("init", "slots", "kw_only") for k in dec.keywords):
+        if dec.args or any(k.arg in ("init", None) for k in dec.keywords):
             return None
+        for k in dec.keywords:
+            if k.arg in ("slots", "kw_only"):
+                if not (isinstance(k.value, ast.Constant) and type(k.value.value) is bool):
+                    return None
+                kw_only = kw_only or (k.arg == "kw_only" and k.value.value)
         dec = dec.func
     if not dataclasses.means(dec, "dataclass"):
         return None
     fields: list[str] = []
+    methods: set[str] = set()
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             # Special methods run code of their own (`__getattribute__`, `__init__`, ...);
-            # a decorated def may be a property whose setter the generated __init__ calls.
-            if stmt.name.startswith("__") or stmt.decorator_list:
+            # another decorator may return an object whose `__set_name__` changes the class,
+            # or a data descriptor the generated __init__ stores through.
+            if stmt.name.startswith("__") or not all(
+                isinstance(d, ast.Name) and d.id in builtin_decorators for d in stmt.decorator_list
+            ):
                 return None
+            methods.add(stmt.name)
             continue
         if isinstance(stmt, ast.Pass) or (
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
@@ -148,7 +175,11 @@ def _fields(cls: ast.ClassDef, dataclasses: _Dataclasses) -> tuple[str, ...] | N
         if stmt.value is not None and not _plain_default(stmt.value, dataclasses):
             return None
         fields.append(stmt.target.id)
-    return tuple(fields)
+    if (methods | builtin_decorators) & set(fields) or methods & builtin_decorators:
+        # A def named like a field: the field's default, or a property over it; a field or a
+        # def named like a decorator: the class body's own binding is what `@classmethod` calls.
+        return None
+    return (KW_ONLY_MARK, *fields) if kw_only else tuple(fields)
 
 
 def _plain_default(value: ast.expr, dataclasses: _Dataclasses) -> bool:

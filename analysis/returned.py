@@ -40,7 +40,8 @@ from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue, analyse_buffer
 from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.methods import TREE_DEP
-from zeroopt.analysis.resolve import Scope, runs_body_when_called, walk_bfs
+from zeroopt.analysis.records import plain_dataclasses
+from zeroopt.analysis.resolve import Scope, declared_globals, runs_body_when_called, walk_bfs
 from zeroopt.analysis.returned_methods import method_callers
 from zeroopt.analysis.returned_modules import foreign_callers
 from zeroopt.analysis.returned_slots import Slot, caller_copy, describe, returned_as
@@ -313,7 +314,7 @@ class ReturnedJudge:
                     ),
                     "",
                 )
-            if public and method and not _baseless(parent.node):
+            if public and method and not _baseless(parent.node) and not _record(parent, unit):
                 return (
                     [],
                     (
@@ -534,6 +535,15 @@ def _baseless(cls: ast.AST) -> bool:
         and not cls.decorator_list
         and all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
     )
+
+
+def _record(parent: Scope, unit: Unit) -> bool:
+    """A module-level plain dataclass (records.py): no base, and its one decorator,
+    `dataclasses.dataclass`, calls none of its methods by name."""
+    cls = parent.node
+    if not isinstance(cls, ast.ClassDef) or parent.parent is None or parent.parent.parent:
+        return False
+    return cls.name in plain_dataclasses(unit.tree, declared_globals(unit.tree))
 
 
 def _computed_getattr(n: ast.AST) -> bool:

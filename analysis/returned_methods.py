@@ -50,7 +50,8 @@ from zeroopt.analysis.anyorder_reach import (
 )
 from zeroopt.analysis.lifecycle_anyorder import _flagged
 from zeroopt.analysis.methods import ClassInfo, _short
-from zeroopt.analysis.resolve import Scope, walk_bfs
+from zeroopt.analysis.records import plain_dataclasses
+from zeroopt.analysis.resolve import Scope, declared_globals, walk_bfs
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def method_callers(
     # `self._m(...)` are still calls of it, and all are in this module; they are only possible.
     loose = bool(why)
     family = [info for _, info in found]
-    if cls.decorator_list:
+    if cls.decorator_list and not _plain_dataclass(cls, unit):
         return [], set(), f"class {cls.name} is decorated: the decorator may replace `{name}`"
     for info in family:
         if info.decorated or "__getattribute__" in info.binds or "*" in info.binds:
@@ -189,6 +190,14 @@ def _reach(cls: ast.ClassDef, unit: Unit, world: ClassWorld, own_paths: set[str]
     made at run time is in methods.py's lineage, its methods' calls in the walk above."""
     why = reach_reason(cls, unit.tree, world, own_paths, _flagged, _fetches, frozenset({name}))
     return f"a reflective use may reach an instance of {cls.name}: {why}" if why else ""
+
+
+def _plain_dataclass(cls: ast.ClassDef, unit: Unit) -> bool:
+    """A module-level plain dataclass (records.py): `dataclasses.dataclass` adds dunder methods
+    and, with `slots=True`, copies the class, keeping every def of its body."""
+    if not any(s is cls for s in unit.tree.body):
+        return False
+    return cls.name in plain_dataclasses(unit.tree, declared_globals(unit.tree))
 
 
 def _kind(kind: str) -> Callable[[Use], bool]:

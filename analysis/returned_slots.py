@@ -23,10 +23,11 @@ import ast
 import copy
 from dataclasses import replace
 
-from zeroopt.analysis.dataflow.outcome import RETURNED, RETURNED_VIEW, returned_slot
+from zeroopt.analysis.dataflow.outcome import NEW_RECORD, RETURNED, RETURNED_VIEW, returned_slot
 from zeroopt.analysis.resolve import Scope
 
-Slot = tuple[str, int | str, int]  # (kind: tuple/list/dict, index or key, number of slots)
+# (kind: tuple/list/dict/record, index, key or `Class.field`, number of slots)
+Slot = tuple[str, int | str, int]
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
            ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
 
@@ -52,6 +53,9 @@ def describe(slot: Slot | None) -> str:
     kind, label, _ = slot
     if kind == "dict":
         return f" as the value of key {label!r} of a dict"
+    if kind == "record":
+        cname, _, field_name = str(label).partition(".")
+        return f" as field `{field_name}` of a new `{cname}`"
     return f" as element {label} of a {kind}"
 
 
@@ -61,6 +65,10 @@ def display_for(call: ast.Call, slot: Slot) -> ast.expr:
     display: ast.expr
     if kind == "dict":
         display = ast.Dict(keys=[ast.Constant(label)], values=[call])
+    elif kind == "record":
+        cname, _, field_name = str(label).partition(".")
+        func = ast.Name(id=f"{NEW_RECORD}{cname}>", ctx=ast.Load())
+        display = ast.Call(func=func, args=[], keywords=[ast.keyword(arg=field_name, value=call)])
     else:
         elts: list[ast.expr] = [
             call if i == label else ast.copy_location(ast.Constant(None), call) for i in range(size)

@@ -192,6 +192,22 @@ function: every use a call resolved to the def; a public method named in any oth
 unproven. Dunder names always stay unproven, and a public method of a class with a base
 stays unproven (`torch.nn.Module.__call__` calls `forward` by its name).
 
+Constructors of plain dataclasses (analysis/records.py, docs/whole-program.md "Constructors of the
+tree's dataclasses"). A class bound once at module level, decorated only by the stdlib
+`dataclasses.dataclass` (`slots=True` and `kw_only=True` allowed, not `init=False`; no star
+import in the module, which may rebind `dataclass`), with no base,
+no dunder method, methods decorated only by the builtin `classmethod`/`staticmethod`/`property`
+(none named like a field) and plain defaults runs only the generated `__init__`: `Meta(f=buf)`
+stores the buffer in field `f` and reads nothing. `t = Meta(f=buf)` follows `t.f`;
+`return Meta(f=buf)` (the buffer itself in one field) is judged at the callers as a returned slot
+(a public method of such a class, under `callers-closed`, as one of a class with no base);
+anything else done with the new object hands it on. `cls(f=buf)` in a method decorated by the
+builtin `classmethod` is taken for the class itself under the closed world: no class of the tree
+may derive from it and no file reaches the function without its class (`__func__` in a file
+naming the method, `Meta.__dict__`, `vars(Meta)`, `getattr_static`); assumed, no code outside
+the tree derives from it or calls the function with another first argument, and no lookup by a
+computed name fetches `__func__`.
+
 Any order of a class's methods (analysis/lifecycle_anyorder.py). A buffer allocated in `__init__`
 and stored on `self`, in a class no lifecycle model matches, is judged under "after `__init__`
 any method of the class may run, any number of times, in any order": the lifecycle program with

@@ -25,6 +25,15 @@ class Calls(DispatchCalls):
         handled, got = self.get_call(e)
         if handled:
             return got
+        made = self.record_of(e) if isinstance(func, ast.Name) else None
+        if isinstance(made, tuple):
+            # A plain dataclass's generated __init__ runs nothing but stores: the object
+            # holding the buffer is what the expression around it then uses.
+            for name, a in made[1]:
+                ref = self._eval_value(a)
+                if ref is not None:
+                    self.into_new_record(ref, a, made[0], name, "used as a whole")
+            return None
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, as_base=True)
             if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:

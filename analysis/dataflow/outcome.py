@@ -26,14 +26,21 @@ RETURNED_VIEW = f"{RETURNED} as a view of all of it"  # `return x.t()`, `return 
 # `return a, x, b` / `[a, x]` / `{"k": x, ...}`: x itself is one slot of a display no other slot
 # of which holds it (analysis/returned_slots.py follows it to the callers that take it out).
 _RETURNED_IN = re.compile(
-    rf"{RETURNED} as (?:element (\d+) of a (tuple|list) of (\d+)|the value of key ('[^'\\]*') of a dict)"
+    rf"{RETURNED} as (?:element (\d+) of a (tuple|list) of (\d+)|the value of key ('[^'\\]*') of a dict"
+    r"|field `(\w+)` of a new `(\w+)`)"
 )
+# `return Meta(f=x)` for a plain dataclass (records.py): at each caller the call stands for
+# `<new Meta>(f=<the allocation>)`, a name no source can spell (dataflow/stores.py record_of).
+NEW_RECORD = "<new "
 
 
 def returned_in(kind: str, label: int | str, size: int) -> str:
     """The escape of a buffer returned as slot `label` of a `kind` display of `size` slots."""
     if kind == "dict":
         return f"{RETURNED} as the value of key {label!r} of a dict"
+    if kind == "record":  # label: `Class.field`
+        cname, _, field_name = str(label).partition(".")
+        return f"{RETURNED} as field `{field_name}` of a new `{cname}`"
     return f"{RETURNED} as element {label} of a {kind} of {size}"
 
 
@@ -65,6 +72,8 @@ def returned_slot(how: str) -> tuple[str, int | str, int] | None:
         return None
     if m.group(4) is not None:
         return "dict", m.group(4)[1:-1], 0
+    if m.group(5) is not None:
+        return "record", f"{m.group(6)}.{m.group(5)}", 0
     return m.group(2), int(m.group(1)), int(m.group(3))
 
 

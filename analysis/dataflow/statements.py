@@ -221,7 +221,7 @@ class Evaluator(Expressions):
         elif isinstance(s, ast.Expr):
             self.eval(s.value)
         elif isinstance(s, ast.Return):
-            if self._return_display(s):
+            if self._return_display(s) or self._return_record(s):
                 return
             ref = self.eval(s.value)
             if ref is not None:
@@ -288,6 +288,26 @@ class Evaluator(Expressions):
                 return True
         for i in held:
             self.park(slots[i][1], f"stored in a container `{self._src(value)[:60]}`", value)
+        return True
+
+    def _return_record(self, s: ast.Return) -> bool:
+        """`return Meta(f=x, g=y)` / `return cls(f=x)` for a plain dataclass (`record_of`): the
+        new object is only the caller's. With the buffer itself in one field and no other field
+        holding it, an escape the callers' uses of that field are judged for
+        (analysis/returned_slots.py); otherwise each field holding it hands it on."""
+        value = s.value
+        made = self.record_of(value) if isinstance(value, ast.Call) else None
+        if not isinstance(made, tuple):
+            return False
+        cname, pairs = made
+        held = [(f, a, r) for f, a in pairs if (r := self._eval_value(a)) is not None]
+        if len(held) == 1:
+            name, _, ref = held[0]
+            if ref.view is View.SELF and ref.region is None:
+                self.escape(s, returned_in("record", f"{cname}.{name}", 0))
+                return True
+        for name, a, ref in held:
+            self.into_new_record(ref, a, cname, name, "returned")
         return True
 
     def _assign_stmt(self, s: ast.Assign) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from zeroopt.analysis.dataflow.holders import Holders, slot
+from zeroopt.analysis.dataflow.outcome import NEW_RECORD
 from zeroopt.analysis.dataflow.places import (
     ANY_ATTRIBUTE,
     ANY_ITEM,
@@ -21,6 +22,8 @@ from zeroopt.analysis.dataflow.places import (
     _under,
     place_key,
 )
+from zeroopt.analysis.record_factories import classmethod_class
+from zeroopt.analysis.records import KW_ONLY_MARK
 from zeroopt.analysis.resolve import Scope
 from zeroopt.analysis.state import CELL, MAYBE, Ref, View
 
@@ -270,22 +273,14 @@ class Stores(Holders):
             self._shared_cell(tkey)
 
     def _record(self, target: ast.expr, tkey: str, call: ast.Call, stmt: ast.AST) -> bool:
-        """`t = Meta(page_table=view, ...)` for a plain dataclass of this module: its generated
-        __init__ only stores each argument in the field of that name."""
-        func = call.func
-        if not isinstance(func, ast.Name) or func.id not in self.ctx.records:
+        """`t = Meta(page_table=view, ...)` for a plain dataclass of this module (or imported
+        from another scanned one, or `cls` of its classmethod): its generated __init__ only
+        stores each argument in the field of that name."""
+        made = self.record_of(call)
+        if not isinstance(made, tuple):
             return False
-        if self._locally_bound(func.id):
-            return False
-        fields = self.ctx.records[func.id]
-        if len(call.args) > len(fields) or any(isinstance(a, ast.Starred) for a in call.args):
-            return False
-        if any(k.arg is None or k.arg not in fields for k in call.keywords):
-            return False
-        pairs = [*zip(fields, call.args, strict=False)]
-        pairs += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
         carried: list[tuple[str, Ref | None, bool]] = []
-        for name, arg in pairs:
+        for name, arg in made[1]:
             akey = place_key(arg)
             holder = akey is not None and self.lookup(akey) is None and self._holds(akey)
             ref = None if holder else self._eval_value(arg)
@@ -297,6 +292,54 @@ class Stores(Holders):
         self._store_target(target, tkey)
         self._put(tkey, carried, stmt, target)
         return True
+
+    def into_new_record(self, ref: Ref, a: ast.expr, cname: str, name: str, then: str) -> None:
+        """The buffer stored in field `name` of a new `cname` that is then `then`: the object
+        goes where the analysis does not follow it."""
+        how = f"stored in field `{name}` of a new `{cname}`, which is {then}"
+        self.read(ref, a, definite=False, how=how)
+        self.lost(a, how)
+
+    def record_of(self, call: ast.Call) -> tuple[str, list[tuple[str, ast.expr]]] | str | None:
+        """(class, (field, argument) pairs) when `call` runs only a plain dataclass's generated
+        `__init__` (analysis/records.py; `cls` of its classmethod: record_factories.py); a
+        text: why a classmethod's `cls(...)` may run other code; None: neither."""
+        func = call.func
+        if _namespace(func) and not call.args and all(k.arg for k in call.keywords):
+            qual = self.ctx.resolver.qualified(self.ctx.scope, func)
+            if qual == "types.SimpleNamespace":  # its __init__ stores each keyword, reads none
+                return "SimpleNamespace", [(k.arg, k.value) for k in call.keywords if k.arg]
+        if not isinstance(func, ast.Name):
+            return None
+        if func.id.startswith(NEW_RECORD):  # a returned record at its caller (returned_slots.py)
+            return func.id[len(NEW_RECORD) : -1], [
+                (k.arg, k.value) for k in call.keywords if k.arg is not None
+            ]
+        records = self.ctx.records
+        cname = func.id
+        if cname not in records or self._locally_bound(cname):
+            summaries = self.ctx.summaries
+            world = summaries.world if summaries is not None and summaries.closed_world else None
+            found, why = classmethod_class(
+                self.ctx.scope, func.id, records, self.ctx.resolver, world
+            )
+            if found is None:
+                if why and summaries is not None:
+                    summaries.obstacles[id(call)] = (call, why)
+                return None
+            cname = found
+        fields = records[cname]
+        if fields[:1] == (KW_ONLY_MARK,):
+            if call.args:
+                return None
+            fields = fields[1:]
+        if len(call.args) > len(fields) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if any(k.arg is None or k.arg not in fields for k in call.keywords):
+            return None
+        pairs = [*zip(fields, call.args, strict=False)]
+        pairs += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+        return cname, pairs
 
     def _locally_bound(self, name: str) -> bool:
         scope: Scope | None = self.ctx.scope
@@ -384,3 +427,9 @@ class Stores(Holders):
             self.write(base, target, full=False, region=None, how=how)
         else:
             self.write(base, target, full=False, region=None, how=how)
+
+
+def _namespace(func: ast.expr) -> bool:
+    """`SimpleNamespace` or `<x>.SimpleNamespace` by its text (then resolved)."""
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "SimpleNamespace"

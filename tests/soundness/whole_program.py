@@ -59,7 +59,7 @@ SHAPES = (
 DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 # Drawn only when named (`--wp-shapes returned`, `--wp-shapes holders`): the default mix, and so
 # every documented seed, stays as it was.
-OPT_IN_SHAPES = ("returned", "holders", "anyorder", "partial")
+OPT_IN_SHAPES = ("returned", "holders", "anyorder", "partial", "factory")
 
 
 class _WP(HolderShapes, ReturnedShapes, DispatchShapes, AnyOrderShapes, PartialShapes):

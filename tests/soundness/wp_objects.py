@@ -292,6 +292,56 @@ class ObjectShapes(Blocks):
         names = [m] + ([f"{m}Sub"] if variant == "subclass" else [])
         return Piece(cls, [], body, names, tags, differs)
 
+    def shape_factory(self, u: str, b: Buf) -> Piece:
+        """`--wp-shapes factory`: a classmethod of a dataclass allocates the buffer into a field
+        of `cls(...)` and returns the object (analysis/record_factories.py); the caller takes
+        the field out. Near misses make `cls` another class: a subclass whose `__post_init__`
+        reads the field, one with no code of its own (`cls` then unresolved), the undecorated
+        function called with a class whose `__init__` reads it."""
+        m, x = f"Meta{u}", b.name
+        variant = self.ch.choice(
+            ["returned", "bound", "kw-only", "sub-post-init", "sub-plain", "func-other"]
+        )
+        use = ""
+        tags = {f"wp-factory-{variant}"}
+        deco = "@dataclass(frozen=True, kw_only=True)" if variant == "kw-only" else "@dataclass"
+        made = f"cls(buf={self.alloc(b)}, size=3)"
+        make = ["    @classmethod", "    def make(cls, inp, n, k, flag):"]
+        if variant == "bound":  # the object bound in the classmethod, a field written or read
+            c = self.const(b)
+            use = self.ch.choice(["full", "part", "read"])
+            tags.add(f"wp-factory-bound-{use}")
+            step = {
+                "full": [f"m.buf.fill_({c})"],
+                "part": [f"m.buf[1:] = {c}"],
+                "read": ["m.size = float(m.buf.float().sum())"],
+            }[use]
+            make += [f"        m = {made}", *ind(step, 2), "        return m"]
+        else:
+            make += [f"        return {made}"]
+        local = [deco, f"class {m}:", "    buf: torch.Tensor", "    size: float = 0", "", *make]
+        used = f"{m}.make(inp, n, k, flag)"
+        read_in_ctor = False
+        if variant == "sub-post-init":
+            local += ["", "", "@dataclass", f"class {m}Sub({m}):",
+                      "    def __post_init__(self):",
+                      "        self.size = float(self.buf.float().sum())"]  # fmt: skip
+            used, read_in_ctor = f"{m}Sub.make(inp, n, k, flag)", True
+        elif variant == "sub-plain":
+            local += ["", "", "@dataclass", f"class {m}Sub({m}):", "    extra: int = 1"]
+            used = self.ch.choice([used, f"{m}Sub.make(inp, n, k, flag)"])
+        elif variant == "func-other":
+            local += ["", "", f"class Other{u}:", "    def __init__(self, buf, size):",
+                      "        self.buf = buf", "        self.size = float(buf.float().sum())"]  # fmt: skip
+            used, read_in_ctor = f"{m}.make.__func__(Other{u}, inp, n, k, flag)", True
+        body = [ALLOC_IN_CLASS, f"m{u} = {used}", f"out.append(m{u}.size)", f"{x} = m{u}.buf"]
+        body += self.use_field(x, b)
+        body.append(f"out.append({x}.clone())")
+        differs = self.use != "full" or read_in_ctor
+        if variant == "bound":  # written in full in `make`: nothing later sees the zeros
+            differs = {"full": False, "part": self.use != "full", "read": True}[use]
+        return Piece([], local, body, [], tags, differs)
+
     def use_field(self, get: str, b: Buf) -> list[str]:
         """Write a holder's field in full or in part, or read it and then write the buffer."""
         c = self.const(b)
