@@ -9,8 +9,9 @@ to them), two forms are read, each on one assumption stated here and in docs/who
   its file is a call of it and no other file of the tree spells the name: the names of the
   arguments passed for the parameter (its default where a call leaves it out). Assumed: no code
   outside the scanned tree calls a private function (the closed world over callers the
-  returned-buffer search rests on), and no code reaches it by a name it does not spell (a
-  module whose text may bind names out of sight, project.DYNAMIC_PATTERN, gives it up);
+  returned-buffer search rests on); a module whose text may bind names out of sight
+  (project.DYNAMIC_PATTERN) gives it up, and so does a file that may fetch it by a name its
+  text does not spell (`getattr(m, k)`: tree_naming.naming_files, as returned.py asks);
 - a name tested by an `if` whose body holds the store (`if k == "triton" or
   k.startswith("triton."):`), `k` a parameter the function never binds again: the names the
   test lets through (`==` a literal, `.startswith` a literal or a tuple of them, joined by `or`;
@@ -33,11 +34,16 @@ from __future__ import annotations
 import ast
 import os
 import re
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, cast
 
 from zeroopt.analysis.lookup_names import LookupNames, Names
 from zeroopt.analysis.methods import ClassWorld
-from zeroopt.analysis.project import binds_dynamically
-from zeroopt.analysis.tree_naming import word_pattern
+from zeroopt.analysis.project import binds_dynamically, module_name_of
+from zeroopt.analysis.tree_naming import naming_files, word_pattern
+
+if TYPE_CHECKING:
+    from zeroopt.analysis.summaries import Unit
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_DEPTH = 3  # parameters followed through callers, at most
@@ -119,6 +125,8 @@ class ModuleKeys:
         word = word_pattern(name.encode())
         if any(word.search(d) for p, d in self.world.files if p != self.path):
             return None  # another file may call it, or hand it on
+        if self._looked_up_elsewhere(name):
+            return None
         uses = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == name]
         if len(word.findall(self.text)) != len(uses) + 1:
             return None  # spelled in a string, an attribute, an import, a comment: not read
@@ -146,6 +154,17 @@ class ModuleKeys:
                 return None
             out |= got
         return frozenset(out) if uses else None
+
+    def _looked_up_elsewhere(self, name: str) -> bool:
+        """Another file may fetch `name` from this module by a name its text does not spell
+        (`getattr(m, k)`, a joined literal: tree_naming.naming_files, as returned.py asks)."""
+        text = self.text.decode("utf-8", "replace")
+        unit = SimpleNamespace(
+            path=self.path, module=module_name_of(self.path)[0], lines=text.splitlines(),
+            tree=self.tree,
+        )  # fmt: skip
+        files, why = naming_files(self.world, cast("Unit", unit), self.path, name)
+        return bool(files or why)
 
     def _binds_dynamically(self) -> bool:
         if self._dynamic is None:
