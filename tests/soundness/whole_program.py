@@ -666,6 +666,8 @@ import importlib
 import sys
 import types
 
+import torch
+
 
 def _make_mock(name):
     mod = types.ModuleType(name)
@@ -686,13 +688,22 @@ _Finder().find_spec("{ext}.runtime")
 """
 _OWN = """
 
+def _on_copies(fn):
+    def call(*args, **kwargs):
+        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        kwargs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def _hollow(name):
     real = importlib.import_module(name)
     mod = types.ModuleType(name)
     for key in dir(real):
         value = getattr(real, key)
         if isinstance(value, types.FunctionType) and value.__module__ == name:
-            value = lambda *a, **k: a[0] if a else None  # noqa: E731
+            value = _on_copies(value)  # what it writes, the caller's tensors never see
         setattr(mod, key, value)
     sys.modules[name] = mod
 
@@ -704,6 +715,7 @@ _hollow("{lib}")
 def sys_modules_stubs(ext: str, lib: str) -> str:
     """A module storing mock modules in `sys.modules` under the top-level name `ext`, which no
     file of the package has (analysis/module_keys.py reads the keys); with `lib`, it also puts a
-    hollow copy of the package's lib under lib's own name: its functions write nothing."""
+    hollow copy of the package's lib under lib's own name: its functions run on copies of the
+    tensors they are handed, so the caller's buffers are never written."""
     text = _STUBS.replace("{ext}", ext)
     return text + _OWN.replace("{lib}", lib) if lib else text
