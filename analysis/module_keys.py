@@ -23,7 +23,8 @@ by anything) names a module of the tree only if the module's name or a package's
 starts with T: the import of a tree module uses the name the import system derives from the
 file's path (its folders up to a folder on `sys.path`), or the name a loader call is given
 (`spec_from_file_location(name, path)`, `runpy.run_path(path, run_name=...)`), or a name its
-module stores in `__package__`/`__spec__`/`__name__` for its relative imports. So T is taken
+module stores in `__package__`/`__spec__`/`__name__` (or an attribute of its `__spec__`) for
+its relative imports. So T is taken
 as foreign when no file or folder of the tree (on its absolute path) is named T, no loader call
 of the tree may be given a name under T, and no module of the tree stores a name under T in
 those three. Assumed: no code runs a tree file's source as a module of another name by `exec`.
@@ -65,6 +66,11 @@ _LOADERS = {
 }
 _LOADER_WORDS = re.compile(rb"|".join(re.escape(w.encode()) for w in _LOADERS))
 _OWN_NAMES = frozenset({"__package__", "__spec__", "__name__"})
+# An own name not followed by what only reads it (`__name__ == ...`, `getLogger(__name__)`,
+# `__spec__.name`): the files that may store one, parsed to see.
+_OWN_NAME_USE = re.compile(
+    rb"(?:__package__|__spec__|__name__)(?!\s*(?:[=!]=|[).\]}]))|__spec__\s*\.\s*\w+\s*=(?!=)"
+)
 
 
 class ModuleKeys:
@@ -284,7 +290,7 @@ def _given_names(world: ClassWorld) -> frozenset[Top] | None:
     `__name__` may give a module; None: any."""
     out: set[Top] = set()
     for path, data in world.files:
-        if not _LOADER_WORDS.search(data) and not any(w.encode() in data for w in _OWN_NAMES):
+        if not _LOADER_WORDS.search(data) and not _OWN_NAME_USE.search(data):
             continue
         try:
             tree = ast.parse(data)
@@ -317,6 +323,13 @@ def _given_names(world: ClassWorld) -> frozenset[Top] | None:
                 if isinstance(up, ast.Assign) and not any(t is n for t in up.targets):
                     return None
                 given = up.value
+            elif (
+                isinstance(n, ast.Attribute)
+                and not isinstance(n.ctx, ast.Load)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "__spec__"
+            ):
+                return None  # `__spec__.name = ...`: the module's name for its relative imports
             elif isinstance(n, ast.ImportFrom) and any(
                 a.name in _LOADERS and a.asname not in (None, a.name) for a in n.names
             ):

@@ -95,6 +95,14 @@ def test_top_levels() -> None:
         ("import sys\nsys.modules['m'].__dict__['__package__'] = 'ext'\n", False),
         ("setattr(m, '__name__', 'ext.y')\n", False),
         ("ok = getattr(m, '__name__')\n", True),
+        ("import logging\nif __name__ == '__main__':\n    logging.getLogger(__name__)\n", True),
+        ("__name__, x = 'ext', 1\n", False),
+        ("d = dict(__name__='ext.y')\n", False),
+        ("__package__: str = 'ext'\n", False),
+        ("def f():\n    global __package__\n    __package__ = 'ext'\n", False),
+        ("__spec__ = None\n", True),
+        ("__spec__.name = 'ext.m'\n", False),
+        ("print(__spec__.name)\n", True),
     ],
 )
 def test_foreign_top_level(tmp_path: Path, loader: str, is_foreign: bool) -> None:
