@@ -152,6 +152,11 @@ class LookupNames:
             and name not in info.loops
         )
 
+    def in_comprehension(self, e: ast.Name, scope: ast.AST) -> bool:
+        """`e` is read inside a comprehension of the function `scope` that binds its name."""
+        info = self._scope(scope)
+        return info is None or id(e) in info.comprehension
+
     def _scope(self, scope: ast.AST) -> _Scope | None:
         key = id(scope)
         if key not in self._scopes:

@@ -100,7 +100,7 @@ class ModuleKeys:
             return got
         if not isinstance(e, ast.Name) or not isinstance(scope, ast.FunctionDef):
             return None
-        if not self.lookup.parameter_only(e.id, scope):
+        if self.lookup.in_comprehension(e, scope) or not self.lookup.parameter_only(e.id, scope):
             return None
         guarded = _guarded(e.id, at, scope, self.parents)
         if guarded is not None:
@@ -179,11 +179,23 @@ class ModuleKeys:
 
 
 def _scope_of(n: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:
-    """The function whose code evaluates `n` (None: a module or class body)."""
-    up = parents.get(id(n))
-    while up is not None and not isinstance(up, (*_FUNCTIONS, ast.ClassDef, ast.Module)):
-        up = parents.get(id(up))
-    return up if isinstance(up, _FUNCTIONS) else None
+    """The function whose code evaluates `n` (None: a module or class body). A def's
+    defaults, annotations and decorators are evaluated where the def stands, a class's bases
+    and decorators where the class statement stands."""
+    child, up = n, parents.get(id(n))
+    while up is not None:
+        if isinstance(up, ast.Module):
+            return None
+        if isinstance(up, ast.ClassDef) and any(child is s for s in up.body):
+            return None
+        if isinstance(up, ast.Lambda) and child is up.body:
+            return up
+        if isinstance(up, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            child is s for s in up.body
+        ):
+            return up
+        child, up = up, parents.get(id(up))
+    return None
 
 
 def _guarded(name: str, at: ast.AST, fn: ast.AST, parents: dict[int, ast.AST]) -> Names | None:

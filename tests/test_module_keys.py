@@ -120,3 +120,14 @@ def test_foreign_refuses_a_folder_of_that_name(tmp_path: Path) -> None:
     assert not foreign(world, frozenset({("ext", False)}), (path,))
     assert not foreign(world, frozenset({("ex", True)}), (path,))
     assert foreign(world, frozenset({("other", False)}), (path,))
+
+
+def test_a_default_or_a_comprehension_is_not_the_parameter() -> None:
+    """`_g(n, y=_mk(n))` passes the module's `n`, not `_g`'s; `[_mk(n) for n in xs]` the
+    comprehension's: neither is read through the parameter's calls."""
+    default = _STUBS + "\nn = input()\n\n\ndef _g(n, y=_mk(n)):\n    pass\n\n\n_g('ext')\n"
+    assert _keys(default)[0] is None
+    comprehension = (
+        _STUBS + "\n\ndef _h(n, xs):\n    return [_mk(n) for n in xs]\n\n\n_h('ext', [input()])\n"
+    )
+    assert _keys(comprehension)[0] is None
