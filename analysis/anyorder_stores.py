@@ -38,6 +38,7 @@ from zeroopt.analysis.anyorder_classes import parsed, spelled_in
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import LookupNames, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
+from zeroopt.analysis.module_keys import ModuleKeys, foreign, top_levels
 from zeroopt.analysis.project import module_name_of
 
 
@@ -421,14 +422,14 @@ def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
     `sys.modules` but a read or `pop`/`del` counts (`update`, `setdefault`, held in a name,
     `from sys import modules`, `getattr(sys, "modules")`); "" if none."""
     parts = frozenset(p for path in paths for p in module_name_of(path)[0].split(".") if p)
-    key = (world.digest, parts)
+    key = (world.digest, parts, frozenset(os.path.abspath(p) for p in paths))
     hit = _MODULES_REPLACED.get(key) if world.digest else None
     if hit is None:
         hit, names = "", set(parts)
         for path, data in world.files:
             if b"modules" not in data:
                 continue
-            line = _modules_store(data, names)
+            line = _modules_store(world, path, data, names, paths)
             if line:
                 hit = (
                     f"{_short(path)}:{line} may put another object in `sys.modules` under the "
@@ -442,14 +443,16 @@ def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
     return hit
 
 
-# (tree digest, parts of the modules' names) -> modules_replaced's answer: each base of each
-# class asks it of its modules.
-_MODULES_REPLACED: dict[tuple[str, frozenset[str]], str] = {}
+# (tree digest, parts of the modules' names, their paths) -> modules_replaced's answer: each
+# base of each class asks it of its modules.
+_MODULES_REPLACED: dict[tuple[str, frozenset[str], frozenset[str]], str] = {}
 
 
-def _modules_store(data: bytes, parts: set[str]) -> int:
-    """The line of the first use of `sys.modules` in the file that may replace a module whose
-    dotted name ends in one of `parts`, or 0."""
+def _modules_store(
+    world: ClassWorld, path: str, data: bytes, parts: set[str], paths: tuple[str, ...]
+) -> int:
+    """The line of the first use of `sys.modules` in the file at `path` that may replace a
+    module at one of `paths`, whose dotted names end in one of `parts`, or 0."""
     read = _with_parents(data)
     if read is None:
         return 1
@@ -457,7 +460,7 @@ def _modules_store(data: bytes, parts: set[str]) -> int:
     sys_names = _sys_aliases(tree, frozenset({"modules"}))
     if isinstance(sys_names, int):
         return sys_names
-    lookup = LookupNames()
+    keys = ModuleKeys(world, path, data, tree, parents)
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
             return n.lineno  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
@@ -477,16 +480,14 @@ def _modules_store(data: bytes, parts: set[str]) -> int:
         if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Del):
             continue
         if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Store):
-            scope = parents.get(id(up))
-            while scope is not None and not isinstance(
-                scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module
-            ):
-                scope = parents.get(id(scope))
-            keys = lookup.names(up.slice, scope)
-            if keys is not None and all(
-                whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in keys
+            names = keys.names(up.slice, up)
+            if names is not None and all(
+                whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in names
             ):
                 continue  # `sys.modules["other"] = m`: no module the name is imported from
+            tops = top_levels(names) if names is not None else None
+            if tops is not None and foreign(world, tops, paths):
+                continue  # `sys.modules["triton.x"] = m`: no module here is imported under it
         return n.lineno
     return 0
 

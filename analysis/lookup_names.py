@@ -140,6 +140,23 @@ class LookupNames:
         info = self._scope(scope) if scope is not None else None
         return self._value(e, info, 0, frozenset())
 
+    def parameter_only(self, name: str, scope: ast.AST) -> bool:
+        """`name` is a parameter of the function `scope` that nothing in it binds again (no
+        assignment, loop, `global`/`nonlocal` here or in a nested function, ...)."""
+        info = self._scope(scope)
+        return (
+            info is not None
+            and name in info.params
+            and name not in info.other
+            and name not in info.assigned
+            and name not in info.loops
+        )
+
+    def in_comprehension(self, e: ast.Name, scope: ast.AST) -> bool:
+        """`e` is read inside a comprehension of the function `scope` that binds its name."""
+        info = self._scope(scope)
+        return info is None or id(e) in info.comprehension
+
     def _scope(self, scope: ast.AST) -> _Scope | None:
         key = id(scope)
         if key not in self._scopes:

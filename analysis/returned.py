@@ -57,24 +57,7 @@ SAFE_ = "safe"
 UNSAFE_ = "unsafe"
 UNPROVEN_ = "unproven"
 _EXIT_TEXT = f"not fully written before the function returns, and {RETURNED}"
-# Code that may reach a module's names without spelling them: `globals()`, `vars()`,
-# `sys.modules[__name__]`, `__dict__[`, `exec(` / `eval(` (not `get_exec()`, not `.eval()`).
-_DYNAMIC = re.compile(
-    r"\bglobals\(\)|\bvars\(\)|sys\.modules\[__name__\]|__dict__\[|(?<![\w.])(?:exec|eval)\("
-)
 Function = ast.FunctionDef | ast.AsyncFunctionDef
-# id of a module's lines -> the lines (kept, so that the id is not another's), and whether one
-# matches `_DYNAMIC`: asked for every function judged, searched once per module.
-_DYNAMIC_LINES: dict[int, tuple[list[str], bool]] = {}
-
-
-def _dynamic_lines(lines: list[str]) -> bool:
-    hit = _DYNAMIC_LINES.get(id(lines))
-    if hit is None or hit[0] is not lines:
-        if len(_DYNAMIC_LINES) >= 64:
-            _DYNAMIC_LINES.clear()
-        hit = _DYNAMIC_LINES[id(lines)] = (lines, any(_DYNAMIC.search(x) for x in lines))
-    return hit[1]
 
 
 _METHOD_DECORATORS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
@@ -294,7 +277,7 @@ class ReturnedJudge:
         unit = self.unit
         name = fn.name
         parent = scope.parent
-        if unit.frames_read or _dynamic_lines(unit.lines):
+        if unit.frames_read or unit.dynamic:  # project.DYNAMIC_PATTERN
             return [], "its module may reach its names at run time (globals(), frames, ...)", ""
         if parent is None:
             return [], "no enclosing scope", ""
@@ -390,7 +373,7 @@ class ReturnedJudge:
             if other:
                 return [], other, ""
         else:
-            more, other = foreign_callers(self, fn, public, self._child, _DYNAMIC)
+            more, other = foreign_callers(self, fn, public, self._child)
             if other:
                 return [], other, ""
             for call, _, judge in more:

@@ -45,7 +45,6 @@ def foreign_callers(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     public: bool,
     make: Callable[[Unit, str], ReturnedJudge],
-    dynamic: re.Pattern[str],
 ) -> tuple[Found, str]:
     """(every call of `fn` in the other files of the tree, "") or ([], why not all known)."""
     name = fn.name
@@ -76,7 +75,7 @@ def foreign_callers(
             unit = load_unit(project, module)
             if unit is None:
                 return [], f"{path} names `{name}` and cannot be read as a module"
-            if unit.frames_read or any(dynamic.search(line) for line in unit.lines):
+            if unit.frames_read or unit.dynamic:  # project.DYNAMIC_PATTERN
                 return [], f"{path} names `{name}` and may reach its names at run time"
             other = make(unit, path)
             calls, bound, why = _calls_in(other, fn, home, public)

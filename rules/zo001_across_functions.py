@@ -83,12 +83,19 @@ module `__getattr__` that may answer it: one testing the name against literal st
 raising AttributeError otherwise answers only those, unless async, a generator, decorated or
 bound by a `global` statement; no dynamic binding), and no submodule of a package whose `__init__` names
 `__path__` (or `submodule_search_locations`) resolves; a def of another module is not summarised
-where a file of the tree may put another object in `sys.modules` under its module's name.
-Assumed: no module assigns another module's attributes (`mod.name = ...`) or changes the
+where a file of the tree may put another object in `sys.modules` under its module's name (a
+key read as: literals; a parameter of a private function that is only ever called, with the
+arguments its calls pass; a parameter an enclosing `if` tests with `==`/`startswith` literals;
+and a key under a top-level name no folder, file or loader call of the tree gives a module of
+it cannot name one: analysis/module_keys.py). Assumed: no module assigns another module's
+attributes (`mod.name = ...`) or changes the
 collection another module's `__getattr__` tests names against, none reaches `exec`
 or a module's dict by a name its text does not spell (`import_module("built" + "ins")`), and an
 absolute import of a top-level package found at a scanned root means that package;
-standard-library modules, torch, triton and numpy are never taken from the tree.
+standard-library modules, torch, triton and numpy are never taken from the tree; a name a
+`startswith`/`==` test guards is a `str` (no subclass overriding them); no code outside the
+tree calls a private function; and no code runs a tree file's source as a module of another
+name by `exec`.
 
 Function summaries (analysis/summaries.py, dataflow/summary_calls.py). A call that hands the
 buffer to a plain `def` of the scanned tree uses what the analysis proves of that def run with its
@@ -163,7 +170,9 @@ the tree that name it and its module (or a module found to import it, to a fixpo
 analysis/returned_modules.py): there every binding by `from ... import _f [as g]` and every
 `_f`/`m._f` must be the callee of a call the project index resolves to the def (imports,
 re-exports, star imports, `import m as mm`, `from . import m`), each judged in its own module; a
-file the index cannot load as a module, or one with `globals()`/frame reads, keeps it unproven.
+file the index cannot load as a module, or one with frame reads or a dynamic binding
+(project.DYNAMIC_PATTERN: `globals`, `exec`, `eval`, `builtins`, `__globals__`, ...), keeps it
+unproven, as the function's own module does.
 A method is followed to every call in its module that may dispatch to it
 (analysis/returned_methods.py): `self._m(...)`/`cls._m(...)` in a method of a class that may
 share an instance with its class (itself, a subclass, a base, a class some class derives from

@@ -5,8 +5,8 @@ The program is a module of a package (`Case.package`), so that the other modules
 name. The "fix" case is a function whose every caller, in its module and in another, writes the
 buffer in full before reading it. The others read it unwritten through a way the follower must
 see: a reader in another module, a star import of a name `__all__` exports, the function handed
-on as a value or wrapped by `functools.partial` there, a re-export under another name; none may
-be `safe`.
+on as a value or wrapped by `functools.partial` there, a re-export under another name, a
+calling module that reaches it through `builtins`; none may be `safe`.
 """
 
 from __future__ import annotations
@@ -220,6 +220,42 @@ from rmx_pkg import _alloc as grab
 
 def peek(n):
     return grab(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "private_function_reached_through_builtins_in_a_calling_module",
+        package="rmb_pkg",
+        why="a module that imports `_alloc` and fills the buffer at its one spelled call also "
+        "reaches `_alloc` by `builtins.eval` of a joined name and sums it unwritten (the "
+        "module's dynamic flag, project.DYNAMIC_PATTERN, names `builtins`; a narrower search "
+        "for `eval(` alone missed `builtins.eval` and judged the site `safe`).",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmb_pkg import user
+
+    return own(2), user.go(3), user.peek(4)
+""",
+        modules=(
+            ("rmb_pkg/__init__", ""),
+            (
+                "rmb_pkg/user",
+                r"""
+import builtins
+
+from rmb_pkg.private_function_reached_through_builtins_in_a_calling_module import _alloc
+
+
+def go(n):
+    t = _alloc(n)
+    t.fill_(2.0)
+    return t
+
+
+def peek(n):
+    return builtins.eval("_al" + "loc")(n).sum()
 """,
             ),
         ),

@@ -648,7 +648,74 @@ def random_wp_multimodule_program(seed: int, among: tuple[str, ...] = DRAWN) -> 
     if ch.chance(30):
         files, main = namespace_layout(f"zo_wp_{seed}", files, ch)
         layout.add("layout-namespace")
+    if ch.chance(25):
+        own = ch.chance(40)
+        lib_name = f"zo_wp_{seed}.ns.lib" if "ns/lib.py" in files else f"zo_wp_{seed}.lib"
+        files["stubs.py"] = sys_modules_stubs(f"zo_ext_{seed}", lib_name if own else "")
+        main = "from . import stubs  # noqa: F401\n" + main
+        files["main.py"] = main
+        layout.add("wp-stubs-own" if own else "wp-stubs-foreign")
     extra = frozenset({"whole-program", f"wp-modules-{variant}", *layout})
     tags = wp.program.tags | extra
     by_line = piece_lines(main, wp.pieces, extra)
     return WPMultiProgram(f"zo_wp_{seed}", files, main, ({"torch"}, {}), tags, by_line)
+
+
+_STUBS = """
+import importlib
+import sys
+import types
+
+import torch
+
+
+def _make_mock(name):
+    mod = types.ModuleType(name)
+    sys.modules[name] = mod
+    return mod
+
+
+class _Finder:
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "{ext}" or fullname.startswith("{ext}."):
+            return _make_mock("{ext}.found")
+        return None
+
+
+_make_mock("{ext}")
+_make_mock("{ext}.language")
+_Finder().find_spec("{ext}.runtime")
+"""
+_OWN = """
+
+def _on_copies(fn):
+    def call(*args, **kwargs):
+        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        kwargs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def _hollow(name):
+    real = importlib.import_module(name)
+    mod = types.ModuleType(name)
+    for key in dir(real):
+        value = getattr(real, key)
+        if isinstance(value, types.FunctionType) and value.__module__ == name:
+            value = _on_copies(value)  # what it writes, the caller's tensors never see
+        setattr(mod, key, value)
+    sys.modules[name] = mod
+
+
+_hollow("{lib}")
+"""
+
+
+def sys_modules_stubs(ext: str, lib: str) -> str:
+    """A module storing mock modules in `sys.modules` under the top-level name `ext`, which no
+    file of the package has (analysis/module_keys.py reads the keys); with `lib`, it also puts a
+    hollow copy of the package's lib under lib's own name: its functions run on copies of the
+    tensors they are handed, so the caller's buffers are never written."""
+    text = _STUBS.replace("{ext}", ext)
+    return text + _OWN.replace("{lib}", lib) if lib else text
