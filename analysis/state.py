@@ -143,6 +143,28 @@ class State:
         return frozenset(plain), frozenset(dotted), frozenset(roots)
 
     @cached_property
+    def may_roots(self) -> frozenset[str]:
+        """The names through which the buffer may be reached (`h` of `h.buf`, `d` of `d["k"]`):
+        asked by many statements of one state, so computed once per state."""
+        return frozenset(_PATH_ROOT.match(k).group() for k in self.may)  # type: ignore[union-attr]
+
+    @cached_property
+    def exposures(self) -> tuple[tuple[frozenset[str] | None, str], ...]:
+        """(labels or None, slot) of each exposed slot (`EXPOSED` may-paths, holders.py): asked
+        before every node that loads or stores a slot, so computed once per state."""
+        out: list[tuple[frozenset[str] | None, str]] = []
+        for key in self.may:
+            if key.startswith(EXPOSED):
+                rest = key[len(EXPOSED) :]
+                if rest.startswith("{"):
+                    end = rest.index("}")
+                    labels = frozenset(x for x in rest[1:end].split(",") if x)
+                    out.append((labels, rest[end + 1 :]))
+                else:
+                    out.append((None, rest))
+        return tuple(out)
+
+    @cached_property
     def owned_memo(self) -> dict[str, list[str]]:
         """Paths through each key that hold the buffer, filled by the dataflow's `owns` as it asks
         (a State never changes, so neither do the answers; `self` is asked about constantly)."""
@@ -161,7 +183,9 @@ class State:
 
 UNREACHED = State()
 CELL = "<closure cell>"  # in `State.hidden`: not a name, never mentioned by code
-_PATH_ROOT = re.compile(r"[^.\[]*")  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
+_PATH_ROOT = re.compile(r"[^.\[]*")
+# A may-path that names a slot, not an object (holders.py): never a Python name.
+EXPOSED = "<exposed>"  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
 
 
 def may_write_order(w: tuple[int, int, int | None, int, str]) -> tuple[int, str, int, int, int]:

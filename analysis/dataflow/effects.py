@@ -16,7 +16,6 @@ from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
     _covered,
     _fresh_path,
-    _root,
     _summary_variants,
     _under,
     _written_place,
@@ -90,19 +89,20 @@ class Effects:
             return MAYBE  # `d[3]` may be an entry stored as `d[bs] = ...`
         return None
 
-    def _roots(self) -> set[str]:
+    def _roots(self) -> frozenset[str]:
         """Names through which the buffer may be reached: `h` for `h.buf`, `d` for `d["k"]`.
         Code that runs later and uses one of them (a lambda, a generator) may read it."""
-        return {_root(k) for k in self.st.may}
+        return self.st.may_roots
 
     def owns(self, key: str) -> list[str]:
         memo = self.st.owned_memo
         owned = memo.get(key)
         if owned is None:
-            owned = [p for p in self.st.may if _under(p, key)]
+            through = (key + ".", key + "[")  # _under(p, key), spelled inline: asked constantly
+            owned = [p for p in self.st.may if p.startswith(through)]
             if "[" in key:
                 for v in _summary_variants(key):
-                    owned += [p for p in self.st.may if _under(p, v)]
+                    owned += [p for p in self.st.may if p.startswith((v + ".", v + "["))]
             memo[key] = owned
         return owned
 
@@ -120,8 +120,10 @@ class Effects:
         """`key` is rebound: it and everything reached through it no longer name the buffer."""
         st = self.st
 
+        through = (key + ".", key + "[")  # _under(k, key), spelled inline
+
         def kept(k: str) -> bool:
-            return k != key and not _under(k, key)
+            return k != key and not k.startswith(through)
 
         must = {k: v for k, v in st.must if kept(k)}
         may = frozenset(k for k in st.may if kept(k))

@@ -32,9 +32,8 @@ from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import _KEY_PART, _root, _under, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import MAYBE, MAYBE_COPY, Ref, State
+from zeroopt.analysis.state import EXPOSED, MAYBE, MAYBE_COPY, Ref, State
 
-EXPOSED = "<exposed>"  # never a Python name: a may-path that names a slot, not an object
 _INT_ITEM = re.compile(r"\[-?\d+\]")
 _CTORS = {"types.SimpleNamespace": "ns", "builtins.dict": "map"}
 
@@ -224,19 +223,9 @@ def exposed(key: str, labels: frozenset[str] | None = None) -> str:
     return EXPOSED + "{" + ",".join(sorted(labels)) + "}" + key
 
 
-def exposures(state: State) -> list[tuple[frozenset[str] | None, str]]:
-    """(labels or None, slot) of each exposed slot of the state."""
-    out: list[tuple[frozenset[str] | None, str]] = []
-    for key in state.may:
-        if key.startswith(EXPOSED):
-            rest = key[len(EXPOSED) :]
-            if rest.startswith("{"):
-                end = rest.index("}")
-                labels = frozenset(x for x in rest[1:end].split(",") if x)
-                out.append((labels, rest[end + 1 :]))
-            else:
-                out.append((None, rest))
-    return out
+def exposures(state: State) -> tuple[tuple[frozenset[str] | None, str], ...]:
+    """(labels or None, slot) of each exposed slot of the state (computed once per state)."""
+    return state.exposures
 
 
 def touches_exposed(slots: frozenset[str], state: State) -> bool:
