@@ -8,7 +8,7 @@ what keeps a `safe` verdict true on every path.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from enum import Enum
 from functools import cached_property
 
@@ -178,7 +178,27 @@ class State:
         return dict(self.must)
 
     def with_must(self, mapping: dict[str, Ref]) -> State:
-        return replace(self, must=tuple(sorted(mapping.items(), key=lambda kv: kv[0])))
+        return evolve(self, must=tuple(sorted(mapping.items(), key=lambda kv: kv[0])))
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(State))
+_STATE_FIELD_SET = frozenset(_STATE_FIELDS)
+
+
+def evolve(state: State, **changes: object) -> State:
+    """`dataclasses.replace(state, **changes)`, without its per-call walk of the fields and
+    `__init__` (the dataflow makes about a million states per scan): a State has no
+    `__post_init__`, no init-only or non-init fields, so copying its fields and overriding the
+    changed ones builds the same object. The cached properties are not copied: they are
+    computed from the fields, which may differ."""
+    if not _STATE_FIELD_SET.issuperset(changes):
+        raise TypeError(f"State has no field {sorted(set(changes) - _STATE_FIELD_SET)}")
+    new = object.__new__(State)
+    own, theirs = new.__dict__, state.__dict__
+    for name in _STATE_FIELDS:
+        own[name] = theirs[name]
+    own.update(changes)
+    return new
 
 
 UNREACHED = State()
