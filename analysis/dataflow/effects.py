@@ -125,11 +125,21 @@ class Effects:
         def kept(k: str) -> bool:
             return k != key and not k.startswith(through)
 
+        plain = "." not in key and "[" not in key
+        if (
+            (key not in st.may_roots if plain else all(kept(k) for k in st.may))
+            and all(kept(k) for k in st.fresh)
+            and all(kept(k) for k, _ in st.must)
+            and not (plain and key in st.footprint[0])
+        ):
+            # No path through `key`, and (a plain name) no slice bound, shape or must-alias's
+            # region names it (footprint[0] holds all of those): the state below would be equal.
+            return
         must = {k: v for k, v in st.must if kept(k)}
         may = frozenset(k for k in st.may if kept(k))
         fresh = frozenset(k for k in st.fresh if kept(k))
         regions, dims = st.regions, st.dims
-        if "." not in key and "[" not in key:
+        if plain:
             # Slice bounds and shape dims that mention the name now mean something else.
             regions = frozenset(r for r in regions if key not in r.names)
             must = {
