@@ -165,6 +165,18 @@ class State:
         return tuple(out)
 
     @cached_property
+    def stored_through(self) -> tuple[frozenset[str], bool]:
+        """What a store may re-point in this state's may-paths: the attribute after each `.` of
+        any path (`meta` and `x` of `self.meta['k'].x`), and whether any path has an item.
+        Asked before every node that stores an attribute or item (fixpoint._may_repoint)."""
+        attrs: set[str] = set()
+        item = False
+        for key in self.may:
+            attrs.update(_ATTR_STEP.findall(key))
+            item = item or "[" in key
+        return frozenset(attrs), item
+
+    @cached_property
     def owned_memo(self) -> dict[str, list[str]]:
         """Paths through each key that hold the buffer, filled by the dataflow's `owns` as it asks
         (a State never changes, so neither do the answers; `self` is asked about constantly)."""
@@ -203,9 +215,10 @@ def evolve(state: State, **changes: object) -> State:
 
 UNREACHED = State()
 CELL = "<closure cell>"  # in `State.hidden`: not a name, never mentioned by code
-_PATH_ROOT = re.compile(r"[^.\[]*")
+_PATH_ROOT = re.compile(r"[^.\[]*")  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
+_ATTR_STEP = re.compile(r"\.([^.\[]*)")  # `meta` and `x` of `self.meta['k'].x`
 # A may-path that names a slot, not an object (holders.py): never a Python name.
-EXPOSED = "<exposed>"  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
+EXPOSED = "<exposed>"
 
 
 def may_write_order(w: tuple[int, int, int | None, int, str]) -> tuple[int, str, int, int, int]:

@@ -228,17 +228,8 @@ def _code_ran(state: State, m: _Mentions, ctx: Context) -> State:
 def _may_repoint(m: _Mentions, state: State) -> bool:
     """The node stores `.a` (or an item) through some object, and a tracked path ends in or
     passes through `.a` (or an item): that object may be the one the path goes through."""
-    for key in state.may:
-        if m.stores_item and "[" in key:
-            return True
-        for attr in m.stored_attrs:
-            at = key.find("." + attr)
-            while at != -1:
-                end = at + 1 + len(attr)
-                if end == len(key) or key[end] in ".[":
-                    return True
-                at = key.find("." + attr, at + 1)
-    return False
+    attrs, item = state.stored_through
+    return (m.stores_item and item) or not m.stored_attrs.isdisjoint(attrs)
 
 
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
