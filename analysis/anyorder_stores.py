@@ -422,11 +422,18 @@ def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
     key = (world.digest, parts)
     hit = _MODULES_REPLACED.get(key) if world.digest else None
     if hit is None:
-        hit, names = "", set(parts)
+        hit = ""
         for path, data in world.files:
             if b"modules" not in data:
                 continue
-            line = _modules_store(data, names)
+            line = next(
+                (
+                    n
+                    for n, ends in _module_stores(world.digest, path, data)
+                    if ends is None or not ends.isdisjoint(parts)
+                ),
+                0,
+            )
             if line:
                 hit = (
                     f"{_short(path)}:{line} may put another object in `sys.modules` under the "
@@ -445,20 +452,45 @@ def modules_replaced(world: ClassWorld, paths: tuple[str, ...]) -> str:
 _MODULES_REPLACED: dict[tuple[str, frozenset[str]], str] = {}
 
 
-def _modules_store(data: bytes, parts: set[str]) -> int:
-    """The line of the first use of `sys.modules` in the file that may replace a module whose
-    dotted name ends in one of `parts`, or 0."""
+# (tree digest, path) -> _modules_stores's answer for the file: modules_replaced asks it of every
+# file that mentions `modules`, once for each set of module-name parts asked, and parsing each
+# such file again for each set was a tenth of the analysis of some files.
+_MODULE_STORES: dict[tuple[str, str], list[tuple[int, frozenset[str] | None]]] = {}
+
+
+def _module_stores(digest: str, path: str, data: bytes) -> list[tuple[int, frozenset[str] | None]]:
+    """`_modules_stores(data)`, once per tree digest and file (every time without a digest)."""
+    if not digest:
+        return _modules_stores(data)
+    key = (digest, path)
+    found = _MODULE_STORES.get(key)
+    if found is None:
+        if _MODULE_STORES and next(iter(_MODULE_STORES))[0] != digest:
+            _MODULE_STORES.clear()  # another tree: its files may differ
+        found = _MODULE_STORES[key] = _modules_stores(data)
+    return found
+
+
+def _modules_stores(data: bytes) -> list[tuple[int, frozenset[str] | None]]:
+    """The uses of `sys.modules` in the file that may replace a module, in the order the walk
+    meets them, as (line, ends): None where it may replace any module, else the last parts of
+    the dotted names its key may be (`sys.modules["a.b"] = m`: {"b"}), when it replaces only a
+    module whose name ends in one of them. The first use that may replace a module whose name
+    ends in one of a set of parts is the one `modules_replaced` reports for them; nothing after
+    a use of the first kind is listed (it always comes first)."""
     read = _with_parents(data)
     if read is None:
-        return 1
+        return [(1, None)]
     tree, parents = read
     sys_names = _sys_aliases(tree, frozenset({"modules"}))
     if isinstance(sys_names, int):
-        return sys_names
+        return [(sys_names, None)]
+    found: list[tuple[int, frozenset[str] | None]] = []
     lookup = LookupNames()
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
-            return n.lineno  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
+            found.append((n.lineno, None))  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
+            return found
         if not (isinstance(n, ast.Attribute) and n.attr == "modules"):
             continue
         v = n.value
@@ -481,12 +513,13 @@ def _modules_store(data: bytes, parts: set[str]) -> int:
             ):
                 scope = parents.get(id(scope))
             keys = lookup.names(up.slice, scope)
-            if keys is not None and all(
-                whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in keys
-            ):
-                continue  # `sys.modules["other"] = m`: no module the name is imported from
-        return n.lineno
-    return 0
+            if keys is not None and all(whole for _, _, whole in keys):
+                # `sys.modules["other"] = m`: only a module whose name ends in `other`
+                found.append((n.lineno, frozenset(p.rsplit(".", 1)[-1] for p, _, _ in keys)))
+                continue
+        found.append((n.lineno, None))
+        return found
+    return found
 
 
 _FUNCTION_GLOBALS: dict[str, str] = {}
