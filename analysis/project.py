@@ -302,6 +302,7 @@ class ModuleEntry:
 
 
 _NAMESPACE_ENTRY = ModuleEntry({}, (), None, False, False)
+_FRESH_TREES = 8  # trees `_load` keeps for the next reader of the same module
 
 
 class ProjectView:
@@ -320,6 +321,11 @@ class ProjectView:
         self.summary_units: dict[str, Any] = {}
         self.summary_world: Any = None
         self._records: dict[str, dict[str, tuple[str, ...]]] = {}
+        # The trees `_load` parsed last, by module: (SHA-256 of the bytes, tree). A summary, a
+        # record or a kernel of a module is asked right after its entry is loaded, and parsing
+        # it again was a sixth of the parses of a scan. Each tree is handed out once (`_parsed`
+        # pops it), so no two readers share one; `_load` only reads it.
+        self._fresh_trees: dict[str, tuple[str, ast.Module]] = {}
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
@@ -387,6 +393,9 @@ class ProjectView:
         )
         root = resolver.scopes[tree]
         all_names, all_dynamic = _static_all(tree, data)
+        self._fresh_trees[module] = (sha, tree)
+        while len(self._fresh_trees) > _FRESH_TREES:
+            del self._fresh_trees[next(iter(self._fresh_trees))]
         entry = ModuleEntry(
             {k: frozenset(v) for k, v in root.bindings.items()},
             tuple(resolver.star_targets),
@@ -520,9 +529,8 @@ class ProjectView:
                 # Nothing here can name `dataclasses.dataclass` (records.py): none, unparsed.
                 found = {}
             else:
-                try:
-                    tree = ast.parse(data)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = self._parsed(module, data)
+                if tree is None:
                     return None
                 declared = declared_globals(tree)
                 found = plain_dataclasses(tree, declared)
@@ -548,11 +556,22 @@ class ProjectView:
         data = self._module_bytes(module)
         if data is None:
             return None
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = self._parsed(module, data)
+        if tree is None:
             return None
         return tree, data.decode("utf-8", errors="replace"), self.index.modules[module]
+
+    def _parsed(self, module: str, data: bytes) -> ast.Module | None:
+        """`ast.parse(data)` (None where it fails), or the tree `_load` parsed from these very
+        bytes (the same SHA-256), taken out of `_fresh_trees`: the same tree a parse would make,
+        held by no one else."""
+        fresh = self._fresh_trees.pop(module, None)
+        if fresh is not None and fresh[0] == hashlib.sha256(data).hexdigest():
+            return fresh[1]
+        try:
+            return ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
     def _module_kernels(self, module: str) -> dict[str, TritonSummary]:
         """Parsed again, only for modules whose kernels are launched elsewhere: the entries keep
@@ -566,9 +585,12 @@ class ProjectView:
                 data = f.read()
             if hashlib.sha256(data).hexdigest() != self._entries[module][0]:
                 return {}
-            tree = ast.parse(data)
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except OSError:
             return {}
+        parsed = self._parsed(module, data)
+        if parsed is None:
+            return {}
+        tree = parsed
         resolver = Resolver.build(
             tree, module_name=module, is_package=module in self.index.packages, project=self
         )

@@ -8,7 +8,7 @@ what keeps a `safe` verdict true on every path.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from enum import Enum
 from functools import cached_property
 
@@ -143,6 +143,40 @@ class State:
         return frozenset(plain), frozenset(dotted), frozenset(roots)
 
     @cached_property
+    def may_roots(self) -> frozenset[str]:
+        """The names through which the buffer may be reached (`h` of `h.buf`, `d` of `d["k"]`):
+        asked by many statements of one state, so computed once per state."""
+        return frozenset(_PATH_ROOT.match(k).group() for k in self.may)  # type: ignore[union-attr]
+
+    @cached_property
+    def exposures(self) -> tuple[tuple[frozenset[str] | None, str], ...]:
+        """(labels or None, slot) of each exposed slot (`EXPOSED` may-paths, holders.py): asked
+        before every node that loads or stores a slot, so computed once per state."""
+        out: list[tuple[frozenset[str] | None, str]] = []
+        for key in self.may:
+            if key.startswith(EXPOSED):
+                rest = key[len(EXPOSED) :]
+                if rest.startswith("{"):
+                    end = rest.index("}")
+                    labels = frozenset(x for x in rest[1:end].split(",") if x)
+                    out.append((labels, rest[end + 1 :]))
+                else:
+                    out.append((None, rest))
+        return tuple(out)
+
+    @cached_property
+    def stored_through(self) -> tuple[frozenset[str], bool]:
+        """What a store may re-point in this state's may-paths: the attribute after each `.` of
+        any path (`meta` and `x` of `self.meta['k'].x`), and whether any path has an item.
+        Asked before every node that stores an attribute or item (fixpoint._may_repoint)."""
+        attrs: set[str] = set()
+        item = False
+        for key in self.may:
+            attrs.update(_ATTR_STEP.findall(key))
+            item = item or "[" in key
+        return frozenset(attrs), item
+
+    @cached_property
     def owned_memo(self) -> dict[str, list[str]]:
         """Paths through each key that hold the buffer, filled by the dataflow's `owns` as it asks
         (a State never changes, so neither do the answers; `self` is asked about constantly)."""
@@ -156,12 +190,35 @@ class State:
         return dict(self.must)
 
     def with_must(self, mapping: dict[str, Ref]) -> State:
-        return replace(self, must=tuple(sorted(mapping.items(), key=lambda kv: kv[0])))
+        return evolve(self, must=tuple(sorted(mapping.items(), key=lambda kv: kv[0])))
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(State))
+_STATE_FIELD_SET = frozenset(_STATE_FIELDS)
+
+
+def evolve(state: State, **changes: object) -> State:
+    """`dataclasses.replace(state, **changes)`, without its per-call walk of the fields and
+    `__init__` (the dataflow makes about a million states per scan): a State has no
+    `__post_init__`, no init-only or non-init fields, so copying its fields and overriding the
+    changed ones builds the same object. The cached properties are not copied: they are
+    computed from the fields, which may differ."""
+    if not _STATE_FIELD_SET.issuperset(changes):
+        raise TypeError(f"State has no field {sorted(set(changes) - _STATE_FIELD_SET)}")
+    new = object.__new__(State)
+    own, theirs = new.__dict__, state.__dict__
+    for name in _STATE_FIELDS:
+        own[name] = theirs[name]
+    own.update(changes)
+    return new
 
 
 UNREACHED = State()
 CELL = "<closure cell>"  # in `State.hidden`: not a name, never mentioned by code
 _PATH_ROOT = re.compile(r"[^.\[]*")  # `self` of `self.meta['k'].x`, `meta` of `meta.x`
+_ATTR_STEP = re.compile(r"\.([^.\[]*)")  # `meta` and `x` of `self.meta['k'].x`
+# A may-path that names a slot, not an object (holders.py): never a Python name.
+EXPOSED = "<exposed>"
 
 
 def may_write_order(w: tuple[int, int, int | None, int, str]) -> tuple[int, str, int, int, int]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.dispatch_calls import DispatchCalls
@@ -12,7 +11,7 @@ from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
-from zeroopt.analysis.state import MAYBE, SELF, Ref, View
+from zeroopt.analysis.state import MAYBE, SELF, Ref, View, evolve
 
 
 class Calls(DispatchCalls):
@@ -350,7 +349,7 @@ class Calls(DispatchCalls):
             # Growing the storage adds elements nobody wrote, whatever was written before.
             self._issue(UNPROVEN, e, "resize", f"`{how}` changes its size or storage")
             self.lost(e, f"resized by `{how}`")
-            self.st = replace(self.st, full=False, regions=frozenset())
+            self.st = evolve(self.st, full=False, regions=frozenset())
             return recv
         if m in api.BETA_IGNORES_SELF_METHODS and _beta_zero(e):
             # In place, beta=0: self is ignored and written in full (an in-place op cannot

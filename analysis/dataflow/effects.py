@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
@@ -16,7 +15,6 @@ from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
     _covered,
     _fresh_path,
-    _root,
     _summary_variants,
     _under,
     _written_place,
@@ -32,6 +30,7 @@ from zeroopt.analysis.state import (
     Region,
     State,
     View,
+    evolve,
     may_write_order,
 )
 
@@ -90,19 +89,20 @@ class Effects:
             return MAYBE  # `d[3]` may be an entry stored as `d[bs] = ...`
         return None
 
-    def _roots(self) -> set[str]:
+    def _roots(self) -> frozenset[str]:
         """Names through which the buffer may be reached: `h` for `h.buf`, `d` for `d["k"]`.
         Code that runs later and uses one of them (a lambda, a generator) may read it."""
-        return {_root(k) for k in self.st.may}
+        return self.st.may_roots
 
     def owns(self, key: str) -> list[str]:
         memo = self.st.owned_memo
         owned = memo.get(key)
         if owned is None:
-            owned = [p for p in self.st.may if _under(p, key)]
+            through = (key + ".", key + "[")  # _under(p, key), spelled inline: asked constantly
+            owned = [p for p in self.st.may if p.startswith(through)]
             if "[" in key:
                 for v in _summary_variants(key):
-                    owned += [p for p in self.st.may if _under(p, v)]
+                    owned += [p for p in self.st.may if p.startswith((v + ".", v + "["))]
             memo[key] = owned
         return owned
 
@@ -114,20 +114,32 @@ class Effects:
             k: (Ref(v.view, None) if v.region and name in v.region.names else v) for k, v in st.must
         }
         dims = tuple(d if name not in d[1] else (None, frozenset()) for d in st.dims)
-        self.st = replace(st, regions=regions, dims=dims).with_must(must)
+        self.st = evolve(st, regions=regions, dims=dims).with_must(must)
 
     def kill(self, key: str) -> None:
         """`key` is rebound: it and everything reached through it no longer name the buffer."""
         st = self.st
 
-        def kept(k: str) -> bool:
-            return k != key and not _under(k, key)
+        through = (key + ".", key + "[")  # _under(k, key), spelled inline
 
+        def kept(k: str) -> bool:
+            return k != key and not k.startswith(through)
+
+        plain = "." not in key and "[" not in key
+        if (
+            (key not in st.may_roots if plain else all(kept(k) for k in st.may))
+            and all(kept(k) for k in st.fresh)
+            and all(kept(k) for k, _ in st.must)
+            and not (plain and key in st.footprint[0])
+        ):
+            # No path through `key`, and (a plain name) no slice bound, shape or must-alias's
+            # region names it (footprint[0] holds all of those): the state below would be equal.
+            return
         must = {k: v for k, v in st.must if kept(k)}
         may = frozenset(k for k in st.may if kept(k))
         fresh = frozenset(k for k in st.fresh if kept(k))
         regions, dims = st.regions, st.dims
-        if "." not in key and "[" not in key:
+        if plain:
             # Slice bounds and shape dims that mention the name now mean something else.
             regions = frozenset(r for r in regions if key not in r.names)
             must = {
@@ -135,13 +147,13 @@ class Effects:
                 for k, v in must.items()
             }
             dims = tuple(d if key not in d[1] else (None, frozenset()) for d in dims)
-        self.st = replace(st, may=may, fresh=fresh, regions=regions, dims=dims).with_must(must)
+        self.st = evolve(st, may=may, fresh=fresh, regions=regions, dims=dims).with_must(must)
 
     def demote(self, key: str) -> None:
         """`key` may have been rebound: keep it as a may-alias so reads through it still count."""
         must = {k: v for k, v in self.st.must if k != key and not _under(k, key)}
         fresh = frozenset(k for k in self.st.fresh if k != key and not _under(k, key))
-        self.st = replace(self.st, fresh=fresh).with_must(must)
+        self.st = evolve(self.st, fresh=fresh).with_must(must)
 
     def rebind_elsewhere(self, component: str, keep: str, owner: str = "") -> None:
         """`obj.<attr> = v` (or `obj[<key>] = v`) through some name for `obj`: every other path
@@ -162,19 +174,19 @@ class Effects:
 
         must = {k: v for k, v in self.st.must if not hit(k)}
         fresh = frozenset(k for k in self.st.fresh if not hit(k))
-        self.st = replace(self.st, fresh=fresh).with_must(must)
+        self.st = evolve(self.st, fresh=fresh).with_must(must)
 
     def bind(self, key: str, ref: Ref, node: ast.AST) -> None:
         if self.conditional:
-            self.st = replace(self.st, may=self.st.may | {key})
+            self.st = evolve(self.st, may=self.st.may | {key})
             return
         must = self.st.must_map()
         must[key] = ref
-        self.st = replace(self.st, may=self.st.may | {key}).with_must(must)
+        self.st = evolve(self.st, may=self.st.may | {key}).with_must(must)
 
     def escape(self, node: ast.AST, how: str) -> None:
         if not self.st.full:
-            self.st = replace(
+            self.st = evolve(
                 self.st, escapes=self.st.escapes | {(getattr(node, "lineno", self.line), how)}
             )
 
@@ -182,18 +194,18 @@ class Effects:
         """The buffer reaches something we cannot follow: any later use there is a possible read."""
         if self.st.fresh:
             # Code we cannot see may now re-point or resize a tensor of a fresh path.
-            self.st = replace(self.st, fresh=frozenset())
+            self.st = evolve(self.st, fresh=frozenset())
         if not self.st.full:
             self.escape(node, how)
             self._issue(UNPROVEN, node, "escape", how)
-            self.st = replace(self.st, lost=True)
+            self.st = evolve(self.st, lost=True)
             self._wrote_somewhere(node)
             if handed:
                 self.may_write_anything()
             if handed and not self.conditional:
                 # Whoever got it may also have written it: later reads are no longer provably
                 # reads of unwritten memory (`unsafe`), only possibly so.
-                self.st = replace(self.st, touched=True)
+                self.st = evolve(self.st, touched=True)
             elif handed and self.raised:
                 # The code it was handed to may have written it before raising: a read in a
                 # handler is possible, not proven.
@@ -239,7 +251,7 @@ class Effects:
         )
         self.lost(node, how, handed=False)
         if not self.conditional:
-            self.st = replace(self.st, hidden=self.st.hidden | holders)
+            self.st = evolve(self.st, hidden=self.st.hidden | holders)
 
     def hidden_mentioned(self, node: ast.AST) -> None:
         """A node that mentions a name that may hold the buffer (`park`): it may write it."""
@@ -250,7 +262,7 @@ class Effects:
             return
         self.may_write_anything()
         if not self.st.touched and not self.conditional:
-            self.st = replace(self.st, touched=True)
+            self.st = evolve(self.st, touched=True)
 
     def _assumed(self, node: ast.AST) -> str:
         """The callees assumed not to write the buffer before this read, for the evidence."""
@@ -381,7 +393,7 @@ class Effects:
         if full and not self.capture and not self.conditional:
             written = _written_place(node)
             if written is not None:
-                self.st = replace(self.st, fresh=self.st.fresh | {written})
+                self.st = evolve(self.st, fresh=self.st.fresh | {written})
                 if self.rec is not None:
                     self._note_view(self.rec.outcome.view_writes, node, f"`{written}`: {how}")
         if ref.view is View.MAYBE:
@@ -389,7 +401,7 @@ class Effects:
             # `.cpu()` on cpu hand back the buffer itself): the write proves nothing, but a later
             # read is no longer provably a read of unwritten memory.
             if ref.copy and not self.capture and not self.conditional and not self.st.touched:
-                self.st = replace(self.st, touched=True)
+                self.st = evolve(self.st, touched=True)
             return
         if self.capture:
             if not self.st.full:
@@ -413,7 +425,7 @@ class Effects:
         if full:
             if self.rec is not None and not st.full:
                 self.rec.note(self.rec.outcome.writes, getattr(node, "lineno", self.line), how)
-            self.st = replace(st, full=True, touched=True)
+            self.st = evolve(st, full=True, touched=True)
             return
         if self.rec is not None and not st.full:
             self.rec.note(self.rec.outcome.partial_writes, getattr(node, "lineno", self.line), how)
@@ -425,12 +437,12 @@ class Effects:
                 getattr(node, "lineno", self.line),
                 f"slices together cover the buffer: {how}",
             )
-        self.st = replace(st, touched=True, regions=regions, full=st.full or covered)
+        self.st = evolve(st, touched=True, regions=regions, full=st.full or covered)
 
     def may_write_anything(self) -> None:
         """Some write, on some path, may have written any element (uncovered.py)."""
         if self.st.may_writes is not None:
-            self.st = replace(self.st, may_writes=None)
+            self.st = evolve(self.st, may_writes=None)
 
     def modified(self, ref: Ref, node: ast.AST, reads_first: bool) -> None:
         """A read-modify-write (`x[1:] += y`, `x.add_(y)`), read already. One that reads every
@@ -451,18 +463,18 @@ class Effects:
         if writes is None:
             return
         if extent is None:
-            self.st = replace(self.st, may_writes=None)
+            self.st = evolve(self.st, may_writes=None)
             return
         entry = (*extent, getattr(node, "lineno", self.line), self._src(node)[:60])
         if gap is not None:
-            self.st = replace(self.st, gaps=self.st.gaps | {gap})
+            self.st = evolve(self.st, gaps=self.st.gaps | {gap})
         if entry not in writes:
             ordered = tuple(sorted((*writes, entry), key=may_write_order))
-            self.st = replace(self.st, may_writes=ordered)
+            self.st = evolve(self.st, may_writes=ordered)
 
     def _wrote_somewhere(self, node: ast.AST) -> None:
         if not self.st.some_write:
-            self.st = replace(self.st, some_write=getattr(node, "lineno", self.line))
+            self.st = evolve(self.st, some_write=getattr(node, "lineno", self.line))
 
     def _note_view(self, bucket: list[tuple[int, str]], node: ast.AST, text: str) -> None:
         assert self.rec is not None
@@ -496,7 +508,7 @@ class Effects:
             ):
                 # Handed a holder of it, or a closure of this function shares it: it may write it.
                 if not self.conditional:
-                    self.st = replace(st, touched=True)
+                    self.st = evolve(st, touched=True)
             elif self.rec is not None:
                 callee = (
                     f"`{self._src(node.func)[:60]}`"
@@ -554,12 +566,12 @@ class Effects:
             self.rec.note(
                 self.rec.outcome.writes, node.lineno, "a dimension is 0: the buffer has no elements"
             )
-        self.st = replace(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
+        self.st = evolve(UNREACHED, live=True, dims=dims, full=empty, touched=empty)
         seed = self.ctx.seed
         if seed is not None and not empty:
             # Partly written already (analysis/partial_reads.py): only an element outside every
             # write the other function may have made is a read of unwritten memory.
-            self.st = replace(
+            self.st = evolve(
                 self.st, touched=True, some_write=node.lineno, may_writes=seed.may_writes,
                 dims=seed.dims or dims, gaps=seed.gaps,
             )  # fmt: skip

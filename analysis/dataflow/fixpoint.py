@@ -15,7 +15,7 @@ from zeroopt.analysis.dataflow.holders import node_slots, touches_exposed
 from zeroopt.analysis.dataflow.outcome import BufferOutcome, Context, _Recorder
 from zeroopt.analysis.dataflow.statements import Evaluator
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import UNREACHED, State, join
+from zeroopt.analysis.state import UNREACHED, State, evolve, join
 
 _MAX_ITERATIONS = 200_000
 
@@ -218,7 +218,7 @@ def _code_ran(state: State, m: _Mentions, ctx: Context) -> State:
         k: replace(v, region=None) if v.region and not kept(v.region.names) else v
         for k, v in state.must
     }
-    return replace(
+    return evolve(
         state,
         regions=frozenset(r for r in state.regions if kept(r.names)),
         dims=tuple(d if kept(d[1]) else (None, frozenset()) for d in state.dims),
@@ -228,17 +228,8 @@ def _code_ran(state: State, m: _Mentions, ctx: Context) -> State:
 def _may_repoint(m: _Mentions, state: State) -> bool:
     """The node stores `.a` (or an item) through some object, and a tracked path ends in or
     passes through `.a` (or an item): that object may be the one the path goes through."""
-    for key in state.may:
-        if m.stores_item and "[" in key:
-            return True
-        for attr in m.stored_attrs:
-            at = key.find("." + attr)
-            while at != -1:
-                end = at + 1 + len(attr)
-                if end == len(key) or key[end] in ".[":
-                    return True
-                at = key.find("." + attr, at + 1)
-    return False
+    attrs, item = state.stored_through
+    return (m.stores_item and item) or not m.stored_attrs.isdisjoint(attrs)
 
 
 def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
@@ -305,7 +296,7 @@ def analyse_buffer(cfg: CFG, ctx: Context) -> BufferOutcome:
                 if partial.wrote_raising and exc.live and not exc.touched:
                     # The raise may come before or after the write: a read on this path is
                     # possible but not proven (a failing `fill_` is no evidence).
-                    exc = replace(exc, touched=True)
+                    exc = evolve(exc, touched=True)
             exc = _code_ran(exc, mentions, ctx)
             if exc is not exc_states[idx] and exc != exc_states[idx]:
                 exc_states[idx] = exc

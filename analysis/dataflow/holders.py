@@ -26,15 +26,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import replace
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import _KEY_PART, _root, _under, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import MAYBE, MAYBE_COPY, Ref, State
+from zeroopt.analysis.state import EXPOSED, MAYBE, MAYBE_COPY, Ref, State, evolve
 
-EXPOSED = "<exposed>"  # never a Python name: a may-path that names a slot, not an object
 _INT_ITEM = re.compile(r"\[-?\d+\]")
 _CTORS = {"types.SimpleNamespace": "ns", "builtins.dict": "map"}
 
@@ -224,19 +222,9 @@ def exposed(key: str, labels: frozenset[str] | None = None) -> str:
     return EXPOSED + "{" + ",".join(sorted(labels)) + "}" + key
 
 
-def exposures(state: State) -> list[tuple[frozenset[str] | None, str]]:
-    """(labels or None, slot) of each exposed slot of the state."""
-    out: list[tuple[frozenset[str] | None, str]] = []
-    for key in state.may:
-        if key.startswith(EXPOSED):
-            rest = key[len(EXPOSED) :]
-            if rest.startswith("{"):
-                end = rest.index("}")
-                labels = frozenset(x for x in rest[1:end].split(",") if x)
-                out.append((labels, rest[end + 1 :]))
-            else:
-                out.append((None, rest))
-    return out
+def exposures(state: State) -> tuple[tuple[frozenset[str] | None, str], ...]:
+    """(labels or None, slot) of each exposed slot of the state (computed once per state)."""
+    return state.exposures
 
 
 def touches_exposed(slots: frozenset[str], state: State) -> bool:
@@ -313,7 +301,7 @@ class Holders(Effects):
         if before or fresh:
             must = self.st.must_map()
             must.update(before)
-            self.st = replace(self.st, fresh=self.st.fresh | fresh).with_must(must)
+            self.st = evolve(self.st, fresh=self.st.fresh | fresh).with_must(must)
 
     def shift_items(self, keep: str, owner: str = "") -> None:
         """`x[-1] = v`, `del x[0]`, `x[i:j] = v`: an item of any list may have been replaced or
@@ -323,7 +311,7 @@ class Holders(Effects):
         must = len(self.st.must)
         self.rebind_elsewhere("[", keep, owner)
         if len(self.st.must) != must and not self.conditional:
-            self.st = replace(self.st, touched=True)
+            self.st = evolve(self.st, touched=True)
         private = self._holders()[1]
         moved = {
             _INT_ITEM.sub("[*]", p)
@@ -331,7 +319,7 @@ class Holders(Effects):
             if not p.startswith(EXPOSED) and _root(p) not in private and _INT_ITEM.search(p)
         }
         if moved:  # `del x[0]`: what was `x[1]` is `x[0]` now, under every name for x
-            self.st = replace(self.st, may=self.st.may | moved)
+            self.st = evolve(self.st, may=self.st.may | moved)
 
     def sequence_name(self, name: str) -> bool:
         return self._holders()[0].get(name) in ("seq", "tup")
@@ -357,7 +345,7 @@ class Holders(Effects):
             and not (own and self.private_root(root))
         ):
             labels = self.origins(place[: len(place) - len(s)])
-            self.st = replace(self.st, may=self.st.may | {exposed(s, labels)})
+            self.st = evolve(self.st, may=self.st.may | {exposed(s, labels)})
 
     def exposed_load(self, e: ast.Attribute | ast.Subscript) -> Ref | None:
         """An untracked load that may reach an exposed slot: maybe the buffer. Not where the
@@ -472,7 +460,7 @@ class Holders(Effects):
                 if r is not None and not self.conditional:
                     self.bind(place, r, s)
                 else:
-                    self.st = replace(self.st, may=self.st.may | {place})
+                    self.st = evolve(self.st, may=self.st.may | {place})
                 del fresh
         return True
 

@@ -406,7 +406,8 @@ def place_key(expr: ast.expr) -> str | None:
 
 
 def _under(place: str, owner: str) -> bool:
-    return len(place) > len(owner) and place.startswith(owner) and place[len(owner)] in ".["
+    """`place` is a path through `owner`: `owner.a...` or `owner[k]...`."""
+    return place.startswith((owner + ".", owner + "["))
 
 
 def _covered(
@@ -509,6 +510,9 @@ def _summary_variants(key: str) -> list[str]:
     return out
 
 
+_ROOT_TEXT = re.compile(r"[^.\[]*")
+
+
 def _strip_first_key(rest: str) -> str | None:
     """`['page_table'].x` -> `.x`: what follows the first subscript of a path suffix."""
     m = _KEY_PART.match(rest)
@@ -516,10 +520,8 @@ def _strip_first_key(rest: str) -> str | None:
 
 
 def _root(key: str) -> str:
-    for i, ch in enumerate(key):
-        if ch in ".[":
-            return key[:i]
-    return key
+    """`self` of `self.meta['k'].x`: the text before the first `.` or `[`."""
+    return _ROOT_TEXT.match(key).group()  # type: ignore[union-attr]
 
 
 def _comp_targets(e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> set[str]:

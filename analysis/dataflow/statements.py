@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
@@ -23,7 +22,7 @@ from zeroopt.analysis.dataflow.places import (
     place_key,
 )
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import SELF, Ref, Region, State, View
+from zeroopt.analysis.state import SELF, Ref, Region, State, View, evolve
 
 
 class Evaluator(Expressions):
@@ -54,7 +53,7 @@ class Evaluator(Expressions):
             if node.label == "__exit__ (exception)" and self.st.live:
                 # The path where an unknown __exit__ swallows an exception is kept for `safe`,
                 # but it is too speculative to be evidence of an `unsafe` read.
-                self.st = replace(self.st, touched=True)
+                self.st = evolve(self.st, touched=True)
                 self.may_write_anything()
             return self.st
         if kind is Kind.BIND:
@@ -366,10 +365,10 @@ class Evaluator(Expressions):
                 and key in self.st.fresh
                 and not self.conditional
             ):
-                self.st = replace(self.st, fresh=self.st.fresh | {tkey})
+                self.st = evolve(self.st, fresh=self.st.fresh | {tkey})
         gathered = self.gathered_list(value)
         if gathered is not None and self.st.live:  # every element a buffer of this site
-            self.st = replace(self.st, may=self.st.may | {gathered + ANY_ITEM})
+            self.st = evolve(self.st, may=self.st.may | {gathered + ANY_ITEM})
 
     def _unpack_pieces(self, s: ast.Assign) -> bool:
         """`a, b = x.chunk(2)` (`split`, `unbind`, `torch.chunk(x, 2)`, ...) with integer

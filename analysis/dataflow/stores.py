@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import replace
 
 from zeroopt.analysis.dataflow.holders import Holders, slot
 from zeroopt.analysis.dataflow.outcome import NEW_RECORD
@@ -25,7 +24,7 @@ from zeroopt.analysis.dataflow.places import (
 from zeroopt.analysis.record_factories import classmethod_class
 from zeroopt.analysis.records import KW_ONLY_MARK
 from zeroopt.analysis.resolve import Scope
-from zeroopt.analysis.state import CELL, MAYBE, Ref, View
+from zeroopt.analysis.state import CELL, MAYBE, Ref, View, evolve
 
 
 class Stores(Holders):
@@ -159,7 +158,7 @@ class Stores(Holders):
         name: a call to code we cannot see may be a call to it, which may write the buffer."""
         scope = self.ctx.scope
         if name in scope.captured or name in scope.nonlocal_names:
-            self.st = replace(self.st, hidden=self.st.hidden | {CELL})
+            self.st = evolve(self.st, hidden=self.st.hidden | {CELL})
 
     def _store_runs_code(self, target: ast.expr) -> bool:
         """Whether storing into `target` runs a setter, `__setattr__` or `__setitem__` that this
@@ -260,9 +259,9 @@ class Stores(Holders):
             if ref is not None and not weak:
                 self.bind(place, ref, stmt)
             else:
-                self.st = replace(self.st, may=self.st.may | {place})
+                self.st = evolve(self.st, may=self.st.may | {place})
             if fresh and not weak and not self.conditional:
-                self.st = replace(self.st, fresh=self.st.fresh | {place})
+                self.st = evolve(self.st, fresh=self.st.fresh | {place})
         self.late_reader(target, _root(tkey))
         if _root(tkey) != tkey and not self._private(tkey):
             self.escape(target, f"stored in `{self._src(target)}`")  # another object's slot
