@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import weakref
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.dynamic_attributes import ANY as ANY_NAME
@@ -76,6 +77,13 @@ def loose_method_of(
     return fn, shift, why
 
 
+# Answers per world, asked for every `self.m(...)` methods.py refuses: the text searches read
+# every file of the tree.
+_MEMO: weakref.WeakKeyDictionary[ClassWorld, dict[tuple[str, ...], object]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 class _LooseWorld:
     """The two questions method_of asks of a ClassWorld, answered with made classes read."""
 
@@ -86,6 +94,20 @@ class _LooseWorld:
         self.assumed: list[str] = []  # "path:line" of computed-name bindings assumed away
 
     def overridden(self, cls_name: str, attr: str) -> str:
+        memo = _MEMO.setdefault(self.world, {})
+        key = ("overridden", cls_name, attr, self.home)
+        hit = memo.get(key)
+        if hit is None:
+            self.made, self.assumed = set(), []
+            why = self._overridden(cls_name, attr)
+            hit = memo[key] = (why, set(self.made), list(self.assumed))
+        assert isinstance(hit, tuple)
+        why, made, assumed = hit
+        self.made = set(made)
+        self.assumed = list(assumed)
+        return str(why)
+
+    def _overridden(self, cls_name: str, attr: str) -> str:
         world = self.world
         found, why = world.lineage(cls_name)
         if why and not why.endswith(NOT_FIRST):
@@ -135,6 +157,14 @@ class _LooseWorld:
         return ""
 
     def through_class(self, cls_name: str, method: str) -> str:
+        memo = _MEMO.setdefault(self.world, {})
+        key = ("through", cls_name, method)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = self._through_class(cls_name, method)
+        return str(hit)
+
+    def _through_class(self, cls_name: str, method: str) -> str:
         world = self.world
         found, why = world.lineage(cls_name)
         if why and not why.endswith(NOT_FIRST):
@@ -163,10 +193,16 @@ def _ahead(world: ClassWorld, path: str, info: ClassInfo, attr: str) -> str:
     may bind `attr`; "" when none does."""
     if attr in LIBRARY_ATTRIBUTES:
         return f"`{attr}` is also an attribute of {LIBRARY_ATTRIBUTES[attr]}"
-    data = next((d for p, d in world.files if p == path), None)
-    try:
-        tree = ast.parse(data) if data is not None else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    memo = _MEMO.setdefault(world, {})
+    key = ("tree", path)
+    if key not in memo:
+        data = next((d for p, d in world.files if p == path), None)
+        try:
+            memo[key] = ast.parse(data) if data is not None else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            memo[key] = None
+    tree = memo[key]
+    if not isinstance(tree, ast.Module):
         tree = None
     if tree is None:
         return f"{_short(path)} cannot be read"
