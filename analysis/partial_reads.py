@@ -86,18 +86,32 @@ def written(seed: State, name: str) -> str:
 
 def empty_guard(owner: ast.AST, call: ast.AST) -> bool:
     """The allocation runs only under an `if` whose test compares with 0 or negates a value
-    (`if x.shape[0] == 0:`, the `else` of `if size > 0:`, `if not n:`): it may have no element
-    there, and a read of it then reads nothing."""
-    stack: list[tuple[ast.AST, list[ast.If]]] = [(owner, [])]
+    (`if x.shape[0] == 0:`, the `else` of `if size > 0:`, `if not n:`), or in the `else` of a
+    test of a value's truth (`if self.rope_dim: ... else: q.new_empty(n, self.rope_dim)`): it
+    may have no element there, and a read of it then reads nothing."""
+    stack: list[tuple[ast.AST, bool]] = [(owner, False)]
     while stack:
-        node, tests = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        node, guarded = stack.pop()
+        if isinstance(node, ast.If):
+            test = guarded or _zero_test(node.test)
+            parts = [(c, test) for c in (node.test, *node.body)]
+            parts += [(c, test or _truth_test(node.test)) for c in node.orelse]
+        else:
+            parts = [(c, guarded) for c in ast.iter_child_nodes(node)]
+        for child, under in parts:
             if child is call:
-                return any(_zero_test(t.test) for t in tests)
+                return under
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue
-            stack.append((child, [*tests, child] if isinstance(child, ast.If) else tests))
+            stack.append((child, under))
     return False
+
+
+def _truth_test(test: ast.expr) -> bool:
+    """A test of a value's truth (`if n:`, `if self.dim:`, `if a and b:`): false for 0."""
+    if isinstance(test, ast.BoolOp):
+        return any(_truth_test(v) for v in test.values)
+    return isinstance(test, ast.Name | ast.Attribute)
 
 
 def _zero_test(test: ast.expr) -> bool:

@@ -15,7 +15,10 @@ there, and a read of it reads nothing (`empty_guard`). A call surely runs the fu
 module-level name bound once in its module (`f(...)`, never rebound; `unit.dynamic` refuses), an
 import of it from another module of the tree (`from m import f`, `import m; m.f(...)`, through
 the project index), or `self.m(...)` in a method of the def's own class where no class of the
-tree that derives from it binds `m` (methods.py). Public functions and methods count: code
+tree that derives from it binds `m` (methods.py; where methods.py refuses only for a class made
+at run time from a base of unknown class, or for bindings under computed names outside the
+class's files, loose_lineage.py reads them, and the evidence names what it assumed). Public
+functions and methods count: code
 outside the tree may call them too, which only adds paths.
 
 Assumptions, named in each finding's evidence (docs/whole-program.md, the rule page): the
@@ -31,6 +34,8 @@ import os
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue
+from zeroopt.analysis.loose_lineage import loose_method_of
+from zeroopt.analysis.methods import TREE_DEP
 from zeroopt.analysis.partial_reads import carried, empty_guard, written
 from zeroopt.analysis.resolve import Scope, runs_body_when_called
 from zeroopt.analysis.returned import (
@@ -173,6 +178,25 @@ def _sure_calls(
     return found[:_MAX_CALLS]
 
 
+def _loose_call(
+    j: ReturnedJudge, fn: Function, call: ast.Call, scope: Scope, home: str | None
+) -> list[tuple[ast.Call, Scope, ReturnedJudge, str]]:
+    """`self.m(...)` in its own module that methods.py refuses only for a class made at run
+    time from a base of unknown class (loose_lineage.py)."""
+    func = call.func
+    if home is not None or not j.summaries.closed_world:
+        return []
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return []
+    found = loose_method_of(scope, func.value.id, func.attr, j.unit, j.summaries.world)
+    if found is None or found[0] is not fn:
+        return []
+    project = j.summaries.project
+    if project is not None:
+        project.deps[TREE_DEP] = j.summaries.world.digest  # any file may add a subclass
+    return [(call, scope, j, f"`{func.value.id}.{func.attr}`: {found[2]}")]
+
+
 def _calls_to(
     j: ReturnedJudge, fn: Function, home: str | None
 ) -> list[tuple[ast.Call, Scope, ReturnedJudge, str]]:
@@ -195,6 +219,7 @@ def _calls_to(
             continue
         callee = j.summaries.callee(scope, func, resolver.qualified(scope, func))
         if callee is None:
+            found += _loose_call(j, fn, call, scope, home)
             continue
         if home is None:
             if callee.fn is not fn:

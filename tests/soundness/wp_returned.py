@@ -10,7 +10,9 @@ its caller, a method called through `self`. Judged at the callers (analysis/retu
 for `unsafe` (analysis/returned_reads.py): a public method called through `self`
 (`public-method`), a public function called from lib.py (`public-module`), and the near miss of
 a public method whose callers' `self.mk(...)` runs a subclass's override that fills the buffer
-(`public-override`).
+(`public-override`); a public method beside a class made at run time from a mixin and
+`type(obj)` (`public-made`), and its near miss where the mixin overrides the allocator with a
+version that fills the buffer and every caller runs on a wrapped object (`public-made-override`).
 
 `slot*` traps return the buffer as one slot of a tuple, list or dict display (followed by
 analysis/returned_slots.py): taken out by unpacking, a literal index or key (`slot`), through a
@@ -48,8 +50,16 @@ TRAPS = ("none", "none", "none", "none", "value-lib", "alias", "partial", "all",
          "slot-starred", "slot-var-index", "slot-twice", "slot-handed", "method-sub",
          "method-super", "method-callback", "method-param", "module-caller",
          "module-caller", "method-names-miss", "method-names-hit", "public-method",
-         "public-override", "public-module", "public-module")  # fmt: skip
-_PUBLIC = ("public", "public-method", "public-override", "public-module")
+         "public-override", "public-module", "public-module", "public-made",
+         "public-made-override")  # fmt: skip
+_PUBLIC = (
+    "public",
+    "public-method",
+    "public-override",
+    "public-module",
+    "public-made",
+    "public-made-override",
+)
 # A caller in another module (lib.py of the multimodule program) imports the allocator from
 # main.py inside a function; in one module the import is a binding of the same module's name.
 MAIN_IMPORT = "MAIN-IMPORT"
@@ -84,7 +94,13 @@ class ReturnedShapes(Blocks):
         trap = self.ch.choice(list(TRAPS))
         tags = {f"wp-returned-{trap}"}
         mk = f"mk{u}" if trap in _PUBLIC else f"_mk{u}"
-        in_class = ("method", "public-method", "public-override")
+        in_class = (
+            "method",
+            "public-method",
+            "public-override",
+            "public-made",
+            "public-made-override",
+        )
         method = trap in in_class or trap.startswith("method-")
         me = "self." if method else ""
         lines = [f"{x} = {self.alloc(b)}"]
@@ -217,6 +233,21 @@ class ReturnedShapes(Blocks):
             local = [*extra, f"class K{u}:", *ind([*maker, "", *callers]), "", "",
                      f"class S{u}(K{u}):", *ind(over)]  # fmt: skip
             reads = False
+        elif trap in ("public-made", "public-made-override"):
+            # A class made at run time from a mixin and `type(obj)` (loose_lineage.py): the
+            # mixin binds another name, or (the near miss) overrides the allocator with a
+            # version that fills the buffer, and every caller runs on a wrapped object.
+            over = [f"def other{u}(self):", "    return 0"]
+            if trap == "public-made-override":
+                over = [f"def {mk}(self, inp):", f"    t = super().{mk}(inp)",
+                        *ind(self.full("t", b)), "    return t"]  # fmt: skip
+                fbody[:] = [line.replace(f"K{u}()", f"_wrap{u}(K{u}())") for line in fbody]
+                reads = False
+            local = [*extra, f"class K{u}:", *ind([*maker, "", *callers]), "", "",
+                     f"class Mix{u}:", *ind(over), "", "",
+                     f"def _wrap{u}(obj):",
+                     f"    obj.__class__ = type('Mix{u}', (Mix{u}, type(obj)), {{}})",
+                     "    return obj"]  # fmt: skip
         elif method:
             local = [*extra, f"class K{u}:", *ind([*maker, "", *callers])]
         elif trap == "nested":
