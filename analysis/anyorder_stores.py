@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from zeroopt.analysis.anyorder_classes import parsed, spelled_in
 from zeroopt.analysis.dynamic_attributes import last_name
-from zeroopt.analysis.lookup_names import LookupNames, may_name
+from zeroopt.analysis.lookup_names import LookupNames, Names, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
 from zeroopt.analysis.module_keys import ModuleKeys, foreign, top_levels
 from zeroopt.analysis.project import module_name_of
@@ -453,17 +453,54 @@ def _modules_store(
 ) -> int:
     """The line of the first use of `sys.modules` in the file at `path` that may replace a
     module at one of `paths`, whose dotted names end in one of `parts`, or 0."""
+    for line, names in _module_stores(world, path, data):
+        if names is not None and all(
+            whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in names
+        ):
+            continue  # `sys.modules["other"] = m`: no module the name is imported from
+        tops = top_levels(names) if names is not None else None
+        if tops is not None and foreign(world, tops, paths):
+            continue  # `sys.modules["triton.x"] = m`: no module here is imported under it
+        return line
+    return 0
+
+
+# (tree digest, path) -> _module_stores's answer for the file: modules_replaced asks it of every
+# file that mentions `modules`, once for each set of modules asked, and parsing each such file
+# again for each set was a tenth of the analysis of some files.
+_MODULE_STORES: dict[tuple[str, str], list[tuple[int, Names | None]]] = {}
+
+
+def _module_stores(world: ClassWorld, path: str, data: bytes) -> list[tuple[int, Names | None]]:
+    """The uses of `sys.modules` in the file that may replace a module, in the order the walk
+    meets them, as (line, the names a keyed store's key may hold; None: any module). Nothing
+    after a use of the second kind is listed (it always answers). Once per tree digest and file
+    (every time without a digest)."""
+    key = (world.digest, path)
+    found = _MODULE_STORES.get(key) if world.digest else None
+    if found is None:
+        found = _module_stores_of(world, path, data)
+        if world.digest:
+            if _MODULE_STORES and next(iter(_MODULE_STORES))[0] != world.digest:
+                _MODULE_STORES.clear()  # another tree: its files may differ
+            _MODULE_STORES[key] = found
+    return found
+
+
+def _module_stores_of(world: ClassWorld, path: str, data: bytes) -> list[tuple[int, Names | None]]:
     read = _with_parents(data)
     if read is None:
-        return 1
+        return [(1, None)]
     tree, parents = read
     sys_names = _sys_aliases(tree, frozenset({"modules"}))
     if isinstance(sys_names, int):
-        return sys_names
+        return [(sys_names, None)]
     keys = ModuleKeys(world, path, data, tree, parents)
+    found: list[tuple[int, Names | None]] = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
-            return n.lineno  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
+            found.append((n.lineno, None))  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
+            return found
         if not (isinstance(n, ast.Attribute) and n.attr == "modules"):
             continue
         v = n.value
@@ -481,15 +518,13 @@ def _modules_store(
             continue
         if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.ctx, ast.Store):
             names = keys.names(up.slice, up)
-            if names is not None and all(
-                whole and prefix.rsplit(".", 1)[-1] not in parts for prefix, _, whole in names
-            ):
-                continue  # `sys.modules["other"] = m`: no module the name is imported from
-            tops = top_levels(names) if names is not None else None
-            if tops is not None and foreign(world, tops, paths):
-                continue  # `sys.modules["triton.x"] = m`: no module here is imported under it
-        return n.lineno
-    return 0
+            found.append((n.lineno, names))
+            if names is not None:
+                continue
+            return found
+        found.append((n.lineno, None))
+        return found
+    return found
 
 
 _FUNCTION_GLOBALS: dict[str, str] = {}

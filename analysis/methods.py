@@ -585,7 +585,9 @@ def _made_class(node: ast.AST) -> ClassInfo | None:
     if not ((fname == "type" and len(node.args) == 3) or fname == "new_class"):
         return None
     name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "<made>"
-    any_base: tuple[frozenset[str], ...] = (frozenset({ANY}),)
+    # Bases not spelled out (`type(name, bases, ns)`): any class may come first, and the class
+    # asked about may be a later base, so two entries that may each be anything.
+    any_base: tuple[frozenset[str], ...] = (frozenset({ANY}), frozenset({ANY}))
     bases = any_base
     binds: frozenset[str] = frozenset({ANY})
     if fname == "type":

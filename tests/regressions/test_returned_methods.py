@@ -305,6 +305,35 @@ def made(obj):
         scenario="def run():\n    return Eng().run(2), made(Eng()).peek(3)\n",
     ),
     Case(
+        "mixin_put_before_the_class_by_bases_passed_in",
+        why="`type('Made', bases, {})` called with `bases = (Mixin, Eng)` puts "
+        "Mixin before Eng as the literal tuple does: Mixin's `self._alloc(n)` reads the buffer.",
+        source=r"""
+import torch
+
+
+class Eng:
+    def _alloc(self, n):
+        buf = torch.zeros(n)  # <- site
+        return buf
+
+    def run(self, n):
+        b = self._alloc(n)
+        b.fill_(1.0)
+        return b
+
+
+class Mixin:
+    def peek(self, n):
+        return self._alloc(n).sum()
+
+
+def made(bases):
+    return type("Made", bases, {})()
+""",
+        scenario="def run():\n    return Eng().run(2), made((Mixin, Eng)).peek(3)\n",
+    ),
+    Case(
         "instance_copied_and_its_fields_read_keeps_the_method_followed",
         kind="fix",
         why="`copy.copy(self)` and `vars(self)` read the instance's own attributes, never the "
