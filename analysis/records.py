@@ -318,8 +318,11 @@ def _touched_classes(module: ast.Module) -> set[str]:
     `for c in [Q]`, `type.__setattr__(Q, ...)`): whatever receives it may store into it, so its
     generated methods may not be the ones that run. A name of the class is read without letting
     it escape only where it is called, where an attribute of it is read, in an annotation, as a
-    base, or tested by `isinstance`/`issubclass`. `globals()` anywhere, or a store through
-    `type(x).attr` / `x.__class__.attr`, may reach any of them."""
+    base, or tested by `isinstance`/`issubclass`. The module's name of a class may be rebound
+    through the module object: an attribute store or `setattr` under the class's name touches
+    it. `globals()`, `vars()`, a store into a `__dict__`, `setattr` with a computed name (on
+    anything but `self`/`cls`), or a store through `type(x).attr` / `x.__class__.attr`, may
+    reach any of them."""
     classes = {c.name for c in module.body if isinstance(c, ast.ClassDef)}
     touched: set[str] = set()
     parents: dict[int, ast.AST] = {}
@@ -335,15 +338,37 @@ def _touched_classes(module: ast.Module) -> set[str]:
                 touched.add(node.value.id)
             elif _reaches_a_class(node.value):
                 touched.add("*")
+            # `sys.modules[__name__].Meta = Other`, `import m as me; me.Meta = Other`: the
+            # module's name rebound through the module object.
+            touched.add(node.attr)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ("setattr", "delattr") and node.args:
-                first = node.args[0]
+            if node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
+                first, key = node.args[0], node.args[1]
                 if isinstance(first, ast.Name):
                     touched.add(first.id)
                 elif _reaches_a_class(first):
                     touched.add("*")
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    touched.add(key.value)  # `setattr(sys.modules[__name__], "Meta", v)`
+                elif not (isinstance(first, ast.Name) and first.id in ("self", "cls")):
+                    touched.add("*")  # a computed name on what may be this module
             elif node.func.id in ("globals", "vars"):
                 touched.add("*")
+        elif (
+            isinstance(node, ast.Subscript)
+            and not isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+        ):
+            touched.add("*")  # `sys.modules[__name__].__dict__["Meta"] = v`
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("update", "setdefault")
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+            and not (isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
+        ):
+            touched.add("*")  # `m.__dict__.update(Meta=v)`
         elif (
             isinstance(node, ast.Name)
             and node.id in classes

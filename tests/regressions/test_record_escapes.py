@@ -216,6 +216,26 @@ def use(k):
         "The loop puts a property on the field: the generated `__init__` stores through its "
         "setter, which sums the zeros.",
     ),
+    _escaped(
+        "module_name_rebound_through_sys_modules",
+        "\nimport sys\n\n\nclass Other:\n    def __init__(self, a):\n        self.a = a\n"
+        "        SEEN.append(a.sum())\n\n\nsys.modules[__name__].Meta = Other\n",
+        "The store through the module object rebinds the module's `Meta` to a class whose "
+        "`__init__` sums the zeros.",
+    ),
+    _escaped(
+        "module_name_rebound_by_setattr_on_the_module",
+        "\nimport sys\n\n\nclass Other:\n    def __init__(self, a):\n        self.a = a\n"
+        '        SEEN.append(a.sum())\n\n\nsetattr(sys.modules[__name__], "Meta", Other)\n',
+        "`setattr` on the module object under the class's name.",
+    ),
+    _escaped(
+        "module_name_rebound_through_its_import",
+        "\nimport module_name_rebound_through_its_import as _me\n\n\nclass Other:\n"
+        "    def __init__(self, a):\n        self.a = a\n        SEEN.append(a.sum())\n\n\n"
+        "_me.Meta = Other\n",
+        "The module imports itself and rebinds `Meta` on that object.",
+    ),
     Case(
         "classvar_under_another_name_shifts_positional_arguments",
         why="`CV` is `typing.ClassVar`: `x` is no field, so `Meta(zeros, t)` stores the zeros "
