@@ -164,6 +164,8 @@ def _fields(
             ):
                 return None
             methods.add(stmt.name)
+            if _hands_on_cls(stmt):
+                return None  # `return cls`: the caller may store into the class
             continue
         if isinstance(stmt, ast.Pass) or (
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
@@ -323,7 +325,13 @@ def _touched_classes(module: ast.Module) -> set[str]:
     it. `globals()`, `vars()`, a store into a `__dict__`, `setattr` with a computed name (on
     anything but `self`/`cls`), or a store through `type(x).attr` / `x.__class__.attr`, may
     reach any of them."""
-    classes = {c.name for c in module.body if isinstance(c, ast.ClassDef)}
+    classes = {
+        c.name: frozenset(
+            d.name for d in c.body if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)
+        )
+        for c in module.body
+        if isinstance(c, ast.ClassDef)
+    }
     touched: set[str] = set()
     parents: dict[int, ast.AST] = {}
     hidden: set[int] = set()  # names in annotations: evaluated, never handed to code
@@ -334,9 +342,10 @@ def _touched_classes(module: ast.Module) -> set[str]:
             hidden.update(id(n) for n in ast.walk(ann))
     for node in walk([module]):  # order-free: a set
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            if isinstance(node.value, ast.Name):
-                touched.add(node.value.id)
-            elif _reaches_a_class(node.value):
+            root = _root(node.value)
+            if isinstance(root, ast.Name):
+                touched.add(root.id)  # `Meta.x = v`, `Meta.__init__.__code__ = c`
+            if _reaches_a_class(root) or _reaches_a_class(node.value):
                 touched.add("*")
             # `sys.modules[__name__].Meta = Other`, `import m as me; me.Meta = Other`: the
             # module's name rebound through the module object.
@@ -374,23 +383,60 @@ def _touched_classes(module: ast.Module) -> set[str]:
             and node.id in classes
             and isinstance(node.ctx, ast.Load)
             and id(node) not in hidden
-            and _escapes(node, parents)
+            and _escapes(node, parents, classes[node.id])
         ):
             touched.add(node.id)
+        if _reaches_a_class(node) and _escapes(node, parents, frozenset()):
+            touched.add("*")  # `C = type(m)`: any class of the module, handed on
     if "*" in touched:
-        touched |= classes
+        touched |= set(classes)
     return touched
 
 
-def _escapes(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
-    """The class `name` reads is handed to code as a value (see `_touched_classes`)."""
-    up = parents.get(id(name))
-    if isinstance(up, ast.Call) and up.func is name:
+def _hands_on_cls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A classmethod whose first parameter (the class) is used but called or read from."""
+    if not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list):
         return False
-    if isinstance(up, ast.Attribute) and up.value is name and isinstance(up.ctx, ast.Load):
-        return False
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params:
+        return True
+    first = params[0].arg
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    return any(
+        isinstance(n, ast.Name)
+        and n.id == first
+        and isinstance(n.ctx, ast.Load)
+        and _escapes(n, parents, frozenset())
+        for n in ast.walk(fn)
+    )
+
+
+_HARMLESS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+
+
+def _escapes(name: ast.expr, parents: dict[int, ast.AST], methods: frozenset[str]) -> bool:
+    """The class `name` reads is handed to code as a value (see `_touched_classes`). An
+    attribute chain on it not called at once hands on what it reads: a method (`f =
+    Meta.make`, whose `__self__` is the class), a dunder (`Meta.__mro__`, `Meta.__init__`,
+    whose `__code__` may be replaced); a field's default or its name is harmless."""
+    node: ast.expr = name
+    up = parents.get(id(node))
+    chain: list[str] = []
+    while isinstance(up, ast.Attribute) and up.value is node and isinstance(up.ctx, ast.Load):
+        chain.append(up.attr)
+        node, up = up, parents.get(id(up))
+    if isinstance(up, ast.Call) and up.func is node:
+        return False  # `Meta(...)`, `Meta.make(...)`
+    if chain:
+        last = chain[-1]
+        if last in _HARMLESS:
+            return False
+        dunder = any(a.startswith("__") and a not in _HARMLESS for a in chain)
+        return dunder or len(chain) > 1 or last in methods
     if isinstance(up, ast.ClassDef) and name in up.bases:
         return False
+    if isinstance(up, ast.Compare):
+        return False  # `type(x) is Meta`
     if isinstance(up, ast.Tuple):
         up = parents.get(id(up))  # `isinstance(x, (A, B))`
     return not (
@@ -402,11 +448,20 @@ def _escapes(name: ast.Name, parents: dict[int, ast.AST]) -> bool:
     )
 
 
-def _reaches_a_class(e: ast.expr) -> bool:
+def _root(e: ast.expr) -> ast.expr:
+    while isinstance(e, ast.Attribute | ast.Subscript):
+        e = e.value
+    return e
+
+
+def _reaches_a_class(e: ast.AST) -> bool:
     """`type(x)` or `x.__class__`: an expression that may be the class of an instance."""
-    return (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "type") or (
-        isinstance(e, ast.Attribute) and e.attr == "__class__"
-    )
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "type"
+        and len(e.args) == 1
+    ) or (isinstance(e, ast.Attribute) and e.attr == "__class__" and isinstance(e.ctx, ast.Load))
 
 
 def _annotation_nodes(node: ast.AST) -> list[ast.expr]:

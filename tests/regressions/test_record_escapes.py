@@ -49,11 +49,19 @@ class Meta:
     a: torch.Tensor
 
 
+
 def _init(self, a):
     self.a = a
     SEEN.append(a.sum())
 
 """
+# The same with two classmethods: `kind` (read, not called, below) and `me`, which returns `cls`.
+_PATCHED_METHODS = _PATCHED.replace(
+    "    a: torch.Tensor\n",
+    "    a: torch.Tensor\n\n    @classmethod\n    def kind(cls):\n        return 1\n\n"
+    "    @classmethod\n    def me(cls):\n        return cls\n",
+    1,
+)
 _FACTORY = r"""
 import torch
 from dataclasses import dataclass
@@ -122,8 +130,8 @@ sys.meta_path.insert(0, _Finder())
 '''
 
 
-def _escaped(name: str, how: str, why: str) -> Case:
-    return Case(name, why=why, source=_PATCHED + how + _USE, scenario=_RUN)
+def _escaped(name: str, how: str, why: str, head: str = _PATCHED) -> Case:
+    return Case(name, why=why, source=head + how + _USE, scenario=_RUN)
 
 
 def _imported(
@@ -215,6 +223,34 @@ def use(k):
         "lambda self, v: (SEEN.append(v.sum()), self.__dict__.update(a=v)))\n",
         "The loop puts a property on the field: the generated `__init__` stores through its "
         "setter, which sums the zeros.",
+    ),
+    _escaped(
+        "generated_init_code_replaced",
+        "\nMeta.__init__.__code__ = _init.__code__\n",
+        "A store into an attribute of `Meta.__init__` (its `__code__`) replaces what the "
+        "generated `__init__` runs: the chain's root is the class.",
+    ),
+    _escaped(
+        "class_reached_through_its_mro",
+        "\nfor k in Meta.__mro__[:1]:\n    k.__init__ = _init\n",
+        "`Meta.__mro__` holds the class itself: a dunder read of the class hands it on.",
+    ),
+    _escaped(
+        "class_of_an_instance_handed_on",
+        "\n_C = type(Meta(a=torch.ones(1)))\n_C.__init__ = _init\n",
+        "`type(m)` is the class: bound to a name, a store through that name patches it.",
+    ),
+    _escaped(
+        "class_reached_through_a_bound_classmethod",
+        "\n_C = Meta.kind.__self__\n_C.__init__ = _init\n",
+        "`Meta.kind` (not called) is a bound method whose `__self__` is the class.",
+        _PATCHED_METHODS.replace("return cls", "return 2"),
+    ),
+    _escaped(
+        "classmethod_returns_the_class",
+        "\nMeta.me().__init__ = _init\n",
+        "`me` returns `cls`: the caller stores a reading `__init__` into what it returns.",
+        _PATCHED_METHODS,
     ),
     _escaped(
         "module_name_rebound_through_sys_modules",
