@@ -333,13 +333,39 @@ def _touched_classes(module: ast.Module) -> set[str]:
         if isinstance(c, ast.ClassDef)
     }
     touched: set[str] = set()
+    imported = {
+        (a.asname or a.name).split(".")[0]
+        for n in walk([module])
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    }
     parents: dict[int, ast.AST] = {}
     hidden: set[int] = set()  # names in annotations: evaluated, never handed to code
+    decorators: set[int] = set()
     for node in walk([module]):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
         for ann in _annotation_nodes(node):
             hidden.update(id(n) for n in ast.walk(ann))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            decorators.update(id(d) for d in node.decorator_list)
+    # This module's object may be reached (and its names rebound by a computed `setattr`)
+    # where it reaches module objects, or hands an imported name on as a value (an import
+    # of itself passed to a helper).
+    module_reached = any(
+        (isinstance(n, ast.Attribute) and n.attr == "modules")
+        or (isinstance(n, ast.Name) and n.id in ("import_module", "__import__"))
+        or (isinstance(n, ast.Attribute) and n.attr in ("import_module", "__import__"))
+        or (
+            isinstance(n, ast.Name)
+            and n.id in imported
+            and isinstance(n.ctx, ast.Load)
+            and id(n) not in hidden
+            and id(n) not in decorators
+            and _handed_on(n, parents)
+        )
+        for n in walk([module])
+    )
     for node in walk([module]):  # order-free: a set
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             root = _root(node.value)
@@ -359,7 +385,7 @@ def _touched_classes(module: ast.Module) -> set[str]:
                     touched.add("*")
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     touched.add(key.value)  # `setattr(sys.modules[__name__], "Meta", v)`
-                elif not (isinstance(first, ast.Name) and first.id in ("self", "cls")):
+                elif _may_be_the_module(first, imported, module_reached):
                     touched.add("*")  # a computed name on what may be this module
             elif node.func.id in ("globals", "vars"):
                 touched.add("*")
@@ -446,6 +472,24 @@ def _escapes(name: ast.expr, parents: dict[int, ast.AST], methods: frozenset[str
         and len(up.args) == 2
         and not up.keywords
     )
+
+
+def _handed_on(n: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    """`n` is used as a value: not called, not the object of an attribute read."""
+    up = parents.get(id(n))
+    if isinstance(up, ast.Call) and up.func is n:
+        return False
+    return not (isinstance(up, ast.Attribute) and up.value is n)
+
+
+def _may_be_the_module(e: ast.expr, imported: set[str], module_reached: bool) -> bool:
+    """`e` may be this module's object: the module reaches module objects (`sys.modules`,
+    `import_module`, `__import__`) and `e` is not `self`/`cls`, or `e` is a name an import
+    binds (the module importing itself). Another module's store into this one is assumed
+    away (docs/whole-program.md: no module assigns another module's attributes)."""
+    if isinstance(e, ast.Name):
+        return e.id in imported or (module_reached and e.id not in ("self", "cls"))
+    return module_reached
 
 
 def _root(e: ast.expr) -> ast.expr:

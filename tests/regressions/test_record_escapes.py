@@ -272,6 +272,13 @@ def use(k):
         "_me.Meta = Other\n",
         "The module imports itself and rebinds `Meta` on that object.",
     ),
+    _escaped(
+        "module_name_rebound_by_a_computed_setattr",
+        "\nimport module_name_rebound_by_a_computed_setattr as _me\n\n\nclass Other:\n"
+        "    def __init__(self, a):\n        self.a = a\n        SEEN.append(a.sum())\n\n\n"
+        'def _bind(obj, k, v):\n    setattr(obj, k, v)\n\n\n_bind(_me, "Me" + "ta", Other)\n',
+        "`setattr` with a computed name on the module, which imports itself.",
+    ),
     Case(
         "classvar_under_another_name_shifts_positional_arguments",
         why="`CV` is `typing.ClassVar`: `x` is no field, so `Meta(zeros, t)` stores the zeros "
