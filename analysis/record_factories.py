@@ -11,11 +11,12 @@ method was looked up through: the dataclass, or any class deriving from it, whos
   builtin `classmethod` only, and `cls` is its first parameter, never rebound;
 - no class of the scanned tree may derive from it (`ClassWorld.lineage`: subclasses found by
   name in every file, classes made at run time from a computed base included);
-- no file that names the class or the method (a word of its text, imports under another name
-  included) reaches a namespace or a function by reflection (`__func__`, `__dict__`,
-  `__get__`, `__wrapped__`, `vars(`, `inspect.getattr_static`/`getmembers_static`/
-  `classify_class_attrs`, `gc.get_referents`): those can call it with any first argument.
-  Assumed: a file that reaches the classmethod object names the class or the method.
+- no file that names the class or a name the tree binds to it (`from m import Meta as M`, to
+  a fixpoint: ClassWorld.aliases) reaches a namespace or a function by reflection
+  (`__func__`, `__dict__`, `__get__`, `__wrapped__`, `vars(`, `inspect.getattr_static`/
+  `getmembers_static`/`classify_class_attrs`, `gc.get_referents`), and no file naming the
+  method has `__func__`: those can call it with any first argument. Assumed: a file that
+  reaches the classmethod object names the class or one of those names.
 
 Assumed, as everywhere under the closed world: no code outside the scanned tree derives from
 the class or calls the function with another `cls`.
@@ -85,19 +86,32 @@ def classmethod_class(
 # What reaches a class's namespace or a method's function, so that the classmethod object or
 # its function may be called with another first argument (`M.__dict__["make"].__get__(None,
 # Other)`, `getattr(M, "__dict__")`, `inspect.getmembers_static(M)`, `make.__func__(Other)`).
+# `self.__dict__` is an instance's: no classmethod object is there.
 _REFLECTION = re.compile(
-    rb"__func__|__dict__|__get__|__wrapped__|\bvars\(|getattr_static|getmembers_static"
-    rb"|classify_class_attrs|get_referents"
+    rb"__func__|(?<!\bself\.)__dict__|__get__|__wrapped__|\bvars\(|getattr_static"
+    rb"|getmembers_static|classify_class_attrs|get_referents"
 )
 
 
 def _reflected(world: ClassWorld, cls_name: str, method: str) -> str:
-    """A file naming the class or the method (as a word: `from m import Meta as M` names it)
-    that also reaches a namespace or a function by reflection."""
-    c, m = re.escape(cls_name.encode()), re.escape(method.encode())
-    word = re.compile(rb"\b(?:" + c + rb"|" + m + rb")\b")
+    """A file naming the class, or a name the tree binds to it (`from m import Meta as M`,
+    `M2 = M`, to a fixpoint), that also reaches a namespace or a function by reflection; or a
+    file naming the method with `__func__` (`g = M.make` on one line, `g.__func__(Other)` on
+    another)."""
+    names = {cls_name}
+    frontier = [cls_name]
+    while frontier:
+        for alias in world.aliases(frontier.pop()):
+            if alias not in names:
+                names.add(alias)
+                frontier.append(alias)
+    alt = b"|".join(re.escape(n.encode()) for n in sorted(names))
+    word = re.compile(rb"\b(?:" + alt + rb")\b")
+    func = re.compile(rb"\b" + re.escape(method.encode()) + rb"\b")
     for path, data in world.files:
-        if _REFLECTION.search(data) and word.search(data):
+        if (_REFLECTION.search(data) and word.search(data)) or (
+            b"__func__" in data and func.search(data)
+        ):
             return (
                 f"{_short(path)} reaches `{method}` of {cls_name} without its class: "
                 "it may run with another `cls`"
