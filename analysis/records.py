@@ -461,8 +461,14 @@ def _escapes(name: ast.expr, parents: dict[int, ast.AST], methods: frozenset[str
         return dunder or len(chain) > 1 or last in methods
     if isinstance(up, ast.ClassDef) and name in up.bases:
         return False
-    if isinstance(up, ast.Compare):
-        return False  # `type(x) is Meta`
+    if isinstance(up, ast.Compare | ast.FormattedValue):
+        return False  # `type(x) is Meta`, `f"{type(x)}"`
+    if (
+        isinstance(up, ast.Call)
+        and isinstance(up.func, ast.Name)
+        and up.func.id in ("str", "repr", "format", "print", "id", "hash")
+    ):
+        return False  # formatted or printed: no code of the module receives it
     if isinstance(up, ast.Tuple):
         up = parents.get(id(up))  # `isinstance(x, (A, B))`
     return not (

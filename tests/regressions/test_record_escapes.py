@@ -169,9 +169,9 @@ CASES = [
         "positional_fields_with_known_heads_tested_and_annotated",
         kind="fix",
         why="Annotations `torch.Tensor`, `int`, `Optional[...]`: no head may be `ClassVar`, so "
-        "`Meta(buf, 3)` stores the buffer in `a`; the class is only called, annotated and "
-        "tested by `isinstance`, never handed on: the generated `__init__` runs, and `m.a` "
-        "is filled before it is read.",
+        "`Meta(buf, 3)` stores the buffer in `a`; the class is only called, annotated, "
+        "tested by `isinstance` and formatted (`type(x)`), never handed on: the generated "
+        "`__init__` runs, and `m.a` is filled before it is read.",
         source=r"""
 from typing import Optional
 
@@ -188,6 +188,10 @@ class Meta:
 
 def check(x: Meta) -> bool:
     return isinstance(x, (Meta, int))
+
+
+def describe(x) -> str:
+    return f"{type(x)}" + type(x).__name__ + repr(x.__class__)
 
 
 def use(k):
