@@ -499,6 +499,26 @@ class ClassWorld:
         self._lineage[name] = result
         return result
 
+    def bases_stored(self, name: str) -> str:
+        """A store of some class's bases (`T.__bases__ = ...`) that may make a class derive
+        from the class called `name` unseen by `lineage` (which reads class statements only):
+        any store but `T.__bases__ += (E, ...)` with no `E` the class, one found deriving from
+        it or an alias of those (anyorder_stores.bases_stores). The any-order pass reads these
+        stores itself (bases_targets.py); the closed world's other questions ask here."""
+        from zeroopt.analysis.anyorder_stores import bases_stores
+
+        stores = bases_stores(self)
+        if not stores:
+            return ""
+        found, _ = self.lineage(name)
+        names = {name} | {info.name for _, info in found}
+        for n in list(names):
+            names |= self.aliases(n)
+        for store in stores:
+            if store.added is None or any(e.id in names for e in store.added):
+                return f"{store.at} stores a class's bases: a class may come to derive from {name}"
+        return ""
+
     def overridden(self, cls_name: str, attr: str) -> str:
         """Why `self.<attr>` in class `cls_name` may not be that class's own def ("" if it is)."""
         key = (cls_name, attr)
@@ -511,6 +531,7 @@ class ClassWorld:
                 if attr in info.binds or "__getattribute__" in info.binds or ANY in info.binds:
                     why = f"class {info.name} ({_short(path)}:{info.line}) may override `{attr}`"
                     break
+        why = why or self.bases_stored(cls_name)
         stored = None if why else self.stored_in(attr)
         if stored is not None:
             why = f"{_short(stored)} assigns an attribute `{attr}`"

@@ -11,9 +11,12 @@ method was looked up through: the dataclass, or any class deriving from it, whos
   builtin `classmethod` only, and `cls` is its first parameter, never rebound;
 - no class of the scanned tree may derive from it (`ClassWorld.lineage`: subclasses found by
   name in every file, classes made at run time from a computed base included);
-- no file names the undecorated function or the class's namespace (`__func__` in a file that
-  names the method, `C.__dict__`, `vars(C)`, `inspect.getattr_static(C, ...)`): those can call
-  it with any first argument. Assumed: no lookup by a computed name fetches `__func__`.
+- no file that names the class or a name the tree binds to it (`from m import Meta as M`, to
+  a fixpoint: ClassWorld.aliases) reaches a namespace or a function by reflection
+  (`__func__`, `__dict__`, `__get__`, `__wrapped__`, `vars(`, `inspect.getattr_static`/
+  `getmembers_static`/`classify_class_attrs`, `gc.get_referents`), and no file naming the
+  method has `__func__`: those can call it with any first argument. Assumed: a file that
+  reaches the classmethod object names the class or one of those names.
 
 Assumed, as everywhere under the closed world: no code outside the scanned tree derives from
 the class or calls the function with another `cls`.
@@ -63,6 +66,7 @@ def classmethod_class(
     if world is None:
         return None, f"the closed world is off: `{name}` may be any subclass of {cls.name}"
     found, why = world.lineage(cls.name)
+    why = why or world.bases_stored(cls.name)
     if why:
         return None, f"`{name}` may be a subclass of {cls.name}: {why}"
     if found:
@@ -79,18 +83,34 @@ def classmethod_class(
     return cls.name, ""
 
 
+# What reaches a class's namespace or a method's function, so that the classmethod object or
+# its function may be called with another first argument (`M.__dict__["make"].__get__(None,
+# Other)`, `getattr(M, "__dict__")`, `inspect.getmembers_static(M)`, `make.__func__(Other)`).
+# `self.__dict__` is an instance's: no classmethod object is there.
+_REFLECTION = re.compile(
+    rb"__func__|(?<!\bself\.)__dict__|__get__|__wrapped__|\bvars\(|getattr_static"
+    rb"|getmembers_static|classify_class_attrs|get_referents"
+)
+
+
 def _reflected(world: ClassWorld, cls_name: str, method: str) -> str:
-    """A file naming the method (as a word) and `__func__` anywhere (`g = C.make` on one line,
-    `g.__func__(Other)` on another), or the class's namespace."""
-    c, m = re.escape(cls_name.encode()), re.escape(method.encode())
-    word = re.compile(rb"\b" + m + rb"\b")
-    pattern = re.compile(
-        rb"\b" + c + rb"[ \t]*\.[ \t]*__dict__|vars\([ \t]*" + c + rb"[ \t]*\)"
-        rb"|getattr_static\([ \t]*" + c + rb"\b"
-    )
+    """A file naming the class, or a name the tree binds to it (`from m import Meta as M`,
+    `M2 = M`, to a fixpoint), that also reaches a namespace or a function by reflection; or a
+    file naming the method with `__func__` (`g = M.make` on one line, `g.__func__(Other)` on
+    another)."""
+    names = {cls_name}
+    frontier = [cls_name]
+    while frontier:
+        for alias in world.aliases(frontier.pop()):
+            if alias not in names:
+                names.add(alias)
+                frontier.append(alias)
+    alt = b"|".join(re.escape(n.encode()) for n in sorted(names))
+    word = re.compile(rb"\b(?:" + alt + rb")\b")
+    func = re.compile(rb"\b" + re.escape(method.encode()) + rb"\b")
     for path, data in world.files:
-        if (b"__func__" in data and word.search(data)) or (
-            cls_name.encode() in data and pattern.search(data)
+        if (_REFLECTION.search(data) and word.search(data)) or (
+            b"__func__" in data and func.search(data)
         ):
             return (
                 f"{_short(path)} reaches `{method}` of {cls_name} without its class: "

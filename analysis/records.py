@@ -10,7 +10,12 @@ never binds) are allowed when none is named like a field: the generated `__init_
 the fields, and none of those descriptors runs code when the class is made (no `__set_name__`
 that could put an `__init__` on it). `slots=True` makes a new class with the same generated
 `__init__`; `kw_only=True` makes every field keyword-only: its fields start with `KW_ONLY_MARK`,
-and a call with a positional argument is not read as the constructor.
+and a call with a positional argument is not read as the constructor, nor is one where a field's
+annotation may be `typing.ClassVar` under another name (`_Heads`).
+
+A class handed to code as a value in its module (`patch(Meta)`, `C = Meta`) may be changed by
+that code: only one whose name is called, has an attribute read, stands in an annotation, a
+base list or an `isinstance` test is read (`_touched_classes`).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ def plain_dataclasses(
     excluded = set(declared_global) | touched
     names = _Dataclasses.of(module, bound, excluded)
     records: dict[str, tuple[str, ...]] = {}
+    heads = _Heads.of(module, bound, names)
     if names.unsure:
         module._zeroopt_records = records  # type: ignore[attr-defined]
         return records
@@ -54,7 +60,7 @@ def plain_dataclasses(
         if stmt.name in excluded:
             continue
         builtins = {d for d in _METHOD_DECORATORS if not bound[d] and not bound["*"]}
-        fields = _fields(stmt, names, builtins)
+        fields = _fields(stmt, names, builtins, heads)
         if fields is not None:
             records[stmt.name] = fields
     module._zeroopt_records = records  # type: ignore[attr-defined]
@@ -129,7 +135,7 @@ class _Dataclasses:
 
 
 def _fields(
-    cls: ast.ClassDef, dataclasses: _Dataclasses, builtin_decorators: set[str]
+    cls: ast.ClassDef, dataclasses: _Dataclasses, builtin_decorators: set[str], heads: _Heads
 ) -> tuple[str, ...] | None:
     if cls.bases or cls.keywords or len(cls.decorator_list) != 1:
         return None
@@ -158,6 +164,8 @@ def _fields(
             ):
                 return None
             methods.add(stmt.name)
+            if _hands_on_cls(stmt):
+                return None  # `return cls`: the caller may store into the class
             continue
         if isinstance(stmt, ast.Pass) or (
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
@@ -168,10 +176,14 @@ def _fields(
         if not isinstance(stmt.target, ast.Name):
             return None
         annotation = ast.unparse(stmt.annotation)
-        if "ClassVar" in annotation:
-            continue
         if "InitVar" in annotation or "KW_ONLY" in annotation:
             return None
+        kind = heads.kind(stmt.annotation)
+        if kind == _CLASSVAR:
+            continue
+        if kind is None:
+            return None  # a head named like `ClassVar` that may not be typing's
+        kw_only = kw_only or kind == _UNSURE
         if stmt.value is not None and not _plain_default(stmt.value, dataclasses):
             return None
         fields.append(stmt.target.id)
@@ -180,6 +192,100 @@ def _fields(
         # def named like a decorator: the class body's own binding is what `@classmethod` calls.
         return None
     return (KW_ONLY_MARK, *fields) if kw_only else tuple(fields)
+
+
+_CLASSVAR, _FIELD, _UNSURE = "classvar", "field", "unsure"
+# Modules whose attributes (but `ClassVar`, `InitVar`, `KW_ONLY`) are no alias of those
+# (assumed unpatched, like the builtins).
+_KNOWN_MODULES = frozenset({"torch", "typing", "typing_extensions", "collections", "numpy"})
+_SPECIAL = frozenset({"ClassVar", "InitVar", "KW_ONLY"})
+_BUILTIN_TYPES = frozenset(
+    {"int", "float", "bool", "str", "bytes", "complex", "list", "dict", "tuple", "set",
+     "frozenset", "object", "type"}
+)  # fmt: skip
+
+
+class _Heads:
+    """What a field's annotation is to `dataclasses`: a `ClassVar` (no field), a field, or
+    unsure. dataclasses tests only the annotation's head (`X` in `X[...]`; for a string, its
+    first dotted name looked up in the module) for `typing.ClassVar`: any name may be bound to
+    it (`CV = ClassVar`, `from .types import CV`, a class whose `__class_getitem__` returns
+    it). A head is certainly no `ClassVar` when it is a builtin type the module never binds,
+    a name imported once from a known module, an attribute of such a module, or a class of the
+    module with no base, keyword or decorator (unsubscripted). Where unsure, the class's fields
+    are still the annotated names but their order may not be: only calls by keyword are read
+    (as for `kw_only=True`)."""
+
+    def __init__(self, names: dict[str, str], modules: set[str]) -> None:
+        self.names = names  # local name -> the name it imports from a known module
+        self.modules = modules  # local names of known modules
+
+    @classmethod
+    def of(cls, module: ast.Module, bound: Counter[str], dataclasses: _Dataclasses) -> _Heads:
+        names: dict[str, str] = {}
+        modules: set[str] = set()
+        star = bound["*"] > 0
+        for stmt in module.body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    if alias.name.split(".")[0] in _KNOWN_MODULES and bound[local] == 1:
+                        modules.add(local)
+            elif isinstance(stmt, ast.ImportFrom) and not stmt.level:
+                root = (stmt.module or "").split(".")[0]
+                for alias in stmt.names:
+                    local = alias.asname or alias.name
+                    if root in _KNOWN_MODULES and bound[local] == 1:
+                        names[local] = alias.name
+            elif (
+                isinstance(stmt, ast.ClassDef)
+                and bound[stmt.name] == 1
+                and not (stmt.bases or stmt.keywords or stmt.decorator_list)
+            ):
+                names[stmt.name] = ""  # a class of the module: no `__class_getitem__` use
+        for name in _BUILTIN_TYPES:
+            if not bound[name]:
+                names[name] = name
+        if star:
+            names.clear()
+            modules.clear()
+        return cls(names, modules)
+
+    def kind(self, annotation: ast.expr) -> str | None:
+        head: ast.expr = annotation
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            try:
+                head = ast.parse(head.value.strip(), mode="eval").body
+            except SyntaxError:
+                return _UNSURE
+        subscripted = False
+        while isinstance(head, ast.Subscript):
+            head, subscripted = head.value, True
+        if isinstance(head, ast.BinOp) and isinstance(head.op, ast.BitOr):
+            parts = [self.kind(head.left), self.kind(head.right)]
+            return _FIELD if parts == [_FIELD, _FIELD] else _UNSURE
+        if isinstance(head, ast.Constant) and head.value is None:
+            return _FIELD
+        if isinstance(head, ast.Name):
+            imported = self.names.get(head.id)
+            if imported == "ClassVar":
+                return _CLASSVAR
+            if head.id in _SPECIAL:
+                return None
+            if imported is None or (imported == "" and subscripted):
+                return _UNSURE
+            return _FIELD
+        if isinstance(head, ast.Attribute):
+            root: ast.expr = head
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            known = isinstance(root, ast.Name) and root.id in self.modules
+            if head.attr == "ClassVar":
+                return _CLASSVAR if known and isinstance(head.value, ast.Name) else None
+            if head.attr in _SPECIAL:
+                return None
+            return _FIELD if known else _UNSURE
+        return _UNSURE
 
 
 def _plain_default(value: ast.expr, dataclasses: _Dataclasses) -> bool:
@@ -209,24 +315,213 @@ def _bound_and_touched(module: ast.Module) -> tuple[Counter[str], frozenset[str]
 
 
 def _touched_classes(module: ast.Module) -> set[str]:
-    """Classes of the module that code changes after the fact (`Q.__init__ = f`,
-    `setattr(Q, ...)`): their generated methods may not be the ones that run. `globals()`
-    anywhere may rebind any of them."""
+    """Classes of the module that code may change after the fact: a store into one
+    (`Q.__init__ = f`, `setattr(Q, ...)`), or the class used as a value (`patch(Q)`, `C = Q`,
+    `for c in [Q]`, `type.__setattr__(Q, ...)`): whatever receives it may store into it, so its
+    generated methods may not be the ones that run. A name of the class is read without letting
+    it escape only where it is called, where an attribute of it is read, in an annotation, as a
+    base, or tested by `isinstance`/`issubclass`. The module's name of a class may be rebound
+    through the module object: an attribute store or `setattr` under the class's name touches
+    it. `globals()`, `vars()`, a store into a `__dict__`, `setattr` with a computed name (on
+    anything but `self`/`cls`), or a store through `type(x).attr` / `x.__class__.attr`, may
+    reach any of them."""
+    classes = {
+        c.name: frozenset(
+            d.name for d in c.body if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)
+        )
+        for c in module.body
+        if isinstance(c, ast.ClassDef)
+    }
     touched: set[str] = set()
+    imported = {
+        (a.asname or a.name).split(".")[0]
+        for n in walk([module])
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    }
+    parents: dict[int, ast.AST] = {}
+    hidden: set[int] = set()  # names in annotations: evaluated, never handed to code
+    decorators: set[int] = set()
+    for node in walk([module]):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        for ann in _annotation_nodes(node):
+            hidden.update(id(n) for n in ast.walk(ann))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            decorators.update(id(d) for d in node.decorator_list)
+    # This module's object may be reached (and its names rebound by a computed `setattr`)
+    # where it reaches module objects, or hands an imported name on as a value (an import
+    # of itself passed to a helper).
+    module_reached = any(
+        (isinstance(n, ast.Attribute) and n.attr == "modules")
+        or (isinstance(n, ast.Name) and n.id in ("import_module", "__import__"))
+        or (isinstance(n, ast.Attribute) and n.attr in ("import_module", "__import__"))
+        or (
+            isinstance(n, ast.Name)
+            and n.id in imported
+            and isinstance(n.ctx, ast.Load)
+            and id(n) not in hidden
+            and id(n) not in decorators
+            and _handed_on(n, parents)
+        )
+        for n in walk([module])
+    )
     for node in walk([module]):  # order-free: a set
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            if isinstance(node.value, ast.Name):
-                touched.add(node.value.id)
+            root = _root(node.value)
+            if isinstance(root, ast.Name):
+                touched.add(root.id)  # `Meta.x = v`, `Meta.__init__.__code__ = c`
+            if _reaches_a_class(root) or _reaches_a_class(node.value):
+                touched.add("*")
+            # `sys.modules[__name__].Meta = Other`, `import m as me; me.Meta = Other`: the
+            # module's name rebound through the module object.
+            touched.add(node.attr)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ("setattr", "delattr") and node.args:
-                first = node.args[0]
+            if node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
+                first, key = node.args[0], node.args[1]
                 if isinstance(first, ast.Name):
                     touched.add(first.id)
+                elif _reaches_a_class(first):
+                    touched.add("*")
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    touched.add(key.value)  # `setattr(sys.modules[__name__], "Meta", v)`
+                elif _may_be_the_module(first, imported, module_reached):
+                    touched.add("*")  # a computed name on what may be this module
             elif node.func.id in ("globals", "vars"):
                 touched.add("*")
+        elif (
+            isinstance(node, ast.Subscript)
+            and not isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+        ):
+            touched.add("*")  # `sys.modules[__name__].__dict__["Meta"] = v`
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("update", "setdefault")
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__dict__"
+            and not (isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
+        ):
+            touched.add("*")  # `m.__dict__.update(Meta=v)`
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in classes
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in hidden
+            and _escapes(node, parents, classes[node.id])
+        ):
+            touched.add(node.id)
+        if _reaches_a_class(node) and _escapes(node, parents, frozenset()):
+            touched.add("*")  # `C = type(m)`: any class of the module, handed on
     if "*" in touched:
-        touched |= {c.name for c in module.body if isinstance(c, ast.ClassDef)}
+        touched |= set(classes)
     return touched
+
+
+def _hands_on_cls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A classmethod whose first parameter (the class) is used but called or read from."""
+    if not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list):
+        return False
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params:
+        return True
+    first = params[0].arg
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    return any(
+        isinstance(n, ast.Name)
+        and n.id == first
+        and isinstance(n.ctx, ast.Load)
+        and _escapes(n, parents, frozenset())
+        for n in ast.walk(fn)
+    )
+
+
+_HARMLESS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+
+
+def _escapes(name: ast.expr, parents: dict[int, ast.AST], methods: frozenset[str]) -> bool:
+    """The class `name` reads is handed to code as a value (see `_touched_classes`). An
+    attribute chain on it not called at once hands on what it reads: a method (`f =
+    Meta.make`, whose `__self__` is the class), a dunder (`Meta.__mro__`, `Meta.__init__`,
+    whose `__code__` may be replaced); a field's default or its name is harmless."""
+    node: ast.expr = name
+    up = parents.get(id(node))
+    chain: list[str] = []
+    while isinstance(up, ast.Attribute) and up.value is node and isinstance(up.ctx, ast.Load):
+        chain.append(up.attr)
+        node, up = up, parents.get(id(up))
+    if isinstance(up, ast.Call) and up.func is node:
+        return False  # `Meta(...)`, `Meta.make(...)`
+    if chain:
+        last = chain[-1]
+        if last in _HARMLESS:
+            return False
+        dunder = any(a.startswith("__") and a not in _HARMLESS for a in chain)
+        return dunder or len(chain) > 1 or last in methods
+    if isinstance(up, ast.ClassDef) and name in up.bases:
+        return False
+    if isinstance(up, ast.Compare | ast.FormattedValue):
+        return False  # `type(x) is Meta`, `f"{type(x)}"`
+    if (
+        isinstance(up, ast.Call)
+        and isinstance(up.func, ast.Name)
+        and up.func.id in ("str", "repr", "format", "print", "id", "hash")
+    ):
+        return False  # formatted or printed: no code of the module receives it
+    if isinstance(up, ast.Tuple):
+        up = parents.get(id(up))  # `isinstance(x, (A, B))`
+    return not (
+        isinstance(up, ast.Call)
+        and isinstance(up.func, ast.Name)
+        and up.func.id in ("isinstance", "issubclass")
+        and len(up.args) == 2
+        and not up.keywords
+    )
+
+
+def _handed_on(n: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    """`n` is used as a value: not called, not the object of an attribute read."""
+    up = parents.get(id(n))
+    if isinstance(up, ast.Call) and up.func is n:
+        return False
+    return not (isinstance(up, ast.Attribute) and up.value is n)
+
+
+def _may_be_the_module(e: ast.expr, imported: set[str], module_reached: bool) -> bool:
+    """`e` may be this module's object: the module reaches module objects (`sys.modules`,
+    `import_module`, `__import__`) and `e` is not `self`/`cls`, or `e` is a name an import
+    binds (the module importing itself). Another module's store into this one is assumed
+    away (docs/whole-program.md: no module assigns another module's attributes)."""
+    if isinstance(e, ast.Name):
+        return e.id in imported or (module_reached and e.id not in ("self", "cls"))
+    return module_reached
+
+
+def _root(e: ast.expr) -> ast.expr:
+    while isinstance(e, ast.Attribute | ast.Subscript):
+        e = e.value
+    return e
+
+
+def _reaches_a_class(e: ast.AST) -> bool:
+    """`type(x)` or `x.__class__`: an expression that may be the class of an instance."""
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "type"
+        and len(e.args) == 1
+    ) or (isinstance(e, ast.Attribute) and e.attr == "__class__" and isinstance(e.ctx, ast.Load))
+
+
+def _annotation_nodes(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if isinstance(node, ast.arg) and node.annotation is not None:
+        return [node.annotation]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+        return [node.returns]
+    return []
 
 
 def _dotted(node: ast.expr) -> str:

@@ -75,6 +75,7 @@ def method_callers(
     instead, "") or ([], set(), why they may not be all)."""
     name = fn.name
     found, why = world.lineage(cls.name)
+    why = why or world.bases_stored(cls.name)
     if why and not why.endswith(_NOT_FIRST):
         return [], set(), f"the classes deriving from {cls.name} are not certain: {why}"
     # A class deriving from it through another base than its first (a class made at run time

@@ -288,11 +288,13 @@ class Summaries:
             return f"{_short(stored)} assigns an attribute `{name}`: it may replace the function"
         return world.bound_dynamically(name, (unit.module or "", unit.path))
 
-    def _replaced(self, module: str) -> str:
+    def replaced(self, module: str) -> str:
         """Why an import of `module` may yield another object than its file's module: a file of
         the tree may put one in `sys.modules` under its name or a package's above it
-        (anyorder_stores.modules_replaced); once per tree digest and module."""
-        from zeroopt.analysis.anyorder_stores import modules_replaced
+        (anyorder_stores.modules_replaced), or change where imports find modules (an import
+        hook in `sys.meta_path`, a folder put on `sys.path` or a package's `__path__`:
+        anyorder_stores.import_system_altered); once per tree digest and module."""
+        from zeroopt.analysis.anyorder_stores import import_system_altered, modules_replaced
 
         world = self.world
         assert self.project is not None
@@ -301,7 +303,9 @@ class Summaries:
         if key not in _REPLACED:
             if len(_REPLACED) > 4096:
                 _REPLACED.clear()
-            _REPLACED[key] = modules_replaced(world, (self.project.index.modules[module],))
+            _REPLACED[key] = modules_replaced(
+                world, (self.project.index.modules[module],)
+            ) or import_system_altered(world)
         return _REPLACED[key]
 
     def _imported(self, qual: str) -> Callee | None:
@@ -317,7 +321,7 @@ class Summaries:
                 return None
             unit = load_unit(project, module)
             if unit is not None and not unit.dynamic:
-                replaced = self._replaced(module)
+                replaced = self.replaced(module)
                 if replaced:
                     self._refusal = replaced
                     return None

@@ -206,16 +206,22 @@ tree's dataclasses"). A class bound once at module level, decorated only by the 
 `dataclasses.dataclass` (`slots=True` and `kw_only=True` allowed, not `init=False`; no star
 import in the module, which may rebind `dataclass`), with no base,
 no dunder method, methods decorated only by the builtin `classmethod`/`staticmethod`/`property`
-(none named like a field) and plain defaults runs only the generated `__init__`: `Meta(f=buf)`
-stores the buffer in field `f` and reads nothing. `t = Meta(f=buf)` follows `t.f`;
+(none named like a field) and plain defaults, whose name its module only calls, reads
+attributes of, annotates with, derives from or tests by `isinstance` (never hands it on as a
+value, rebinds it through the module object or stores into it), runs only the generated
+`__init__`: `Meta(f=buf)` stores the buffer in field `f` and reads nothing. Positional
+arguments are read only where no field's annotation may be `typing.ClassVar` under another
+name; an imported class only where no `sys.modules` store or import hook may yield another
+module. Assumed: no other module patches the class, and `dataclasses` is the stdlib module. `t = Meta(f=buf)` follows `t.f`;
 `return Meta(f=buf)` (the buffer itself in one field) is judged at the callers as a returned slot
 (a public method of such a class, under `callers-closed`, as one of a class with no base);
 anything else done with the new object hands it on. `cls(f=buf)` in a method decorated by the
 builtin `classmethod` is taken for the class itself under the closed world: no class of the tree
-may derive from it and no file reaches the function without its class (`__func__` in a file
-naming the method, `Meta.__dict__`, `vars(Meta)`, `getattr_static`); assumed, no code outside
-the tree derives from it or calls the function with another first argument, and no lookup by a
-computed name fetches `__func__`.
+may derive from it (no store of a class's bases may add it) and no file naming the class or
+the method reaches a namespace or a function by reflection (`__func__`, `__dict__`, `__get__`,
+`vars(`, `getattr_static`, ...); assumed, no code outside the tree derives from it or calls the
+function with another first argument, and a file reaching the classmethod object names the
+class or the method.
 
 Any order of a class's methods (analysis/lifecycle_anyorder.py). A buffer allocated in `__init__`
 and stored on `self`, in a class no lifecycle model matches, is judged under "after `__init__`

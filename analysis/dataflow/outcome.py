@@ -205,7 +205,9 @@ class Context:
                 module, _, attr = (self.resolver.resolve_name(scope, name) or "").rpartition(".")
                 if module and project.is_module(module):
                     fields = project.record_fields(module, attr)
-                    if fields is not None:
+                    # The import must yield the module's file: no `sys.modules` store or
+                    # import hook of the tree may give another object under its name.
+                    if fields is not None and self._imports_its_file(module):
                         records[name] = fields
             consulted = dict(project.deps)
         finally:
@@ -216,6 +218,12 @@ class Context:
             consulted,
         )
         return records
+
+    def _imports_its_file(self, module: str) -> bool:
+        summaries = self.summaries
+        if summaries is None or summaries.project is None:
+            return False
+        return module == summaries.unit.module or not summaries.replaced(module)
 
     @property
     def mask_names(self) -> frozenset[str]:

@@ -186,6 +186,34 @@ CASES = [
         ),
         scenario="def run():\n    return make()(3).dump()\n",
     ),
+    Case(
+        "bases_store_makes_a_class_override_a_method_of_the_tree",
+        why="`Sub.__bases__ = (A,)` (A by a computed name) makes Sub derive from A with no class "
+        "statement saying so: `Sub().go(3)` runs Sub's `fill`, which adds to the zeros. The "
+        "closed world's method resolution (methods.py `overridden`) asks `bases_stored` too.",
+        source=r"""
+import torch
+
+
+class A:
+    def fill(self, t):
+        t.fill_(1.0)
+
+    def go(self, n):
+        t = torch.zeros(n)  # <- site
+        self.fill(t)
+        return t * 2
+""",
+        scenario="def run():\n    from bt_sub import Sub\n\n    return Sub().go(3)\n",
+        modules=(
+            (
+                "bt_sub",
+                "import bases_store_makes_a_class_override_a_method_of_the_tree as mm\n\n\n"
+                "class Base:\n    pass\n\n\nclass Sub(Base):\n    def fill(self, t):\n"
+                '        t.add_(1.0)\n\n\nSub.__bases__ = (getattr(mm, "A"),)\n',
+            ),
+        ),
+    ),
 ]
 
 

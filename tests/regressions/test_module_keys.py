@@ -133,6 +133,58 @@ _Own().find_spec("{pkg}.helpers")
     ),
 ]
 
+_FINDER = r"""
+
+class _Hook:
+    def find_spec(self, name, path=None, target=None):
+        if name == "{pkg}.helpers":
+            import importlib.util
+
+            class _Loader:
+                def create_module(self, spec):
+                    return types.SimpleNamespace(fill=lambda x: x)
+
+                def exec_module(self, module):
+                    pass
+
+            return importlib.util.spec_from_loader(name, _Loader())
+        return None
+
+
+sys.meta_path.insert(0, _Hook())
+"""
+
+# The import system may hand another module for the helper's name without any `sys.modules`
+# store naming it: an import hook, a folder put first on the package's `__path__`
+# (anyorder_stores.import_system_altered, which function summaries ask too).
+CASES += [
+    _case(
+        "import_hook_answers_for_the_helper_module",
+        "mkhook",
+        "A finder put first in `sys.meta_path` answers `mkhook.helpers` with an object whose "
+        "`fill` writes nothing.",
+        _FINDER,
+    ),
+    Case(
+        "package_path_puts_another_helper_first",
+        package="mkpath",
+        why="`mkpath.__path__` gets `alt/` first: `mkpath.helpers` is `alt/helpers.py`, whose "
+        "`fill` writes nothing.",
+        source=_CALL.format(pkg="mkpath"),
+        scenario=_RUN,
+        modules=(
+            ("mkpath/__init__", ""),
+            ("mkpath/helpers", _FULL),
+            ("mkpath/alt/helpers", "def fill(x):\n    return x\n"),
+            (
+                "mkpath/stubs",
+                "import os\n\nimport mkpath\n\nmkpath.__path__.insert(0, os.path.join("
+                "os.path.dirname(__file__), 'alt'))\n",
+            ),
+        ),
+    ),
+]
+
 
 @pytest.mark.parametrize("case", params(CASES))
 def test_case(case: Case, tmp_path: Path) -> None:

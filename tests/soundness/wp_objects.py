@@ -297,11 +297,14 @@ class ObjectShapes(Blocks):
         of `cls(...)` and returns the object (analysis/record_factories.py); the caller takes
         the field out. Near misses make `cls` another class: a subclass whose `__post_init__`
         reads the field, one with no code of its own (`cls` then unresolved), the undecorated
-        function called with a class whose `__init__` reads it."""
+        function called with a class whose `__init__` reads it, the class handed to a helper
+        that wraps its `__init__`, the classmethod object fetched from the class's namespace
+        and bound to another class."""
         m, x = f"Meta{u}", b.name
         variant = self.ch.choice(
-            ["returned", "bound", "kw-only", "sub-post-init", "sub-plain", "func-other"]
-        )
+            ["returned", "bound", "kw-only", "sub-post-init", "sub-plain", "func-other",
+             "patched", "namespace-other"]
+        )  # fmt: skip
         use = ""
         tags = {f"wp-factory-{variant}"}
         deco = "@dataclass(frozen=True, kw_only=True)" if variant == "kw-only" else "@dataclass"
@@ -334,6 +337,17 @@ class ObjectShapes(Blocks):
             local += ["", "", f"class Other{u}:", "    def __init__(self, buf, size):",
                       "        self.buf = buf", "        self.size = float(buf.float().sum())"]  # fmt: skip
             used, read_in_ctor = f"{m}.make.__func__(Other{u}, inp, n, k, flag)", True
+        elif variant == "patched":  # the class handed to a helper that wraps its `__init__`
+            local += ["", "", f"def _patch{u}(c):", "    orig = c.__init__", "",
+                      "    def __init__(self, *a, **kw):", "        orig(self, *a, **kw)",
+                      "        self.size = float(self.buf.float().sum())", "",
+                      "    c.__init__ = __init__", "", "", f"_patch{u}({m})"]  # fmt: skip
+            read_in_ctor = True
+        elif variant == "namespace-other":  # the classmethod object bound to another class
+            local += ["", "", f"class Other{u}:", "    def __init__(self, buf, size):",
+                      "        self.buf = buf", "        self.size = float(buf.float().sum())"]  # fmt: skip
+            used = f'getattr({m}, "__dict__")["make"].__get__(None, Other{u})(inp, n, k, flag)'
+            read_in_ctor = True
         body = [ALLOC_IN_CLASS, f"m{u} = {used}", f"out.append(m{u}.size)", f"{x} = m{u}.buf"]
         body += self.use_field(x, b)
         body.append(f"out.append({x}.clone())")
