@@ -412,7 +412,11 @@ def _touched_classes(module: ast.Module) -> set[str]:
             and _escapes(node, parents, classes[node.id])
         ):
             touched.add(node.id)
-        if _reaches_a_class(node) and _escapes(node, parents, frozenset()):
+        if (
+            isinstance(node, ast.expr)
+            and _reaches_a_class(node)
+            and _escapes(node, parents, frozenset())
+        ):
             touched.add("*")  # `C = type(m)`: any class of the module, handed on
     if "*" in touched:
         touched |= set(classes)

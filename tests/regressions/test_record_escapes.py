@@ -219,7 +219,8 @@ def use(k):
     _escaped(
         "class_patched_by_an_alias_of_setattr",
         '\nput = setattr\nput(Meta, "__init__", _init)\n',
-        "`put` is `setattr`.",
+        "`put` is `setattr`: the call stores a reading `__init__` on the class under another "
+        "spelling of the builtin.",
     ),
     _escaped(
         "field_made_a_property_in_a_loop",
