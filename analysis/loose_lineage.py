@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import weakref
 from typing import TYPE_CHECKING
 
@@ -171,21 +170,8 @@ class _LooseWorld:
             return why
         if not why:
             return world.through_class(cls_name, method)
-        names = {cls_name} | {info.name for _, info in found}
-        for n in list(names):
-            names |= world.aliases(n)
-        alt = b"|".join(re.escape(n.encode()) for n in sorted(names))
-        m = re.escape(method.encode())
-        pattern = re.compile(
-            rb"\b(?:" + alt + rb")[ \t]*\.[ \t]*(?:" + m + rb"\b|__dict__)"
-            rb"|getattr\([ \t]*(?:" + alt + rb")[ \t]*,"
-            rb"|vars\([ \t]*(?:" + alt + rb")[ \t]*\)"
-        )
-        encoded = [n.encode() for n in names]
-        for path, data in world.files:
-            if any(n in data for n in encoded) and pattern.search(data):
-                return f"{_short(path)} names `{method}` through the class"
-        return ""
+        path = world.naming_through(cls_name, found, method)
+        return f"{path} names `{method}` through the class" if path else ""
 
 
 def _ahead(world: ClassWorld, path: str, info: ClassInfo, attr: str) -> str:

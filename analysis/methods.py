@@ -554,6 +554,18 @@ class ClassWorld:
         found, why = self.lineage(cls_name)
         if why:
             return why
+        path = self.naming_through(cls_name, found, method)
+        if path:
+            return (
+                f"{path} names `{method}` through the class: it may run with a "
+                "`self` of another class"
+            )
+        return ""
+
+    def naming_through(self, cls_name: str, found: list[tuple[str, ClassInfo]], method: str) -> str:
+        """The first file (short path) that names `method` through a class of the lineage
+        `found` of `cls_name`, or "": every form names a class of the lineage;
+        `getattr(Own, ...)`, `vars(Own)` and `Own.__dict__` need not name the method."""
         names = {cls_name} | {info.name for _, info in found}
         for n in list(names):
             names |= self.aliases(n)
@@ -566,13 +578,8 @@ class ClassWorld:
         )
         encoded = [n.encode() for n in names]
         for path, data in self.files:
-            # Every form names a class of the lineage; `getattr(Own, ...)`, `vars(Own)` and
-            # `Own.__dict__` need not name the method.
             if any(n in data for n in encoded) and pattern.search(data):
-                return (
-                    f"{_short(path)} names `{method}` through the class: it may run with a "
-                    "`self` of another class"
-                )
+                return _short(path)
         return ""
 
 
