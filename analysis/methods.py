@@ -707,6 +707,22 @@ def _short(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def method_scope(
+    scope: Scope,
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope, ast.ClassDef] | None:
+    """(the def, its class's scope, the class statement) when `scope` is a def written directly
+    in a class body, else None."""
+    fn, owner = scope.node, scope.parent
+    if (
+        not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        or owner is None
+        or not owner.is_class
+        or not isinstance(owner.node, ast.ClassDef)
+    ):
+        return None
+    return fn, owner, owner.node
+
+
 def method_of(
     scope: Scope, recv: str, attr: str, unit: Unit, world: ClassWorld
 ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, str] | None:
@@ -714,16 +730,10 @@ def method_of(
     leading parameters the receiver binds and the conditions that made it certain."""
     from zeroopt.analysis.summaries import plain_decorators
 
-    caller = scope.node
-    owner = scope.parent
-    if (
-        not isinstance(caller, ast.FunctionDef | ast.AsyncFunctionDef)
-        or owner is None
-        or not owner.is_class
-        or not isinstance(owner.node, ast.ClassDef)
-    ):
+    method = method_scope(scope)
+    if method is None:
         return None
-    cls = owner.node
+    caller, owner, cls = method
     params = [*caller.args.posonlyargs, *caller.args.args]
     if not params or params[0].arg != recv:
         return None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
-from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short
+from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_scope
 from zeroopt.analysis.resolve import Resolver, Scope, walk
 
 
@@ -40,22 +40,16 @@ def classmethod_class(
 ) -> tuple[str | None, str]:
     """(the record class `name` is, or None; why not, "" when `name` is no classmethod's
     `cls` at all)."""
-    fn = scope.node
-    owner = scope.parent
-    if (
-        not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
-        or owner is None
-        or not owner.is_class
-        or not isinstance(owner.node, ast.ClassDef)
-    ):
+    method = method_scope(scope)
+    if method is None:
         return None, ""
+    fn, owner, cls = method
     params = [*fn.args.posonlyargs, *fn.args.args]
     if not params or params[0].arg != name:
         return None, ""
     quals = [resolver.qualified(owner, d) for d in fn.decorator_list]
     if quals != ["builtins.classmethod"]:
         return None, ""
-    cls = owner.node
     if owner.parent is None or owner.parent.parent is not None or cls.name not in records:
         return None, f"`{name}` is a class not read as a plain dataclass ({cls.name})"
     if name in scope.nonlocal_names | scope.global_names or any(
