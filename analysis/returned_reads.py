@@ -11,15 +11,19 @@ an element none of them covers (partial_reads.py). Then
 "call the caller" is an execution that reads memory nobody wrote, whoever else calls the
 function. Not where the allocation runs only under an `if` that compares with 0 or negates a
 value (`if x.shape[0] == 0: return torch.empty(x.shape[0], ...)`): it may have no element
-there, and a read of it reads nothing (`empty_guard`). A call surely runs the function when summaries.py resolves it to this very def: a
-module-level name bound once in its module (`f(...)`, never rebound; `unit.dynamic` refuses), an
-import of it from another module of the tree (`from m import f`, `import m; m.f(...)`, through
-the project index), or `self.m(...)` in a method of the def's own class where no class of the
-tree that derives from it binds `m` (methods.py; where methods.py refuses only for a class made
-at run time from a base of unknown class, or for bindings under computed names outside the
-class's files, loose_lineage.py reads them, and the evidence names what it assumed). Public
-functions and methods count: code
-outside the tree may call them too, which only adds paths.
+there, and a read of it reads nothing (`empty_guard`).
+
+A call runs the function when summaries.py resolves it to this very def: a module-level name
+bound once in its module (`f(...)`, never rebound; `unit.dynamic` refuses), an import of it from
+another module of the tree (`from m import f`, `import m; m.f(...)`, through the project index),
+or `self.m(...)` in a method of the def's own class where no class of the tree that derives from
+it binds `m` (methods.py; where methods.py refuses only for a class made at run time from a base
+of unknown class, or for bindings under computed names outside the class's files,
+loose_lineage.py reads them, and the evidence names what it assumed). Where summaries.py refuses
+only because other code may replace the def (a store of an attribute of its name, a
+`sys.modules` entry or import hook that may stand for its module: `possible_callee`), the call
+runs it wherever nothing replaces it; that is the path shown, and the evidence says so. Public
+functions and methods count: code outside the tree may call them too, which only adds paths.
 
 Assumptions, named in each finding's evidence (docs/whole-program.md, the rule page): the
 caller can run (a function of the tree is called by someone; its own dataflow shows the path);
@@ -217,10 +221,11 @@ def _calls_to(
             continue
         if isinstance(func, ast.Attribute) and spelled != fn.name:
             continue
-        callee = j.summaries.callee(scope, func, resolver.qualified(scope, func))
-        if callee is None:
+        possible = j.summaries.possible_callee(scope, func, resolver.qualified(scope, func))
+        if possible is None:
             found += _loose_call(j, fn, call, scope, home)
             continue
+        callee, assumed = possible
         if home is None:
             if callee.fn is not fn:
                 continue
@@ -228,5 +233,5 @@ def _calls_to(
             callee.unit.module != home or callee.fn.name != fn.name or callee.fn.lineno != fn.lineno
         ):
             continue
-        found.append((call, scope, j, f"`{callee.name}`: {callee.why}"))
+        found.append((call, scope, j, f"`{callee.name}`: {assumed or callee.why}"))
     return found

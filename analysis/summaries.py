@@ -200,6 +200,10 @@ class Summaries:
         # Per called expression: why the def its name resolves to is not the one that runs.
         self.refused: dict[int, tuple[ast.expr, str]] = {}
         self._refusal = ""
+        # Per called expression refused only because other code may replace the def: that def,
+        # which runs wherever nothing replaces it (an `unsafe` may rest on it: possible_callee).
+        self._unreplaced: dict[int, tuple[ast.expr, Callee]] = {}
+        self._candidate: Callee | None = None
 
     # --- resolution ------------------------------------------------------------------------
     def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
@@ -216,10 +220,13 @@ class Summaries:
         if project is not None:
             outer, project.deps = project.deps, {}
         self._refusal = ""
+        self._candidate = None
         try:
             found = self._resolve(scope, func, qual)
             if self._refusal:
                 self.refused[key] = (func, self._refusal)
+                if self._candidate is not None:
+                    self._unreplaced[key] = (func, self._candidate)
         finally:
             consulted: dict[str, str] = {}
             if project is not None:
@@ -227,6 +234,27 @@ class Summaries:
                 project.deps = {**outer, **project.deps}
         self._callees[key] = (func, found, consulted)
         return found
+
+    def possible_callee(
+        self, scope: Scope, func: ast.expr, qual: str | None
+    ) -> tuple[Callee, str] | None:
+        """For an `unsafe` only: (the def a call runs, the assumption it rests on). The def is
+        `callee`'s where that is certain (no assumption), else the module's own def of the name
+        where `callee` refused only because other code may replace it (a store of an attribute
+        of that name, a `sys.modules` entry or import hook that may stand for its module): where
+        nothing replaces it, that def runs, so a read it makes is a read on that path. A `safe`
+        never rests on this."""
+        found = self.callee(scope, func, qual)
+        if found is not None:
+            return found, ""
+        hit = self._unreplaced.get(id(func))
+        refused = self.refused.get(id(func))
+        if hit is None or hit[0] is not func or refused is None or refused[0] is not func:
+            return None
+        return hit[1], (
+            f"assuming the call runs `{hit[1].name}` ({hit[1].where}), as it does wherever "
+            f"nothing replaces it: {refused[1][:160]}"
+        )
 
     def _resolve(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
         if isinstance(func, ast.Name) and qual is None:
@@ -271,6 +299,7 @@ class Summaries:
         patched = self._patched(fn.name, unit)
         if patched:
             self._refusal = patched
+            self._candidate = Callee(fn, unit, shift, name, why)
             return None
         return Callee(fn, unit, shift, name, why)
 
@@ -323,6 +352,12 @@ class Summaries:
             if unit is not None and not unit.dynamic:
                 replaced = self.replaced(module)
                 if replaced:
+                    fn = unit.function(name)
+                    if fn is not None and self._plain(fn, unit, 0, qual, "") is not None:
+                        why = f"the only binding of `{name}` in {module}"
+                        self._candidate = Callee(fn, unit, 0, qual, why)
+                    elif self._candidate is not None:
+                        replaced = f"{replaced}; {self._refusal}"
                     self._refusal = replaced
                     return None
         if unit is None or unit.dynamic:

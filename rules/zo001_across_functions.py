@@ -341,6 +341,14 @@ no class decorator and matches no lifecycle model (those are judged by the order
 declares). Assumed: a file that never names the class writes no attribute of its objects by a
 computed name. The evidence names the reading method, its line and these assumptions.
 
+A def other code may replace (summaries.py `possible_callee`): a call the summaries would
+resolve but for a store that may replace the def (an attribute of its name stored anywhere in the
+tree, a `sys.modules` entry or import hook that may stand for its module) is no proof of any
+write, but where nothing replaces the def, it runs: if its summary reads the parameter before any
+write, the call is a definite read (`unsafe` on that path), and a caller reached this way counts
+for the returned buffers above. Assumed, and named in the evidence with the store: the path where
+nothing replaces the def. A def that writes the buffer in full or leaves it alone decides nothing.
+
 Both also decide a buffer the allocating function wrote IN PART (analysis/partial_reads.py): the
 intervals some path of it may have written (as for uncovered reads above) start the reader's
 dataflow, and its definite read of an element outside all of them (`x[1:] = f(); return x`, then

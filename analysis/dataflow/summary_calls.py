@@ -46,7 +46,7 @@ class SummaryCalls(Stores):
             refused = engine.refused.get(id(e.func))
             if refused is not None and refused[0] is e.func:
                 engine.obstacles[id(e)] = (e, refused[1])  # named in the evidence
-            return False, None
+            return self._unreplaced_read(e, qual), None
         found = self._arguments_reaching(e)
         param = callee.parameter(found[0][0]) if len(found) == 1 else None
         if param is None or _reachable(self):
@@ -61,11 +61,53 @@ class SummaryCalls(Stores):
         summary = engine.summary(callee, param)
         return True, self._apply_summary(e, callee, param, summary, a, ref)
 
+    def _unreplaced_read(self, e: ast.Call, qual: str | None) -> bool:
+        """A call refused only because other code may replace its def (summaries.py
+        `possible_callee`), whose def reads the argument before writing it: a definite read on
+        the path where nothing replaces the def, with that assumption in the evidence (an
+        `unsafe` only: a read never proves a `safe`). False, with nothing evaluated, otherwise:
+        the call is then any unknown call."""
+        engine = self.ctx.summaries
+        assert engine is not None
+        possible = engine.possible_callee(self.ctx.scope, e.func, qual)
+        if possible is None or not possible[1] or self.st.full:
+            return False
+        callee, assumption = possible
+        # The arguments that may reach the buffer, told from the syntax alone (nothing is
+        # evaluated unless the call is taken): a name it may be reached through, or the
+        # allocation itself written as an argument (the buffer is not live before it runs).
+        roots = self._roots() if self.st.live else frozenset()
+        alloc = self.ctx.alloc
+        named = [
+            key
+            for key, a in [*enumerate(e.args), *((k.arg, k.value) for k in e.keywords)]
+            if any(n is alloc or (isinstance(n, ast.Name) and n.id in roots) for n in ast.walk(a))
+        ]
+        param = callee.parameter(named[0]) if len(named) == 1 and named[0] is not None else None
+        if param is None or engine.summary(callee, param).kind != READS:
+            return False
+        found = self._arguments_reaching(e)
+        if len(found) != 1 or callee.parameter(found[0][0]) != param or _reachable(self):
+            self._unknown_summary_call(e, callee, found, assumption)
+            return True
+        _, a, ref = found[0]
+        self._apply_summary(e, callee, param, engine.summary(callee, param), a, ref, assumption)
+        return True
+
     def _apply_summary(
-        self, e: ast.Call, callee: Callee, param: str, summary: Summary, a: ast.expr, ref: Ref
+        self,
+        e: ast.Call,
+        callee: Callee,
+        param: str,
+        summary: Summary,
+        a: ast.expr,
+        ref: Ref,
+        assumption: str = "",
     ) -> Ref | None:
         name = callee.name
         basis = f"summary of `{name}` ({callee.where}, parameter `{param}`; {callee.why})"
+        if assumption:
+            basis = f"{basis[:-1]}; {assumption})"
         if summary.kind == WRITES:
             self.write(
                 ref,

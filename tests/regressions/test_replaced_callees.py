@@ -1,0 +1,197 @@
+"""`unsafe` through a def that other code of the tree may replace (summaries.py
+`possible_callee`): a `sys.modules[k] = m` store whose key may be any name, or a store of an
+attribute of the def's name, keeps the call from being certain to run the def, so no `safe` rests
+on its summary; but where nothing replaces it the def runs, and a def that reads its parameter
+before writing it (or a caller that reads a returned buffer) shows one execution that reads
+memory nobody wrote. The evidence names the store it assumed away.
+
+The near misses must stay `unproven`: a def that writes its parameter in full, or leaves it
+alone, proves nothing while the store may replace it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import (
+    Case,
+    Verdict,
+    check_execution,
+    check_verdict,
+    params,
+    site_verdicts,
+)
+
+UNSAFE = frozenset({Verdict.UNSAFE})
+UNPROVEN = frozenset({Verdict.UNPROVEN})
+
+# Another module of the package that may put any object in `sys.modules` under any name.
+_STUBS = (
+    "rcp_pkg/stubs",
+    r"""
+import sys
+
+
+def install(name, module):
+    sys.modules[name] = module
+""",
+)
+_HELPERS = (
+    "rcp_pkg/helpers",
+    r"""
+import torch
+
+
+def add_into(dst, x):
+    dst += x
+    return dst
+
+
+def fill_from(dst, x):
+    dst.copy_(x)
+    return dst
+
+
+def shape_of(dst):
+    return dst.shape[0]
+""",
+)
+
+CASES = [
+    Case(
+        "helper_of_a_replaceable_module_accumulates",
+        expect=UNSAFE,
+        package="rcp_pkg",
+        why="`add_into` reads `dst` before writing it; `stubs.install` may replace its module, "
+        "but where it does not (this run), the zeros are added to.",
+        source=r"""
+import torch
+
+from rcp_pkg.helpers import add_into
+
+
+def total(x):
+    buf = torch.zeros(3)  # <- site
+    return add_into(buf, x)
+""",
+        scenario=r"""
+def run():
+    return total(torch.ones(3))
+""",
+        modules=(("rcp_pkg/__init__", ""), _STUBS, _HELPERS),
+    ),
+    Case(
+        "inline_allocation_handed_to_a_replaceable_helper",
+        expect=UNSAFE,
+        package="rcp_pkg",
+        why="the allocation written as the argument itself: the same read on the same path.",
+        source=r"""
+import torch
+
+from rcp_pkg import helpers
+
+
+def total(x):
+    return helpers.add_into(torch.zeros(3), x)  # <- site
+""",
+        scenario=r"""
+def run():
+    return total(torch.ones(3))
+""",
+        modules=(("rcp_pkg/__init__", ""), _STUBS, _HELPERS),
+    ),
+    Case(
+        "returned_buffer_read_by_a_caller_in_a_replaceable_module",
+        expect=UNSAFE,
+        package="rcp_pkg",
+        why="`make` returns zeros that its caller in another module accumulates into; the "
+        "import of `make` may be replaced by `stubs.install`, not in this run.",
+        source=r"""
+import torch
+
+
+def make(n):
+    out = torch.zeros(n)  # <- site
+    return out
+""",
+        scenario=r"""
+def run():
+    from rcp_pkg import user
+
+    return user.accumulate(torch.ones(3))
+""",
+        modules=(
+            ("rcp_pkg/__init__", ""),
+            _STUBS,
+            (
+                "rcp_pkg/user",
+                r"""
+from rcp_pkg.returned_buffer_read_by_a_caller_in_a_replaceable_module import make
+
+
+def accumulate(x):
+    acc = make(x.shape[0])
+    acc += x
+    return acc
+""",
+            ),
+        ),
+    ),
+]
+
+# A def that writes the buffer in full, or never touches it, decides nothing while another
+# object may run in its place: these stay `unproven` (never `safe`, never `unsafe`).
+NEAR_MISSES = [
+    Case(
+        "replaceable_helper_writes_in_full",
+        expect=UNPROVEN,
+        package="rcp_pkg",
+        source=r"""
+import torch
+
+from rcp_pkg.helpers import fill_from
+
+
+def copy(x):
+    buf = torch.zeros(3)  # <- site
+    return fill_from(buf, x)
+""",
+        modules=(("rcp_pkg/__init__", ""), _STUBS, _HELPERS),
+    ),
+    Case(
+        "replaceable_helper_looks_only_at_the_shape",
+        expect=UNPROVEN,
+        package="rcp_pkg",
+        source=r"""
+import torch
+
+from rcp_pkg.helpers import shape_of
+
+
+def measure(x):
+    buf = torch.zeros(3)  # <- site
+    n = shape_of(buf)
+    buf.copy_(x)
+    return buf * n
+""",
+        modules=(("rcp_pkg/__init__", ""), _STUBS, _HELPERS),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_verdict_at_the_site(case: Case) -> None:
+    check_verdict(case)
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_executed(case: Case, tmp_path: Path) -> None:
+    check_execution(case, tmp_path)
+
+
+@pytest.mark.parametrize("case", params(NEAR_MISSES))
+def test_near_miss_stays_unproven(case: Case) -> None:
+    for line, verdicts in site_verdicts(case, case.program).items():
+        assert verdicts and set(verdicts) == {Verdict.UNPROVEN}, (case.name, line, verdicts)
