@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from zeroopt.analysis import semantics as api
@@ -12,6 +13,8 @@ from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View, evolve
+
+_ELEMENT = re.compile(r"\[\d+\]")  # a path one literal index under a sequence name
 
 
 class Calls(DispatchCalls):
@@ -301,12 +304,33 @@ class Calls(DispatchCalls):
                 )
 
     def _read_arg(self, a: ast.expr, name: str, definite: bool, whole: bool = False) -> None:
+        if self._read_sequence(a, name, definite, whole):
+            return
         items = a.elts if isinstance(a, ast.List | ast.Tuple) else [a]
         for item in items:
             value = item.value if isinstance(item, ast.Starred) else item
             ref = self.eval(value)
             if ref is not None:
                 self.read(ref, value, definite=definite, how=f"argument of `{name}`", whole=whole)
+
+    def _read_sequence(self, a: ast.expr, name: str, definite: bool, whole: bool) -> bool:
+        """`torch.cat(parts)` where `parts` is a list or tuple display bound to a local name
+        (holders.py: every path under it is an element spelled by a literal index): the
+        function reads each tensor of the sequence (semantics.SEQUENCE_READERS), the buffer
+        among them, and keeps no reference to the list. False where that is not known."""
+        if not (isinstance(a, ast.Name) and name in api.SEQUENCE_READERS):
+            return False
+        if self.lookup(a.id) is not None or self._holders()[0].get(a.id) not in ("seq", "tup"):
+            return False
+        owned = self.owns(a.id)
+        if not owned or not all(_ELEMENT.fullmatch(p[len(a.id) :]) for p in owned):
+            return False  # a path deeper than an element (`parts[0].x`): not read by `cat`
+        for path in sorted(owned):
+            ref = self.lookup(path)
+            if ref is not None:
+                how = f"`{path}`, in the sequence `{a.id}` that `{name}` reads in full"
+                self.read(ref, a, definite=definite, how=how, whole=whole)
+        return True
 
     def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:
         how = self._src(e)[:100]

@@ -115,6 +115,14 @@ WHOLE_READ_FUNCTIONS = frozenset(
     )
 ) | frozenset(f"builtins.{n}" for n in _words("float int bool complex abs round sum"))
 
+# Functions whose first argument is a sequence of tensors they read in full and keep no reference
+# to (https://pytorch.org/docs/stable/generated/torch.cat.html, torch.stack, torch.hstack, ...:
+# "the given sequence of tensors"; the result is new memory).
+SEQUENCE_READERS = frozenset(
+    f"torch.{n}"
+    for n in _words("cat concat concatenate stack hstack vstack dstack column_stack row_stack")
+)
+
 # Decorators that register a fake (meta) implementation: it runs on tensors without data
 # (https://pytorch.org/docs/stable/library.html#torch.library.register_fake; impl_abstract is
 # its former name).

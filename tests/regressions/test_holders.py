@@ -532,6 +532,83 @@ def run():
     return f(4)
 """,
     ),
+    Case(
+        "list_display_concatenated",
+        expect=UNSAFE,
+        why="`torch.cat(tokens)` reads every tensor of the list display `tokens`, the zeros "
+        "among them, before anything wrote them.",
+        source=r"""
+import torch
+
+
+def f(h):
+    cls = torch.zeros_like(h)  # <- site
+    tokens = [h, cls]
+    return torch.cat(tokens, dim=1)
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(2, 3))
+""",
+    ),
+    Case(
+        "tuple_display_stacked",
+        expect=UNSAFE,
+        why="`torch.stack` reads every tensor of the tuple: the zeros are stacked as data.",
+        source=r"""
+import torch
+
+
+def f(h):
+    pad = torch.zeros_like(h)  # <- site
+    parts = (h, pad)
+    return torch.stack(parts)
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(4))
+""",
+    ),
+    Case(
+        "list_display_concatenated_after_a_full_write",
+        kind="fix",
+        expect=frozenset({Verdict.SAFE}),
+        why="the element is written in full through its own name before `cat` reads the list.",
+        source=r"""
+import torch
+
+
+def f(h):
+    cls = torch.zeros_like(h)  # <- site
+    tokens = [h, cls]
+    cls.copy_(h * 2)
+    return torch.cat(tokens, dim=1)
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(2, 3))
+""",
+    ),
+    Case(
+        "list_rebound_on_a_branch_before_cat",
+        expect=frozenset({Verdict.UNPROVEN}),
+        why="on one branch the name holds another list: the read of the zeros is only possible.",
+        source=r"""
+import torch
+
+
+def f(h, c):
+    cls = torch.zeros_like(h)  # <- site
+    tokens = [h, cls]
+    if c:
+        tokens = [h, h]
+    return torch.cat(tokens)
+""",
+        scenario=r"""
+def run():
+    return f(torch.ones(3), False)
+""",
+    ),
 ]
 
 
