@@ -1,0 +1,106 @@
+"""The first pass through a `for` loop: a read that no write can have preceded yet.
+
+`for c in range(n): packed[:, c] = packed[:, c] | bits(c)` reads `packed[:, c]` before writing
+it, on every pass; the fixpoint joins the state after one pass into the loop head, so from the
+second pass on a write has run and the read is only "after partial or possible writes". The
+first pass is a path of its own: the loop's body runs once, on the state the loop was entered
+with. `first_pass_reads` re-runs the same dataflow on a copy of the CFG where no `for` loop
+starts a second pass (the edge from `for-next` back to the target binding is gone: after one
+pass the iterator is exhausted, as it is for an iterable of one item). Every path of that copy
+is a path of the function, so a read it shows before any write (`unsafe` there) is one execution
+that reads memory nobody wrote, assuming the loop runs at least once (said in the evidence).
+
+Only for an `unsafe`: a `safe` is never taken from the copy (it sees fewer paths), and the
+copy's other findings are dropped. Asked only for a site left `unproven` with a read inside a
+`for` loop, and never for the ZO002 guard (`certain_reads_only`: the loop may run no pass).
+`while` loops keep their back edge (their test decides whether a pass runs at all).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from zeroopt.analysis.cfg import CFG, Kind
+from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, BufferOutcome, Context, Issue
+from zeroopt.analysis.resolve import walk
+
+_READS = ("read", "possible-read")
+
+
+def _for_loops(body: list[ast.stmt]) -> list[ast.For | ast.AsyncFor]:
+    return [n for n in walk(body) if isinstance(n, ast.For | ast.AsyncFor)]
+
+
+def _enclosing(loops: list[ast.For | ast.AsyncFor], line: int) -> ast.For | ast.AsyncFor | None:
+    """The innermost `for` loop whose body holds `line`."""
+    best = None
+    for loop in loops:
+        first = loop.body[0].lineno
+        last = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in loop.body)
+        if first <= line <= last and (best is None or best.lineno <= loop.lineno):
+            best = loop
+    return best
+
+
+def _single_pass(cfg: CFG) -> CFG:
+    """A copy of `cfg` in which no `for` loop starts another pass after its first."""
+    out = copy.copy(cfg)
+    out.nodes = []
+    for node in cfg.nodes:
+        twin = copy.copy(node)
+        twin.succ = [
+            s
+            for s in node.succ
+            if not (node.label == "for-next" and cfg.nodes[s].kind is Kind.BIND)
+        ]
+        twin.exc_succ = list(node.exc_succ)
+        twin.loop = None  # no claim about what all passes of a loop cover
+        out.nodes.append(twin)
+    out._capture = cfg._capture
+    out._index = None
+    out._orders = None
+    return out
+
+
+def first_pass_reads(
+    cfg: CFG, ctx: Context, outcome: BufferOutcome, body: list[ast.stmt]
+) -> BufferOutcome | None:
+    """`outcome` with the copy's reads before any write added (`unsafe`), or None when the
+    first pass of every loop shows none (or the question does not arise)."""
+    from zeroopt.analysis.dataflow.fixpoint import analyse_buffer
+
+    if ctx.certain_reads_only or outcome.gave_up or not outcome.reached:
+        return None
+    if any(i.severity == UNSAFE for i in outcome.issues):
+        return None
+    loops = _for_loops(body)
+    if not loops or not any(
+        i.severity == UNPROVEN and i.kind in _READS and _enclosing(loops, i.line) is not None
+        for i in outcome.issues
+    ):
+        return None
+    once = analyse_buffer(_single_pass(cfg), ctx)
+    # Only reads with nothing written before them on any path of the copy, inside a loop's
+    # body: element-level claims (uncovered.py, gaps.py) may rest on a loop having run once,
+    # which constrains sizes the copy does not know (`range(n)` run once: n == 1).
+    found = [
+        i
+        for i in once.issues
+        if i.severity == UNSAFE
+        and i.kind == "read"
+        and i.text.startswith("read before any write")
+        and _enclosing(loops, i.line) is not None
+    ]
+    if once.gave_up or not found:
+        return None
+    issues = []
+    for i in found:
+        loop = _enclosing(loops, i.line)
+        assert loop is not None
+        where = f"on the first pass of the loop at line {loop.lineno}, assuming it runs at least once"
+        issues.append(Issue(UNSAFE, i.line, i.kind, f"{i.text} ({where})"))
+    result = copy.copy(outcome)
+    result.issues = [*issues, *outcome.issues]
+    result.assumed = [*outcome.assumed, *once.assumed]
+    return result

@@ -1,0 +1,131 @@
+"""A read on the first pass through a `for` loop (analysis/dataflow/first_pass.py): the loop body
+reads part of the buffer before writing it, so its first pass reads memory nobody wrote, although
+from the second pass on a write has run. Each case is executed with the allocation poisoned.
+
+The near misses must not be `unsafe`: a body that writes before it reads, a read after the loop
+(the copy that runs each loop once knows nothing of the sizes a single pass implies), a loop over
+an empty iterable the analysis cannot tell apart, and a body whose read is of a part written
+before the loop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.regressions.harness import (
+    Case,
+    Verdict,
+    check_execution,
+    check_verdict,
+    params,
+    site_verdicts,
+)
+
+UNSAFE = frozenset({Verdict.UNSAFE})
+
+CASES = [
+    Case(
+        "nibbles_packed_by_or_into_a_column",
+        expect=UNSAFE,
+        why="each column is OR-ed with its own previous value: the first pass ORs into zeros.",
+        source=r"""
+import torch
+
+
+def pack(to_pack):
+    n = to_pack.shape[1] // 8
+    packed = torch.zeros(to_pack.shape[0], n, dtype=torch.int32)  # <- site
+    for c in range(n):
+        for i in range(8):
+            col = to_pack[:, c * 8 + i].to(torch.int32) & 0x0F
+            packed[:, c] = torch.bitwise_or(packed[:, c], torch.bitwise_left_shift(col, i * 4))
+    return packed
+""",
+        scenario=r"""
+def run():
+    return pack(torch.arange(32, dtype=torch.int32).reshape(2, 16))
+""",
+    ),
+    Case(
+        "row_accumulated_through_its_index",
+        expect=UNSAFE,
+        why="`out[i] = out[i] + x`: row i is read before it is written, on its only pass.",
+        source=r"""
+import torch
+
+
+def rows(xs):
+    out = torch.zeros(len(xs), 3)  # <- site
+    for i, x in enumerate(xs):
+        out[i] = out[i] + x
+    return out
+""",
+        scenario=r"""
+def run():
+    return rows([torch.ones(3), torch.full((3,), 2.0)])
+""",
+    ),
+]
+
+NEAR_MISSES = [
+    Case(
+        "body_writes_the_row_before_reading_it",
+        source=r"""
+import torch
+
+
+def rows(xs):
+    out = torch.zeros(len(xs), 3)  # <- site
+    for i, x in enumerate(xs):
+        out[i] = x
+        out[i] = out[i] * 2
+    return out
+""",
+    ),
+    Case(
+        "read_after_a_covering_loop",
+        source=r"""
+import torch
+
+
+def fill():
+    out = torch.zeros(4)  # <- site
+    for i in range(4):
+        out[i] = i
+    return out.sum()
+""",
+    ),
+    Case(
+        "read_of_a_part_written_before_the_loop",
+        source=r"""
+import torch
+
+
+def run_sum(xs):
+    out = torch.zeros(4)  # <- site
+    out.fill_(1)
+    for x in xs:
+        out[:2] = out[:2] + x
+    return out
+""",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_verdict_at_the_site(case: Case) -> None:
+    check_verdict(case)
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_executed(case: Case, tmp_path: Path) -> None:
+    check_execution(case, tmp_path)
+
+
+@pytest.mark.parametrize("case", params(NEAR_MISSES))
+def test_near_miss_is_not_unsafe(case: Case) -> None:
+    for line, verdicts in site_verdicts(case, case.program).items():
+        assert verdicts, (case.name, line)
+        assert Verdict.UNSAFE not in verdicts, (case.name, line, verdicts)
