@@ -189,7 +189,11 @@ object holding it is handed it) is assumed not to write it, and the evidence of 
 says so ("assuming `f` does not write it"); a call made while a closure of the function shares
 the buffer's name may write it. Closures, lambdas and generators defined in the analysed code
 are followed wherever they may run: called, run by a built-in (`sorted(key=f)`, `sum(g)`),
-stepped by a loop or an unpacking. Functions of other modules do not leave a CUDA-graph capture
+stepped by a loop or an unpacking. Also only for `unsafe`: a read inside a `for` loop's body
+that the loop's first pass makes before any write (`out[i] = out[i] + x`, `packed[:, c] |= v`;
+analysis/dataflow/first_pass.py runs the function once more with no loop starting a second
+pass) is one, assuming the loop runs at least once (said in the evidence); never for ZO002.
+Functions of other modules do not leave a CUDA-graph capture
 open when they return, nor close one they did not open (the file's own functions are checked).
 A kernel contract applies only to a callee that resolves, through the file's imports, to exactly
 one of the modules it was read from (`flash_attn`, `flash_attn_interface`, `flash_attn.cute`,
