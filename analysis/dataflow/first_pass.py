@@ -99,7 +99,9 @@ def first_pass_reads(
         loop = _enclosing(loops, i.line)
         assert loop is not None
         where = f"on the first pass of the loop at line {loop.lineno}, assuming it runs at least once"
-        issues.append(Issue(UNSAFE, i.line, i.kind, f"{i.text} ({where})"))
+        # The copy's "nothing written on any path" holds for its paths: say which.
+        text = i.text.replace("nothing written on any path", "nothing written before it")
+        issues.append(Issue(UNSAFE, i.line, i.kind, f"{text} ({where})"))
     result = copy.copy(outcome)
     result.issues = [*issues, *outcome.issues]
     result.assumed = [*outcome.assumed, *once.assumed]
