@@ -160,7 +160,7 @@ def _torch_made(func: ast.AST) -> frozenset[str]:
             ]  # fmt: skip
         for t in targets:
             for n in ast.walk(t):
-                if isinstance(n, ast.Name):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     ok = isinstance(t, ast.Name) and _torch_call(value)
                     made[n.id] = made.get(n.id, True) and ok
     return frozenset(n for n, ok in made.items() if ok)
