@@ -329,8 +329,6 @@ class Effects:
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
         target = carried or ref
-        if carried is not None and not ref.assumes:
-            how = f"{how} (it holds the buffer's elements, copied or not)"
         element = (
             uncovered.uncovered_element(st.may_writes, target, st.dims)
             if (definite or carried) and whole and not self.conditional and st.may_writes
@@ -354,6 +352,8 @@ class Effects:
             note = uncovered.nonempty_note(st.dims, element, target)
             if carried is not None and ref.assumes:
                 note = f"{note}; {ref.assumes}"
+            elif carried is not None:
+                how = f"{how} (it holds the buffer's elements, copied or not)"
             text = uncovered.evidence(st.may_writes, element, st.dims, how, note)
             self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
         elif gap is not None:
