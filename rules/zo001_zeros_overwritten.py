@@ -34,7 +34,7 @@ whether the zero fill is ever observed:
   `x.long()`, `.contiguous()`, `.cpu()`, `.reshape(...)`; not the guard's), or by `x[i]` in
   `for i in range(n)` (i is 0 on the first iteration: the read is a top-level statement of the
   body after plain statements that never mention i, i is bound by the loop alone and indexes
-  only the buffer or tensors the function made there; not the guard's), reads memory no path
+  only the buffer or tensors the function binds from torch factories; not the guard's), reads memory no path
   wrote. A write of
   unknown extent on any path rules it out: through a result that may be a copy, another layout
   (`x.view(-1)[1:]`), a hand-off to unknown code, `out=` of the buffer itself, an index or mask

@@ -6,10 +6,10 @@ top-level statement of the loop body; every statement before it in the body is a
 assignment or expression that never mentions i (no branch, `continue`, `assert`, `raise` that
 could skip it on the first iteration only); i is bound by the loop alone (no assignment, `del`,
 `global` or `nonlocal` of it); and, in the statement, i appears only as the index of a
-subscript of the same buffer or of a tensor the function made by a `torch.*` call (`cu[i + 1]`:
-indexing a sequence with i or i + c, c >= 0, raises at i = 0 only if it raises at every i, as a
-dict keyed from 1 could not be trusted to). The loop is assumed to run at least once, which the
-evidence says.
+subscript (`cu[i]`, `cu[i + 1]`) of the same buffer or of a tensor the function binds from a
+torch factory alone (`torch.zeros`, `torch.cumsum`, ...): indexing a sequence with i + c,
+c >= 0, raises at i = 0 only if it raises at every i, where a dict keyed from 1 raises at 0
+alone. The loop is assumed to run at least once, which the evidence says.
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ def _mentions(node: ast.AST, name: str) -> bool:
 
 
 def _torch_made(func: ast.AST) -> frozenset[str]:
-    """Names every assignment of which, in the function, binds a `torch.*` call's result."""
+    """Names every assignment of which, in the function, binds the tensor a torch factory or
+    tensor function returns."""
     made: dict[str, bool] = {}
     for node in _own_nodes(func):
         targets: list[ast.expr] = []
@@ -166,10 +167,21 @@ def _torch_made(func: ast.AST) -> frozenset[str]:
     return frozenset(n for n, ok in made.items() if ok)
 
 
+# torch functions that return one tensor (not `torch.load`, which returns whatever was saved).
+_TENSOR_FACTORIES = frozenset(
+    {
+        "zeros", "zeros_like", "empty", "empty_like", "ones", "ones_like", "full", "full_like",
+        "arange", "tensor", "as_tensor", "from_numpy", "cumsum", "cat", "stack", "randint",
+        "rand", "randn", "diff", "bincount", "repeat_interleave", "where",
+    }
+)  # fmt: skip
+
+
 def _torch_call(value: ast.expr | None) -> bool:
     return (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _TENSOR_FACTORIES
         and isinstance(value.func.value, ast.Name)
         and value.func.value.id == "torch"
     )
