@@ -294,6 +294,23 @@ def f(lens, bs: int, d):
 """,
     ),
     NearMiss(
+        "lookup_in_a_loaded_object",
+        why="`torch.load` may return a dict keyed from 1: `table[i]` may raise at i = 0 alone.",
+        source=r"""
+import torch
+
+
+def f(lens, bs: int, path):
+    cu = torch.zeros(bs + 1, dtype=torch.int64)  # <- site
+    cu[1:] = torch.cumsum(lens, 0)
+    table = torch.load(path)
+    t = 0
+    for i in range(bs):
+        t += table[i] + cu[i].item()
+    return torch.tensor(t)
+""",
+    ),
+    NearMiss(
         "loop_variable_moved",
         why="`i = i + 1` before the read: the read takes cu[1] first.",
         source=r"""
