@@ -95,12 +95,6 @@ def _negative_literal(text: str) -> int | None:
     return None
 
 
-def read_tail(ref: Ref) -> int:
-    """How many elements a read slice leaves off the end of its dimension (`x[:-2]`: 2)."""
-    read = _read_range(ref)
-    return read[3] if isinstance(read, tuple) else 0
-
-
 def _ndim(dims: Dims) -> int | None:
     """The number of dimensions, when the allocation shows it: several sizes, or one int."""
     if len(dims) >= 2 or (len(dims) == 1 and dims[0][0] is not None):
@@ -168,12 +162,12 @@ def nonempty_note(dims: Dims, element: list[int], ref: Ref | None = None) -> str
     d >= 1); a larger index was checked against the literal size, or is where the read slice
     starts (then that slice is assumed not empty). A read `x[:-k]` (`ref`) holds index c only
     where its dimension exceeds c + k: a literal size was checked, another is the condition."""
-    tail = read_tail(ref) if ref is not None else 0
-    read = _read_range(ref) if tail else None
+    read = _read_range(ref) if ref is not None else None
+    tail = read[3] if isinstance(read, tuple) else 0
     if _ndim(dims) is None or len(element) != len(dims):
         more = " and the slice read is not empty" if any(element) or tail else ""
         return f"assuming the buffer is not empty{more}"
-    dim = read[0] % len(dims) if isinstance(read, tuple) else -1
+    dim = read[0] % len(dims) if isinstance(read, tuple) and tail else -1
     conditions: list[str] = []
     for d, ((text, _), c) in enumerate(zip(dims, element, strict=True)):
         if d == dim and _literal(text) is None:
