@@ -86,3 +86,9 @@ def test_a_maybe_copy_is_never_read_through_its_own_reference() -> None:
     # through the maybe-reference itself.
     held = Ref(View.MAYBE, copy=True, derived=True, elements=SELF)
     assert uncovered_element((w(0, 1, None),), held, dims("n + 1")) is None
+
+
+def test_a_size_not_shown_is_not_written_as_none() -> None:
+    note = nonempty_note(dims(None, "1"), [1, 0], part(0, "1", "2"))
+    assert "None" not in note
+    assert note == "assuming the buffer is not empty and the slice read is not empty"

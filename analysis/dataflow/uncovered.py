@@ -176,6 +176,8 @@ def nonempty_note(dims: Dims, element: list[int], ref: Ref | None = None) -> str
             conditions.append(f"{_exceeds(text, c + tail)} (the slice read is not empty)")
             continue
         if c > 0:
+            if text is None:
+                return "assuming the buffer is not empty and the slice read is not empty"
             if _literal(text) is None:
                 conditions.append(f"{text} > {c} (the slice read is not empty)")
             continue
