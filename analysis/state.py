@@ -54,6 +54,12 @@ class Ref:
     # `x if c else y` may be). A read through it while nothing was written on any path reads
     # unwritten memory either way: at the copy, or now through the view.
     derived: bool = False
+    # For MAYBE: the elements of the buffer it certainly holds, whether it copies or aliases them
+    # (`x[:-1].to(torch.int64)`, `x.long()`: the same elements flow on), and, in `assumes`, what
+    # that takes beyond it (`x[i]` is `x[0]` on the first iteration of `for i in range(n)`). A
+    # definite read of all of it reads them (dataflow/uncovered.py); never a write's extent.
+    elements: Ref | None = None
+    assumes: str = ""
 
     def deriving(self) -> bool:
         """A result made from what this reference names is certainly the buffer's data."""
@@ -128,6 +134,8 @@ class State:
         for _, ref in self.must:
             if ref.region is not None:
                 plain |= ref.region.names
+            if ref.elements is not None and ref.elements.region is not None:
+                plain |= ref.elements.region.names
         dotted: set[str] = set()
         roots: set[str] = set()
         plain |= self.hidden

@@ -29,13 +29,21 @@ whether the zero fill is ever observed:
   `mask[0, 0, 1]` past `mask[:, :, 0]` when the allocation's literal size along dim 2 shows index
   1 exists) read by an operator, `+=`, a reduction, `torch.cat`, `y.copy_(x)`, a kernel contract
   reading in full (not a gather, a mask, `where`, `any`, `repeat`, nor `return x`), or by a
-  literal slice or index holding it (`x[0]`, `x[:1]`), reads memory no path wrote. A write of
+  literal slice or index holding it (`x[0]`, `x[:1]`, `x[:-1]` once the dimension exceeds 1),
+  or of a conversion that holds its elements, copied or not (`x[:-1].to(torch.int64)`,
+  `x.long()`, `.contiguous()`, `.cpu()`, `.reshape(...)`; not the guard's), or by `x[i]` in
+  `for i in range(n)` (i is 0 on the first iteration: the read is a top-level statement of the
+  body after plain statements that never mention i, i is bound by the loop alone and indexes
+  only the buffer or tensors the function binds from torch factories; not the guard's), reads memory no path
+  wrote. A write of
   unknown extent on any path rules it out: through a result that may be a copy, another layout
   (`x.view(-1)[1:]`), a hand-off to unknown code, `out=` of the buffer itself, an index or mask
   write, a full write. A read-modify-write that reads every element it writes (`+=`, `add_`,
   `cumsum_`) adds no interval: an element it touches first, it read unwritten. Assumed: the buffer has that element; index 0 needs the buffer not to be
   empty, and the evidence says when the shape shows it (`bs + 1` when `bs >= 0`, `n` when
-  `n >= 1`); a larger index is used only where the literal size shows it.
+  `n >= 1`); a larger index is used only where the literal size shows it; `x[:-k]` holds
+  index c where the dimension exceeds c + k (checked against a literal size, otherwise named:
+  "bs >= 1 (the slice read is not empty)"); `x[i]` assumes the loop runs at least once.
   Also `unsafe`: a definite read through a result that is certainly the buffer's data, a view of
   it or a copy made from it there (`y = x.to(dtype)`, `x.contiguous()`, `y = x[i]` with `i` an
   int or a tensor, `x.expand(...)`; not `x if c else other`, not `.to("meta")`), while nothing was

@@ -64,3 +64,31 @@ def test_the_assumption_is_stated() -> None:
     assert "bs >= 0" in nonempty_note(dims("bs + 1"), [0])
     assert "not empty" in nonempty_note(dims(None), [0])
     assert "n > 1" in nonempty_note(dims("n"), [1])
+
+
+def test_a_negative_literal_end_holds_its_start_while_the_dimension_exceeds_it() -> None:
+    # `x[:-1]` of `zeros(n + 1)`: element 0 when n >= 1, said in the note.
+    read = part(0, None, "-1")
+    assert uncovered_element((w(0, 1, None),), read, dims("n + 1")) == [0]
+    assert "n >= 1 (the slice read is not empty)" in nonempty_note(dims("n + 1"), [0], read)
+    # A literal size shows it: `zeros(1)[:-1]` is empty, `zeros(4)[:-2]` holds 0 and 1.
+    assert uncovered_element((w(0, 1, None),), read, dims("1")) is None
+    assert uncovered_element((w(0, 1, None),), part(0, None, "-2"), dims("4")) == [0]
+    assert uncovered_element((w(0, 0, 2),), part(0, None, "-2"), dims("4")) is None
+    assert uncovered_element((w(0, 0, 2),), part(0, None, "-1"), dims("4")) == [2]
+    # Without the number of dimensions, both assumptions are named.
+    note = nonempty_note(dims(None), [0], read)
+    assert note == "assuming the buffer is not empty and the slice read is not empty"
+
+
+def test_a_maybe_copy_is_never_read_through_its_own_reference() -> None:
+    # The elements a conversion holds are read through `Ref.elements` (effects.py), never
+    # through the maybe-reference itself.
+    held = Ref(View.MAYBE, copy=True, derived=True, elements=SELF)
+    assert uncovered_element((w(0, 1, None),), held, dims("n + 1")) is None
+
+
+def test_a_size_not_shown_is_not_written_as_none() -> None:
+    note = nonempty_note(dims(None, "1"), [1, 0], part(0, "1", "2"))
+    assert "None" not in note
+    assert note == "assuming the buffer is not empty and the slice read is not empty"

@@ -362,7 +362,14 @@ class Calls(DispatchCalls):
         if m in api.MAYBE_COPY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
             meta = any(isinstance(n, ast.Constant) and n.value == "meta" for n in ast.walk(e))
-            return Ref(View.MAYBE, copy=True, derived=recv.deriving() and not meta)
+            held = None
+            if m in _SAME_ELEMENTS and not meta:
+                # Copied or not, the result holds the same elements: reading all of it reads them.
+                held = recv.elements if recv.view is View.MAYBE else recv
+            return Ref(
+                View.MAYBE, copy=True, derived=recv.deriving() and not meta, elements=held,
+                assumes=recv.assumes if held is not None else "",
+            )  # fmt: skip
         if m in api.SPLIT_METHODS:
             self.read(
                 recv, e, definite=False, how=f"`{how}` returns views the analysis does not follow"
@@ -454,3 +461,13 @@ def _torch_op_out(qual: str | None, reader: bool) -> bool:
 def _one_positional(e: ast.Call) -> bool:
     """One plain positional argument: `vars(x)`, never `vars()` or `vars(*a)` (a frame)."""
     return len(e.args) == 1 and not e.keywords and not isinstance(e.args[0], ast.Starred)
+# Maybe-copies whose result holds every element of the receiver, in order, whatever dtype,
+# device or layout it takes (`type` is not one: with no argument it returns a string; `expand`
+# repeats elements and may not hold them all).
+_SAME_ELEMENTS = frozenset(
+    {
+        "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "int", "long", "short",
+        "bool", "byte", "char", "contiguous", "pin_memory", "type_as", "reshape", "reshape_as",
+        "flatten", "ravel",
+    }
+)  # fmt: skip

@@ -110,9 +110,7 @@ class Effects:
         """`name` now holds another value (`k += 1`): slice texts that mention it mean something else."""
         st = self.st
         regions = frozenset(r for r in st.regions if name not in r.names)
-        must = {
-            k: (Ref(v.view, None) if v.region and name in v.region.names else v) for k, v in st.must
-        }
+        must = {k: (Ref(v.view, None) if _bounds_name(v, name) else v) for k, v in st.must}
         dims = tuple(d if name not in d[1] else (None, frozenset()) for d in st.dims)
         self.st = evolve(st, regions=regions, dims=dims).with_must(must)
 
@@ -142,10 +140,7 @@ class Effects:
         if plain:
             # Slice bounds and shape dims that mention the name now mean something else.
             regions = frozenset(r for r in regions if key not in r.names)
-            must = {
-                k: (Ref(v.view, None) if v.region and key in v.region.names else v)
-                for k, v in must.items()
-            }
+            must = {k: (Ref(v.view, None) if _bounds_name(v, key) else v) for k, v in must.items()}
             dims = tuple(d if key not in d[1] else (None, frozenset()) for d in dims)
         self.st = evolve(st, may=may, fresh=fresh, regions=regions, dims=dims).with_must(must)
 
@@ -177,6 +172,10 @@ class Effects:
         self.st = evolve(self.st, fresh=fresh).with_must(must)
 
     def bind(self, key: str, ref: Ref, node: ast.AST) -> None:
+        if ref.assumes:
+            # What the reference holds on a loop's first iteration is claimed only within the
+            # statement that made it: a later statement may run under a condition on the loop.
+            ref = Ref(ref.view, ref.region, ref.copy, ref.derived)
         if self.conditional:
             self.st = evolve(self.st, may=self.st.may | {key})
             return
@@ -311,6 +310,12 @@ class Effects:
             return
         if ref.view is View.PART and ref.region is not None and ref.region in st.regions:
             return  # reads exactly a slice written on every path
+        # What a definite read surely reads of a maybe-copy that holds known elements
+        # (`Ref.elements`): claimed only with its assumption, and never by the guard, which
+        # asks for a read on every path.
+        carried = ref.elements if ref.view is View.MAYBE else None
+        if carried is not None and (not definite or self.ctx.certain_reads_only):
+            carried = None
         if ref.view is View.MAYBE and not (ref.derived and not st.touched and not st.some_write):
             # Only the buffer's own data with nothing written anywhere yet (Ref.derived) is
             # certainly read through a maybe-view.
@@ -319,11 +324,14 @@ class Effects:
             how = (
                 f"{how} (a view of the buffer or a copy made from it, nothing written on any path)"
             )
+        if self.ctx.no_data:
+            carried = None
         if definite and self.ctx.no_data:
             definite, how = False, f"{how} ({self.ctx.no_data})"
+        target = carried or ref
         element = (
-            uncovered.uncovered_element(st.may_writes, ref, st.dims)
-            if definite and whole and not self.conditional and st.may_writes
+            uncovered.uncovered_element(st.may_writes, target, st.dims)
+            if (definite or carried) and whole and not self.conditional and st.may_writes
             else None
         )
         if element is not None and negative_size_name(self.ctx.alloc, self.ctx.scope.node):
@@ -341,7 +349,11 @@ class Effects:
                 gap = gaps.const_read(st, ref, self.ctx.alloc)  # as certain as `element`
         if element is not None and (st.touched or self.ctx.certain_reads_only):
             assert st.may_writes
-            note = uncovered.nonempty_note(st.dims, element)
+            note = uncovered.nonempty_note(st.dims, element, target)
+            if carried is not None and ref.assumes:
+                note = f"{note}; {ref.assumes}"
+            elif carried is not None:
+                how = f"{how} (it holds the buffer's elements, copied or not)"
             text = uncovered.evidence(st.may_writes, element, st.dims, how, note)
             self._issue(UNSAFE, node, "read", f"{text}{self._assumed(node)}")
         elif gap is not None:
@@ -615,7 +627,10 @@ class Effects:
 
     def _derive(self, base: Ref, view: View) -> Ref:
         if base.view is View.MAYBE:
-            return base  # a view of a maybe-copy is still one
+            # A view of a maybe-copy is still one; a part of it no longer holds all its elements.
+            if view is View.FULL or base.elements is None:
+                return base
+            return Ref(View.MAYBE, copy=base.copy, derived=base.derived)
         if view is View.FULL:
             return Ref(View.FULL) if base.view in (View.SELF, View.FULL) else Ref(View.PART)
         return Ref(View.PART)
@@ -625,6 +640,14 @@ class Effects:
             ref = self.eval(a.value)
             return MAYBE if ref is not None else None
         return self.eval(a)
+
+
+def _bounds_name(ref: Ref, name: str) -> bool:
+    """A slice bound of the reference, or of the elements it holds, mentions `name`."""
+    inner = ref.elements.region if ref.elements is not None else None
+    return bool(
+        (ref.region and name in ref.region.names) or (inner and name in inner.names)
+    )
 
 
 def _other_slot(key: str, component: str, owner: str, distinct: frozenset[str]) -> bool:

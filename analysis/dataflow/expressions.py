@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Calls
 from zeroopt.analysis.dataflow.containers import plain_key
+from zeroopt.analysis.dataflow.first_iteration import zero_index_assumption
 from zeroopt.analysis.dataflow.gather_lists import gather_names
 from zeroopt.analysis.dataflow.places import ANY_ITEM, _comp_targets, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import MAYBE, SELF, Ref, View
+from zeroopt.analysis.state import MAYBE, SELF, Ref, Region, View
 
 
 class Expressions(Calls):
@@ -147,6 +148,15 @@ class Expressions(Calls):
             definite=False,
             how=f"`{self._src(e)}` is a view or, with a tensor index, a gather",
         )
+        assumes = ""
+        if base.view is View.SELF and not self.ctx.certain_reads_only:
+            assumes = zero_index_assumption(
+                self.ctx.scope.node, self.node.ast_node, e,
+                lambda f: self.ctx.resolver.qualified(self.ctx.scope, f),
+            )  # fmt: skip
+        if assumes:  # `x[0]` on the loop's first iteration
+            first = Ref(View.PART, Region(0, None, "1", frozenset()))
+            return Ref(View.MAYBE, derived=True, elements=first, assumes=assumes)
         return Ref(View.MAYBE, derived=base.deriving())
 
     def _tensor_index(self, index: ast.expr) -> str:

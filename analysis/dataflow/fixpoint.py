@@ -215,7 +215,10 @@ def _code_ran(state: State, m: _Mentions, ctx: Context) -> State:
         return names.isdisjoint(gone)
 
     must = {
-        k: replace(v, region=None) if v.region and not kept(v.region.names) else v
+        k: replace(v, region=None, elements=None)
+        if (v.region and not kept(v.region.names))
+        or (v.elements and v.elements.region and not kept(v.elements.region.names))
+        else v
         for k, v in state.must
     }
     return evolve(

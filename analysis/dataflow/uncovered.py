@@ -62,10 +62,11 @@ def write_extent(
     return r.dim, lo, _literal(r.hi)  # an end that is a name may be the end
 
 
-def _read_range(ref: Ref) -> tuple[int, int, int | None] | bool | None:
+def _read_range(ref: Ref) -> tuple[int, int, int | None, int] | bool | None:
     """What a read of every element `ref` views surely reads: True for every element of the
-    buffer, (dim, lo, hi) for a literal slice or index along one dimension (hi None: to the end),
-    None when that is not known (a bound that is a name may make it empty)."""
+    buffer, (dim, lo, hi, tail) for a literal slice or index along one dimension (hi None: to the
+    end, less `tail` elements for a negative literal end, `x[:-1]`), None when that is not known
+    (a bound that is a name may make it empty)."""
     if ref.view in (View.SELF, View.FULL):
         return True
     r = ref.region
@@ -75,13 +76,23 @@ def _read_range(ref: Ref) -> tuple[int, int, int | None] | bool | None:
     if lo is None:
         return None
     if r.kind.startswith("step"):
-        return r.dim, lo, lo + 1  # surely its first element, the residue itself
+        return r.dim, lo, lo + 1, 0  # surely its first element, the residue itself
     if r.kind:
         return None
     if r.hi is None:
-        return r.dim, lo, None
+        return r.dim, lo, None, 0
+    tail = _negative_literal(r.hi)
+    if tail is not None:
+        return r.dim, lo, None, tail  # `x[lo:-k]`: from lo while the dimension exceeds lo + k
     hi = _literal(r.hi)
-    return None if hi is None or hi <= lo else (r.dim, lo, hi)
+    return None if hi is None or hi <= lo else (r.dim, lo, hi, 0)
+
+
+def _negative_literal(text: str) -> int | None:
+    """k for the text `-k` of a negative literal slice end (k >= 1)."""
+    if text.startswith("-") and _LITERAL.fullmatch(text[1:]) and int(text[1:]) > 0:
+        return int(text[1:])
+    return None
 
 
 def _ndim(dims: Dims) -> int | None:
@@ -105,7 +116,7 @@ def uncovered_element(writes: tuple[MayWrite, ...], ref: Ref, dims: Dims) -> lis
             dim += ndim
         norm.append((dim, lo, hi))
     if isinstance(read, tuple) and read[0] < 0 and ndim is not None:
-        read = (read[0] + ndim, read[1], read[2])
+        read = (read[0] + ndim, read[1], read[2], read[3])
     mentioned = [d for d, _, _ in norm] + ([read[0]] if isinstance(read, tuple) else [])
     if any(d < 0 for d in mentioned) or (ndim is not None and any(d >= ndim for d in mentioned)):
         # The first element only: index 0 along every dimension, whichever each one is.
@@ -122,7 +133,9 @@ def uncovered_element(writes: tuple[MayWrite, ...], ref: Ref, dims: Dims) -> lis
         size = _literal(dims[d][0]) if ndim is not None else None
         lo_r, hi_r = 0, size
         if isinstance(read, tuple) and read[0] == d:
-            lo_r, hi_r = read[1], read[2] if read[2] is not None else size
+            lo_r, hi_r = read[1], read[2]
+            if hi_r is None and size is not None:
+                hi_r = size - read[3]  # `x[:-k]` of a literal size: it ends k before the end
         spans = [(lo, hi) for dim, lo, hi in norm if dim == d]
         candidates = sorted({lo_r, *(hi for _, hi in spans if hi is not None)})
         chosen = None
@@ -143,17 +156,28 @@ def uncovered_element(writes: tuple[MayWrite, ...], ref: Ref, dims: Dims) -> lis
     return element
 
 
-def nonempty_note(dims: Dims, element: list[int]) -> str:
+def nonempty_note(dims: Dims, element: list[int], ref: Ref | None = None) -> str:
     """The assumption that decides it: the buffer has that element. Index 0 needs the dimension
     not to be empty (a positive literal; `e + k`, k >= 1, when e >= 0; any other `d` when
     d >= 1); a larger index was checked against the literal size, or is where the read slice
-    starts (then that slice is assumed not empty)."""
+    starts (then that slice is assumed not empty). A read `x[:-k]` (`ref`) holds index c only
+    where its dimension exceeds c + k: a literal size was checked, another is the condition."""
+    read = _read_range(ref) if ref is not None else None
+    tail = read[3] if isinstance(read, tuple) else 0
     if _ndim(dims) is None or len(element) != len(dims):
-        more = " and the slice read is not empty" if any(element) else ""
+        more = " and the slice read is not empty" if any(element) or tail else ""
         return f"assuming the buffer is not empty{more}"
+    dim = read[0] % len(dims) if isinstance(read, tuple) and tail else -1
     conditions: list[str] = []
-    for (text, _), c in zip(dims, element, strict=True):
+    for d, ((text, _), c) in enumerate(zip(dims, element, strict=True)):
+        if d == dim and _literal(text) is None:
+            if text is None:
+                return "assuming the buffer is not empty and the slice read is not empty"
+            conditions.append(f"{_exceeds(text, c + tail)} (the slice read is not empty)")
+            continue
         if c > 0:
+            if text is None:
+                return "assuming the buffer is not empty and the slice read is not empty"
             if _literal(text) is None:
                 conditions.append(f"{text} > {c} (the slice read is not empty)")
             continue
@@ -168,6 +192,19 @@ def nonempty_note(dims: Dims, element: list[int]) -> str:
     if not conditions:
         return f"the buffer has it: its shape is ({shape})"
     return f"the buffer has it when {' and '.join(conditions)}: its shape is ({shape})"
+
+
+def _exceeds(text: str, m: int) -> str:
+    """The condition `text > m`, as `e >= m - k + 1` for `e + k` (k a literal)."""
+    try:
+        e = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"{text} > {m}"
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        for side, other in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(other, ast.Constant) and type(other.value) is int:
+                return f"{ast.unparse(side)} >= {m - other.value + 1}"
+    return f"{text} > {m}"
 
 
 def _positive(text: str) -> str | None:
