@@ -25,6 +25,7 @@ import ast
 from dataclasses import dataclass, field
 
 from zeroopt.analysis.resolve import declared_globals, walk, walk_bfs
+from zeroopt.analysis.triton_cover import StoreCover, kernel_covers
 from zeroopt.analysis.triton_reads import KernelReads, collect
 
 _TL = "triton.language."
@@ -103,6 +104,9 @@ class TritonSummary:
     effects: dict[str, ParamEffect] = field(default_factory=dict)
     # Each read site and what must hold for it to run (triton_reads.py), judged at a launch.
     reads: KernelReads | None = None
+    # Per pointer parameter, the store that covers a range set by the kernel's parameters
+    # (triton_cover.py), or why none does; judged with the grid at a launch.
+    covers: dict[str, StoreCover | str] = field(default_factory=dict)
 
 
 def is_triton_kernel(fn: ast.FunctionDef, qualify: object) -> bool:
@@ -348,6 +352,9 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
             mark(derived[node.id], f"`{node.id}` used at line {node.lineno}", node.lineno)
     _decorator_uses(fn, summary)
     summary.reads = collect(fn, params, derefs, tl_name, len(fn.decorator_list) > 1)
+    summary.covers = kernel_covers(
+        fn, params, tl_name, summary.reads.constexpr, summary.reads.rebound
+    )
     return summary
 
 
