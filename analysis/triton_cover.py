@@ -39,6 +39,8 @@ from typing import Any
 from zeroopt.analysis.state import View
 
 Term = tuple[str, ...]  # a product of factors: "pid0", "arange:B", or a parameter's name
+# Integer types a program id or offset may be converted to without changing its value.
+_WIDE = frozenset({"int32", "int64", "uint32", "uint64"})
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ def kernel_covers(
                 and e.func.attr == "to"
                 and len(e.args) == 1
                 and not e.keywords
-                and isinstance(tl_name(e.args[0]), str)
+                and tl_name(e.args[0]) in _WIDE
             ):
                 return terms(e.func.value, before, depth + 1)  # `pid.to(tl.int64)`
         return None
@@ -175,6 +177,17 @@ def kernel_covers(
                     return StoreCover(line, n, b, strides[0], col_axis)
         return None
 
+    # Names a decorator may set (`triton.heuristics` replaces an argument given by keyword;
+    # an autotune config's conflicts raise): the mask's bound and the stride must be the launch's.
+    # (A dict handed to a decorator itself is `heuristics`' values; configs sit deeper.)
+    tuned = {
+        k.value if isinstance(k, ast.Constant) else ""
+        for dec in fn.decorator_list
+        if isinstance(dec, ast.Call)
+        for arg in [*dec.args, *(kw.value for kw in dec.keywords)]
+        if isinstance(arg, ast.Dict)
+        for k in arg.keys
+    }
     found: dict[str, StoreCover | str] = {}
     returned = False
     for i, stmt in enumerate(fn.body):
@@ -200,7 +213,9 @@ def kernel_covers(
                 offsets.remove(t)
                 bound = bound_of(mask, i)
                 cover = match(p, offsets, *bound, call.lineno) if bound is not None else None
-                if cover is not None:
+                if cover is not None and ({cover.n, cover.stride} & tuned or "" in tuned):
+                    found[p] = f"a decorator may set `{cover.n}` or `{cover.stride}`"
+                elif cover is not None:
                     found[p] = cover
                 elif p not in found:
                     found[p] = (
@@ -289,9 +304,7 @@ def launch_cover(
         if _text(n_arg) != dims[1]:
             return f"`{cover.n}` is not the buffer's columns `{dims[1]}`"
         stride = bound.get(cover.stride)
-        if stride is None or not (
-            _text(stride) == dims[1] or _self_method(stride, "stride", ev)
-        ):
+        if stride is None or not (_text(stride) == dims[1] or _self_method(stride, "stride", ev)):
             return f"`{cover.stride}` is not the buffer's row stride"
         if cover.col_axis is None:
             b = b_arg

@@ -11,9 +11,11 @@ What a summary claims about a launch (`kernel[grid](...)`):
 - a parameter never dereferenced: its argument is not read and not written;
 - loaded only: the argument is read; a definite read only when the load is unmasked, outside
   any branch or loop and the kernel has no early `return` (otherwise a possible read);
-- stored only: written in part (which elements depends on the grid, masks and values);
+- stored only: written in part (which elements depends on the grid, masks and values), or in
+  full where one store of it is flat blocks or rows masked by a size parameter and the launch's
+  grid and arguments tie that size to the buffer's (triton_cover.py: `kernel_covers` here,
+  `launch_cover` at the launch; triton.language's program_id, arange and masked-store semantics);
 - loaded and stored, or atomics: possibly read, then written in part.
-Store index sets are not yet combined with the grid, so no launch counts as a full write.
 Each load and reading atomic is also kept with the tests it runs under (triton_reads.py), for
 the launch to decide whether it surely reads memory nobody wrote.
 Checked by execution in tests/test_triton_summary.py (TRITON_INTERPRET=1, poisoned buffers).

@@ -9,7 +9,7 @@ after the launch. `NEAR_MISSES` must not be `safe` and are real partial writes: 
 the result (the mask `offs < n - 1`, a grid one program short, a store under `if pid > 0`, a
 load before the store, a block not provably as wide as the row, another `n`, a grid over another
 size, a view, the buffer passed twice, a stride narrower than the row, a store in a loop, an
-early `return`, an autotuned block the grid does not use).
+early `return`, an autotuned block the grid does not use, heuristics that replace `n`).
 """
 
 from __future__ import annotations
@@ -69,6 +69,13 @@ def _tiles(y_ptr, stride, N, BLOCK_N: tl.constexpr):
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = cols < N
     tl.store(y_ptr + row * stride + cols, (cols + row * 100).to(tl.float32), mask=mask)
+
+
+@triton.heuristics({"n": lambda args: args["n"] - 3})
+@triton.jit
+def _flat_heuristic_n(y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, offs.to(tl.float32) + 1.0, mask=offs < n)
 
 
 @triton.jit
@@ -270,6 +277,19 @@ class NearMiss:
 
 
 NEAR_MISSES = [
+    NearMiss(
+        "heuristics_replace_n",
+        r"""
+def f(x):
+    n = x.shape[0]
+    y = torch.zeros(n)  # <- site
+    _flat_heuristic_n[(triton.cdiv(n, 4),)](y, n=n, BLOCK=4)
+    return y
+""",
+        _X,
+        "`triton.heuristics` replaces the `n` given by keyword with 7.",
+        "a decorator may set `n`",
+    ),
     NearMiss(
         "mask_one_short",
         r"""
