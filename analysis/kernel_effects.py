@@ -156,10 +156,7 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
             part = f"`{p}` of {where}: stored{at}, region not proven whole"
             cover = summary.covers.get(p)
             if not isinstance(cover, StoreCover):
-                why = (
-                    cover
-                    or "no store of it is a statement of the kernel's body before any `return`"
-                )
+                why = cover or "every store of it is under an `if` or in a loop"
                 effects.append(ArgEffect(a, "write-part", f"{part} ({why})"))
                 continue
             effects.append(

@@ -188,11 +188,23 @@ def kernel_covers(
         if isinstance(arg, ast.Dict)
         for k in arg.keys
     }
+
+    def mentioned(e: ast.expr, before: int, depth: int = 0) -> set[str]:
+        """Parameters `e` mentions, through names bound once before statement `before`."""
+        out: set[str] = set()
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name):
+                if n.id in params:
+                    out.add(n.id)
+                elif n.id in single and single[n.id][0] < before and depth < 30:
+                    out |= mentioned(single[n.id][1], before, depth + 1)
+        return out
+
     found: dict[str, StoreCover | str] = {}
     returned = False
     for i, stmt in enumerate(fn.body):
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if isinstance(call, ast.Call) and tl_name(call.func) == "store" and not returned:
+        if isinstance(call, ast.Call) and tl_name(call.func) == "store":
             ptr = (
                 call.args[0]
                 if call.args
@@ -203,25 +215,28 @@ def kernel_covers(
                 if len(call.args) > 2
                 else next((k.value for k in call.keywords if k.arg == "mask"), None)
             )
-            sums = terms(ptr, i) if ptr is not None else None
-            pointers = [t for t in sums or () if len(t) == 1 and t[0] in fixed]
-            for t in pointers:
+            line = call.lineno
+            sums = terms(ptr, i) if ptr is not None and not returned else None
+            for t in [t for t in sums or () if len(t) == 1 and t[0] in fixed]:
                 p = t[0]
                 if isinstance(found.get(p), StoreCover):
                     continue
                 offsets = list(sums or ())
                 offsets.remove(t)
                 bound = bound_of(mask, i)
-                cover = match(p, offsets, *bound, call.lineno) if bound is not None else None
+                cover = match(p, offsets, *bound, line) if bound is not None else None
                 if cover is not None and ({cover.n, cover.stride} & tuned or "" in tuned):
                     found[p] = f"a decorator may set `{cover.n}` or `{cover.stride}`"
                 elif cover is not None:
                     found[p] = cover
-                elif p not in found:
-                    found[p] = (
-                        f"the store at line {call.lineno} is not `p + pid * B + tl.arange(0, B)` "
-                        "or a row of it, masked `< n`"
-                    )
+            for p in mentioned(ptr, i) if ptr is not None else ():
+                found.setdefault(
+                    p,
+                    f"the store at line {line} follows a `return`"
+                    if returned
+                    else f"the store at line {line} is not `p + pid * B + tl.arange(0, B)` or a "
+                    "row of it, masked `< n`",
+                )
         returned = returned or any(isinstance(n, ast.Return) for n in ast.walk(stmt))
     return found
 
@@ -495,12 +510,19 @@ def _module_constant(name: str, ctx: Any) -> bool:
         and isinstance(values[0], ast.Constant)
         and type(values[0].value) is int
         and values[0].value > 0
-        and sum(
-            1
-            for n in ast.walk(module)
-            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        ) == 1
-    )  # fmt: skip
+        and sum(1 for n in ast.walk(module) if _binds(n, name)) == 1
+    )
+
+
+def _binds(n: ast.AST, name: str) -> bool:
+    """`n` binds `name` in the scope it sits in (module constants count every scope's)."""
+    if isinstance(n, ast.Name):
+        return n.id == name and not isinstance(n.ctx, ast.Load)
+    if isinstance(n, ast.alias):
+        return (n.asname or n.name).split(".")[0] == name
+    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return n.name == name
+    return False
 
 
 def _constant(e: ast.expr, fn: ast.AST, ctx: Any) -> bool:

@@ -2,14 +2,15 @@
 
 `COVERED` must be `safe`, and executed (TRITON_INTERPRET=1, set by tests/conftest.py) with the
 allocation poisoned under every pattern they must give the zeros result: flat blocks over a
-`cdiv` grid (`triton.cdiv`, `(n + B - 1) // B`, a grid lambda, a grid bound once, the kernel's
-default block, a single autotune config, `buf.numel()`), rows of a 2-D buffer (one program per
-row with `BLOCK_N = triton.next_power_of_2(N)`, or column blocks over `grid[1]`), and a read
-after the launch. `NEAR_MISSES` must not be `safe` and are real partial writes: poison changes
-the result (the mask `offs < n - 1`, a grid one program short, a store under `if pid > 0`, a
-load before the store, a block not provably as wide as the row, another `n`, a grid over another
-size, a view, the buffer passed twice, a stride narrower than the row, a store in a loop, an
-early `return`, an autotuned block the grid does not use, heuristics that replace `n`).
+`cdiv` grid (`triton.cdiv`, `(n + B - 1) // B`, a grid lambda, a grid bound once, a module
+constant block, the kernel's default block, a single autotune config, `buf.numel()`), rows of a
+2-D buffer (one program per row with `BLOCK_N = triton.next_power_of_2(N)`, or column blocks
+over `grid[1]`), and a read after the launch. `NEAR_MISSES` must not be `safe` and are real
+partial writes: poison changes the result (the mask `offs < n - 1`, a grid one program short, a
+store under `if pid > 0`, a load before the store, a block not provably as wide as the row,
+another `n`, a grid over another size, a grid bound before its block is bound again, a view, the
+buffer passed twice, a stride narrower than the row, a store in a loop, an early `return`, an
+autotuned block the grid does not use, heuristics that replace `n`).
 """
 
 from __future__ import annotations
@@ -162,6 +163,21 @@ def f(x):
 """,
         _X,
         "The grid lambda divides by the kernel's own block.",
+    ),
+    _case(
+        "flat_module_constant_block",
+        r"""
+_BLOCK_SIZE = 4
+
+
+def f(x):
+    n = x.shape[0]
+    y = torch.zeros(n)  # <- site
+    _flat[(triton.cdiv(n, _BLOCK_SIZE),)](y, x, n, BLOCK=_BLOCK_SIZE)
+    return y
+""",
+        _X,
+        "A module constant bound once is the block of the grid and of the kernel.",
     ),
     _case(
         "flat_default_block",
@@ -327,7 +343,7 @@ def f(x):
 """,
         _X,
         "Program 0 stores nothing: elements 0-3 keep the zeros.",
-        "no store of it is a statement of the kernel's body",
+        "every store of it is under an `if` or in a loop",
     ),
     NearMiss(
         "load_before_the_store",
@@ -355,6 +371,22 @@ def f(x):
         _X2,
         "A block of 4 columns of rows of 6.",
         "is not `triton.next_power_of_2` of the columns",
+    ),
+    NearMiss(
+        "grid_bound_before_the_block_changes",
+        r"""
+def f(x):
+    n = x.shape[0]
+    B = 4
+    grid = (triton.cdiv(n, B),)
+    B = 2
+    y = torch.zeros(n)  # <- site
+    _flat[grid](y, x, n, BLOCK=B)
+    return y
+""",
+        _X,
+        "Three programs of the new block 2 store 6 of 10 elements.",
+        "a name of the grid may change",
     ),
     NearMiss(
         "another_n",
@@ -435,7 +467,7 @@ def f(x):
 """,
         _X,
         "The loop stops at `valid` = 6: two blocks of 4 leave elements 8 and 9.",
-        "no store of it is a statement of the kernel's body",
+        "every store of it is under an `if` or in a loop",
     ),
     NearMiss(
         "an_early_return",
@@ -448,7 +480,7 @@ def f(x):
 """,
         _X,
         "Program 0 returns before its store.",
-        "no store of it is a statement of the kernel's body",
+        "follows a `return`",
     ),
     NearMiss(
         "autotuned_block_not_in_the_grid",
