@@ -326,7 +326,7 @@ def launch_cover(
             if not (
                 not decorated
                 and isinstance(b, ast.Call)
-                and qualified(b.func) in _NEXT_POW2
+                and _normalise(qualified(b.func)) in _NEXT_POW2
                 and len(b.args) == 1
                 and _text(b.args[0]) == _text(n_arg)
             ):
@@ -384,6 +384,12 @@ def _sizes(ev: Any, fn: ast.AST) -> list[str | None]:
         d if d is not None else (_text(a) if fixed_int(a) else None)
         for (d, _), a in zip(dims, args, strict=True)
     ]
+
+
+def _normalise(name: str | None) -> str | None:
+    from zeroopt.analysis.triton_summary import normalise  # it imports this module
+
+    return normalise(name)
 
 
 def _text(e: ast.expr) -> str:
@@ -540,9 +546,7 @@ def _cdiv(
 ) -> tuple[ast.expr, ast.expr] | None:
     """(n, b) of `triton.cdiv(n, b)` or `(n + b - 1) // b`."""
     if isinstance(e, ast.Call) and len(e.args) == 2 and not e.keywords:
-        from zeroopt.analysis.triton_summary import normalise
-
-        if normalise(qualified(e.func)) in _CDIV:
+        if _normalise(qualified(e.func)) in _CDIV:
             return e.args[0], e.args[1]
         return None
     if isinstance(e, ast.BinOp) and isinstance(e.op, ast.FloorDiv):

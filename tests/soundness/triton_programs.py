@@ -98,13 +98,14 @@ def k_helper(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 """
 
 SIZE = 8  # every buffer has 8 float32 elements, like `inp[1]`
-COUNTS = ("8", "min(k, 8)", "n", "4", "7")
+# "8" twice: the buffers' size, which a covering grid needs (analysis/triton_cover.py).
+COUNTS = ("8", "8", "min(k, 8)", "n", "4", "7")
 
 
 def _launch(ch: RandomChooser, bufs: list[str]) -> str:
     kernel = ch.choice(
-        ["k_copy", "k_accumulate", "k_first", "k_ignore", "k_count", "k_helper", "k_maybe_acc",
-         "k_segments", "k_skip_first"]
+        ["k_copy", "k_copy", "k_accumulate", "k_first", "k_ignore", "k_ignore", "k_count",
+         "k_helper", "k_maybe_acc", "k_segments", "k_skip_first"]
     )  # fmt: skip
     y = ch.choice(bufs)
     src = ch.choice(["inp[1]", *bufs])
