@@ -416,7 +416,13 @@ def _grid(e: ast.expr | None, fn: ast.AST) -> tuple[list[ast.expr], str, list[st
     if (
         isinstance(e, ast.Lambda)
         and len(e.args.args) == 1
-        and not (e.args.vararg or e.args.kwarg or e.args.kwonlyargs or e.args.posonlyargs)
+        and not (
+            e.args.vararg
+            or e.args.kwarg
+            or e.args.kwonlyargs
+            or e.args.posonlyargs
+            or e.args.defaults
+        )
         and isinstance(e.body, ast.Tuple | ast.List)
     ):
         return list(e.body.elts), e.args.args[0].arg, []
