@@ -18,12 +18,14 @@ summary or the contract (with its source) that decided it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from zeroopt.analysis.kernel_library import OpContract, op_contract_for
 from zeroopt.analysis.resolve import Resolver, Scope
 from zeroopt.analysis.state import Ref, Region, View
+from zeroopt.analysis.triton_cover import StoreCover, launch_cover
 from zeroopt.analysis.triton_reads import Launch, empty_grid
 from zeroopt.analysis.triton_summary import ModuleKernels
 
@@ -37,6 +39,11 @@ class ArgEffect:
     reach: str = ""
     # (k, text): program 0 surely loads element k (triton_reads.Launch.first_element).
     first: tuple[int, str] | None = None
+    # A store that may cover the whole buffer with this launch's grid (triton_cover.py): given
+    # the dataflow and the buffer's reference, why it does not ("" when it does), and the text
+    # for a write in full.
+    whole: Callable[[Any, Ref], str] | None = None
+    whole_how: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,14 +153,58 @@ def _triton_plan(e: ast.Call, resolver: Resolver, scope: Scope) -> Plan | None:
                 )
             )
         elif kind == "stored":
+            part = f"`{p}` of {where}: stored{at}, region not proven whole"
+            cover = summary.covers.get(p)
+            if not isinstance(cover, StoreCover):
+                why = cover or "every store of it is under an `if` or in a loop"
+                effects.append(ArgEffect(a, "write-part", f"{part} ({why})"))
+                continue
             effects.append(
-                ArgEffect(a, "write-part", f"`{p}` of {where}: stored{at}, region not proven whole")
-            )
+                ArgEffect(
+                    a, "write-part", part,
+                    whole=_whole(e, cover, {q: x for q, x in bound if q is not None}, summary),
+                    whole_how=f"`{p}` of {where}: {_covered_text(cover)}",
+                )
+            )  # fmt: skip
         else:
             text = "atomics" if kind == "atomic" else "loaded and stored (accumulates)"
             reach = _reach(launch, p, where, first=False)
             effects.append(ArgEffect(a, "accumulate", f"`{p}` of {where}: {text}{at}", *reach))
     return Plan(f"{func.value.id}[...]", tuple(effects), raw_pointers=True)
+
+
+def _whole(
+    e: ast.Call, cover: StoreCover, bound: dict[str, ast.expr], summary: Any
+) -> Callable[[Any, Ref], str]:
+    reads = summary.reads
+    decorated = reads is None or reads.decorated
+    default = reads.defaults.get(cover.block) if reads is not None else None
+
+    def check(ev: Any, ref: Ref) -> str:
+        return launch_cover(ev, e, cover, bound, ref, decorated, default)
+
+    return check
+
+
+def _covered_text(cover: StoreCover) -> str:
+    """Why the store at this launch writes every element (triton.language semantics)."""
+    if not cover.stride:
+        return (
+            f"written in full by the store at line {cover.line}: programs `0 <= pid < "
+            f"cdiv({cover.n}, {cover.block})` store `pid * {cover.block} + tl.arange(0, "
+            f"{cover.block})` masked `< {cover.n}`, the buffer's size (program_id, arange, masked "
+            "store)"
+        )
+    cols = (
+        f"`tl.arange(0, {cover.block})`, `{cover.block}` >= `{cover.n}`"
+        if cover.col_axis is None
+        else f"blocks of `{cover.block}` over `cdiv({cover.n}, {cover.block})` programs of axis 1"
+    )
+    return (
+        f"written in full by the store at line {cover.line}: one program per row (`grid[0]` the "
+        f"buffer's rows, stride `{cover.stride}`), columns {cols}, masked `< {cover.n}`, the "
+        "buffer's columns (program_id, arange, masked store)"
+    )
 
 
 def _reach(
@@ -246,8 +297,13 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
             eff = ArgEffect(a, "opaque", f"{eff.how}; not a list of fresh buffers of the site")
         elif eff.action in ("write", "write-part"):
             ref = ev.eval(a)
-            if ref is not None:
-                ev.write(ref, a, full=eff.action == "write", region=None, how=eff.how)
+            if ref is None:
+                continue
+            full, how = eff.action == "write", eff.how
+            if eff.whole is not None and not full:
+                why = eff.whole(ev, ref) if alone else "another argument may name the buffer"
+                full, how = (True, eff.whole_how) if not why else (False, f"{how} ({why})")
+            ev.write(ref, a, full=full, region=None, how=how)
             continue
         ref = ev._eval_value(a)
         if ref is None:

@@ -11,9 +11,11 @@ What a summary claims about a launch (`kernel[grid](...)`):
 - a parameter never dereferenced: its argument is not read and not written;
 - loaded only: the argument is read; a definite read only when the load is unmasked, outside
   any branch or loop and the kernel has no early `return` (otherwise a possible read);
-- stored only: written in part (which elements depends on the grid, masks and values);
+- stored only: written in part (which elements depends on the grid, masks and values), or in
+  full where one store of it is flat blocks or rows masked by a size parameter and the launch's
+  grid and arguments tie that size to the buffer's (triton_cover.py: `kernel_covers` here,
+  `launch_cover` at the launch; triton.language's program_id, arange and masked-store semantics);
 - loaded and stored, or atomics: possibly read, then written in part.
-Store index sets are not yet combined with the grid, so no launch counts as a full write.
 Each load and reading atomic is also kept with the tests it runs under (triton_reads.py), for
 the launch to decide whether it surely reads memory nobody wrote.
 Checked by execution in tests/test_triton_summary.py (TRITON_INTERPRET=1, poisoned buffers).
@@ -25,6 +27,7 @@ import ast
 from dataclasses import dataclass, field
 
 from zeroopt.analysis.resolve import declared_globals, walk, walk_bfs
+from zeroopt.analysis.triton_cover import StoreCover, kernel_covers
 from zeroopt.analysis.triton_reads import KernelReads, collect
 
 _TL = "triton.language."
@@ -103,6 +106,9 @@ class TritonSummary:
     effects: dict[str, ParamEffect] = field(default_factory=dict)
     # Each read site and what must hold for it to run (triton_reads.py), judged at a launch.
     reads: KernelReads | None = None
+    # Per pointer parameter, the store that covers a range set by the kernel's parameters
+    # (triton_cover.py), or why none does; judged with the grid at a launch.
+    covers: dict[str, StoreCover | str] = field(default_factory=dict)
 
 
 def is_triton_kernel(fn: ast.FunctionDef, qualify: object) -> bool:
@@ -348,6 +354,9 @@ def summarise(fn: ast.FunctionDef, qualify: object) -> TritonSummary:
             mark(derived[node.id], f"`{node.id}` used at line {node.lineno}", node.lineno)
     _decorator_uses(fn, summary)
     summary.reads = collect(fn, params, derefs, tl_name, len(fn.decorator_list) > 1)
+    summary.covers = kernel_covers(
+        fn, params, tl_name, summary.reads.constexpr, summary.reads.rebound
+    )
     return summary
 
 

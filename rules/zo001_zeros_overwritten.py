@@ -216,8 +216,17 @@ it is unmasked, at the top level of the kernel, before any `return` and through 
 every path (not `x if c else y` nor `tl.where`; else a possible read); a pointer into part of a
 buffer (`buf[:k]`) may reach all of it, so such an argument loaded by the kernel is unknown code;
 a parameter a decorator's hook may read (`triton.heuristics` lambdas beyond `.shape`/`.dtype`/...,
-hooks it cannot see) keeps the default for unknown code; every store is a partial write (store
-index sets are not combined with the grid); load-then-store and atomics are a possible read and a partial write; a pointer used any other way (handed to a
+hooks it cannot see) keeps the default for unknown code; a store is a partial write, except one
+that provably covers the buffer with the launch's grid (analysis/triton_cover.py): flat blocks
+`p + pid * B + tl.arange(0, B)` masked `< n` over `(cdiv(n, B),)`, or rows `p + pid * stride +
+cols` masked `cols < N` over `(M,)` with `B = triton.next_power_of_2(N)` or over `(M, cdiv(N,
+B))`, the store a statement of the kernel's body before any `return`, of a pointer the kernel
+never loads, the buffer passed itself (a contiguous allocation, no view) to that parameter only,
+`n` (or `M`, `N`, the stride) the same text as the allocation's size with names bound once or
+not since (or `buf.numel()`, `buf.stride(0)`), `B` the kernel's own (the launch's argument, its
+literal default, or a grid lambda's `meta["B"]`), further grid axes positive literals, no
+decorator setting `n` or the stride: written in full at the launch (assumed: offsets fit the
+kernel's index type); load-then-store and atomics are a possible read and a partial write; a pointer used any other way (handed to a
 helper, returned, ...) keeps the default for unknown code. A buffer nothing has written on any
 path, handed to one parameter only, that the kernel loads, accumulates into or updates by an
 atomic (not `atomic_xchg`) is `unsafe` (analysis/triton_reads.py): a masked or conditional load is

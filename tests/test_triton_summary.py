@@ -341,3 +341,15 @@ def test_kernels_summarised_on_ask_equal_those_summarised_at_once() -> None:
     names = [*lazy.candidates, "not_a_def"]
     assert [lazy.get(n) for n in reversed(names)][::-1] == [eager.get(n) for n in names]
     assert len(eager) >= 10 and set(lazy.candidates) - set(eager) == {"not_a_kernel"}
+
+
+def test_store_covers_of_the_shapes() -> None:
+    """The flat-block store of `block_1d` covers `[0, n)` with the grid (triton_cover.py); the
+    others do not: a store after an early `return`, an unmasked store, a row's single element."""
+    from zeroopt.analysis.triton_cover import StoreCover
+
+    found = summaries()
+    assert found["block_1d"].covers["y_ptr"] == StoreCover(15, "n", "BLOCK")
+    assert "follows a `return`" in str(found["early_exit"].covers["y_ptr"])
+    assert not isinstance(found["loop_over_k"].covers["c_ptr"], StoreCover)
+    assert not isinstance(found["row_per_program"].covers["out_ptr"], StoreCover)

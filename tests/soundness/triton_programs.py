@@ -4,8 +4,10 @@ Same program model as generator.py (`f(inp, n, k, flag)` over gen_model.py's INP
 own `@triton.jit` kernels of every shape the summaries decide (analysis/triton_summary.py):
 a 1-D masked copy, an accumulator, an unmasked scalar load, a kernel ignoring a pointer,
 atomics, a pointer handed to a helper, an accumulation under a `tl.constexpr` flag (passed
-True, False, `flag`, or left at its False default) and loads of `x_ptr + pid` and `+ 1` by each
-program (analysis/triton_reads.py). Kernels sit at the top of the module so that a
+True, False, `flag`, or left at its False default), loads of `x_ptr + pid` and `+ 1` by each
+program (analysis/triton_reads.py), and a store under `if pid > 0`; grids that cover the buffer
+with the kernel's blocks or not (analysis/triton_cover.py: `cdiv`, `cdiv - 1`, a lambda over
+`meta['BLOCK']`, `(n + 3) // 4` with a second axis of 1, literals). Kernels sit at the top of the module so that a
 poisoned variant keeps their text and lines; `register_source` makes the text visible to
 `inspect` (Triton reads a kernel's source) under the oracle's file name.
 """
@@ -74,6 +76,14 @@ def k_segments(x_ptr, y_ptr):
 
 
 @triton.jit
+def k_skip_first(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if pid > 0:
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+
+
+@triton.jit
 def _put(p, offs, v, mask):
     tl.store(p + offs, v, mask=mask)
 
@@ -88,18 +98,22 @@ def k_helper(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 """
 
 SIZE = 8  # every buffer has 8 float32 elements, like `inp[1]`
-COUNTS = ("8", "min(k, 8)", "n", "4")
+# "8" twice: the buffers' size, which a covering grid needs (analysis/triton_cover.py).
+COUNTS = ("8", "8", "min(k, 8)", "n", "4", "7")
 
 
 def _launch(ch: RandomChooser, bufs: list[str]) -> str:
     kernel = ch.choice(
-        ["k_copy", "k_accumulate", "k_first", "k_ignore", "k_count", "k_helper", "k_maybe_acc",
-         "k_segments"]
+        ["k_copy", "k_copy", "k_accumulate", "k_first", "k_ignore", "k_ignore", "k_count",
+         "k_helper", "k_maybe_acc", "k_segments", "k_skip_first"]
     )  # fmt: skip
     y = ch.choice(bufs)
     src = ch.choice(["inp[1]", *bufs])
     count = ch.choice(COUNTS)
-    grid = ch.choice(["(2,)", "(1,)", f"(triton.cdiv({count}, 4),)"])
+    grid = ch.choice(
+        ["(2,)", "(1,)", f"(triton.cdiv({count}, 4),)", f"(triton.cdiv({count}, 4) - 1,)",
+         f"lambda meta: (triton.cdiv({count}, meta['BLOCK']),)", f"(({count} + 3) // 4, 1)"]
+    )  # fmt: skip
     if kernel == "k_first":
         return f"k_first[{ch.choice(['(1,)', '(3,)'])}]({src}, {y})"
     if kernel == "k_segments":
