@@ -38,7 +38,10 @@ from typing import Any
 
 from zeroopt.analysis.state import View
 
-Term = tuple[str, ...]  # a product of factors: "pid0", "arange:B", or a parameter's name
+# A product of factors: "%pid0", "arange:B", or a parameter's name. The program ids and aranges
+# are spelled so that no identifier can be one: a parameter named `pid0` is no program id.
+Term = tuple[str, ...]
+_PID0, _PID1 = "%pid0", "%pid1"
 # Integer types a program id or offset may be converted to without changing its value.
 _WIDE = frozenset({"int32", "int64", "uint32", "uint64"})
 
@@ -106,7 +109,7 @@ def kernel_covers(
                     else next((k.value for k in e.keywords if k.arg == "axis"), None)
                 )
                 if isinstance(axis, ast.Constant) and axis.value in (0, 1) and len(e.args) <= 1:
-                    return [(f"pid{axis.value}",)]
+                    return [(_PID0 if axis.value == 0 else _PID1,)]
                 return None
             if name == "arange" and len(e.args) == 2 and not e.keywords:
                 start, end = e.args
@@ -154,23 +157,23 @@ def kernel_covers(
         """Flat blocks or rows (module docstring) of parameter `p`, else None."""
         key, masked = sorted(offsets), sorted(cols)
         for b in sorted(constexpr & fixed):
-            arange, tiled = ("arange:" + b,), tuple(sorted(("pid0", b)))
+            arange, tiled = ("arange:" + b,), tuple(sorted((_PID0, b)))
             if key == masked == sorted([arange, tiled]):
                 return StoreCover(line, n, b)
             for col_axis, col in (
                 (None, [arange]),
-                (1, sorted([arange, tuple(sorted(("pid1", b)))])),
+                (1, sorted([arange, tuple(sorted((_PID1, b)))])),
             ):
                 if masked != col or not all(x in key for x in col):
                     continue
                 rest = list(key)
                 for x in col:
                     rest.remove(x)
-                strides = [x for x in rest[0] if x != "pid0"] if len(rest) == 1 else []
+                strides = [x for x in rest[0] if x != _PID0] if len(rest) == 1 else []
                 if (
                     len(strides) == 1
                     and len(rest[0]) == 2
-                    and "pid0" in rest[0]
+                    and _PID0 in rest[0]
                     and strides[0] in fixed
                     and strides[0] != p
                 ):
@@ -349,8 +352,8 @@ def launch_cover(
 def _sizes(ev: Any, fn: ast.AST) -> list[str | None]:
     """The buffer's sizes as source text that means the same value at the launch: the
     dataflow's (names that hold ints, not bound again since the allocation), else the
-    allocation's own where every name in it is a local bound once, outside loops, to an int
-    (`n = x.shape[0]` read by a grid lambda too)."""
+    allocation's own where every name in it is a local bound once, outside loops, to an int, or
+    an int parameter never bound again (`n = x.shape[0]` read by a grid lambda too)."""
     from zeroopt.analysis.allocations import shape_args
     from zeroopt.analysis.scalars import _is_int
 
@@ -366,12 +369,15 @@ def _sizes(ev: Any, fn: ast.AST) -> list[str | None]:
         return ctx.resolver.qualified(ctx.scope, f)
 
     def fixed_int(a: ast.expr) -> bool:
+        # Every name bound once (an int name bound again since the allocation, `n -= 3`, means
+        # another value at the launch: the dataflow forgot that dimension for that reason).
         for n in ast.walk(a):
             if isinstance(n, ast.Name):
                 value = _bound_once(n.id, fn)
-                if n.id not in ctx.int_names and not (
-                    value is not None and _is_int(value, set(ctx.int_names), qualify)
-                ):
+                if value is None:
+                    if not (n.id in ctx.int_names and _param_once(n.id, fn)):
+                        return False
+                elif n.id not in ctx.int_names and not _is_int(value, set(ctx.int_names), qualify):
                     return False
             elif isinstance(n, ast.Constant):
                 if type(n.value) is not int:
@@ -398,13 +404,14 @@ def _text(e: ast.expr) -> str:
 
 def _grid(e: ast.expr | None, fn: ast.AST) -> tuple[list[ast.expr], str, list[str]] | None:
     """The grid's items, the lambda's parameter ("" for a tuple), and the names a tuple bound
-    earlier mentions (they must hold the same values at the launch)."""
+    earlier mentions (they must hold the same values at the launch). A name must hold a tuple:
+    a list may be changed in place between its binding and the launch."""
     names: list[str] = []
     if isinstance(e, ast.Name):
         value = _bound_once(e.id, fn)
-        if value is None:
-            return None
-        if isinstance(value, ast.Tuple | ast.List):
+        if value is None or isinstance(value, ast.List):
+            return None  # a list bound earlier may be changed in place (`grid[0] = 1`) before
+        if isinstance(value, ast.Tuple):
             callees = {id(n) for c in ast.walk(value) if isinstance(c, ast.Call)
                        for n in ast.walk(c.func)}  # fmt: skip
             names = sorted(
@@ -476,15 +483,20 @@ def _bound_once(name: str, fn: ast.AST) -> ast.expr | None:
     return None
 
 
+def _param_once(name: str, fn: ast.AST) -> bool:
+    """`name` is a parameter of `fn` that nothing binds again (nested scopes included)."""
+    bs = _bindings(fn).get(name, [])
+    return len(bs) == 1 and isinstance(bs[0], ast.arg) and bs[0] in _params(fn)
+
+
 def _stable(name: str, fn: ast.AST, ctx: Any) -> bool:
     """`name` holds one value wherever the function reads it: a parameter never bound again, a
     local bound once outside any loop, or a module constant."""
-    bs = _bindings(fn).get(name, [])
-    if len(bs) == 1 and isinstance(bs[0], ast.arg) and bs[0] in _params(fn):
+    if _param_once(name, fn):
         return True
     if _bound_once(name, fn) is not None:
         return True
-    return not bs and _module_constant(name, ctx)
+    return not _bindings(fn).get(name) and _module_constant(name, ctx)
 
 
 def _params(fn: ast.AST) -> list[ast.arg]:
