@@ -6,7 +6,8 @@ two, a compile-time constant), and `tl.store(p + offs, v, mask=m)` writes elemen
 `p` wherever `m[i]` holds. Two shapes are recognised in the kernel (`kernel_covers`), each a
 store that is one statement of the kernel's body, not under an `if` or a loop, with no `return`
 before it, of a pointer parameter the kernel never loads and never applies an atomic to (its
-summary is "stored"), through names each bound once, by a statement of the body before it:
+summary is "stored") that no `triton.heuristics` value replaces (nor `n`, nor the stride),
+through names each bound once, by a statement of the body before it:
 
 - flat blocks: `offs = tl.program_id(0) * B + tl.arange(0, B)`, `tl.store(p + offs, v,
   mask=offs < n)`: over the programs `0 <= pid < cdiv(n, B)` it writes every element of [0, n);
@@ -181,7 +182,8 @@ def kernel_covers(
         return None
 
     # Names a decorator may set (`triton.heuristics` replaces an argument given by keyword;
-    # an autotune config's conflicts raise): the mask's bound and the stride must be the launch's.
+    # an autotune config's conflicts raise): the stored pointer, the mask's bound and the stride
+    # must be the launch's (a heuristic may hand the kernel another tensor than the buffer).
     # (A dict handed to a decorator itself is `heuristics`' values; configs sit deeper.)
     tuned = {
         k.value if isinstance(k, ast.Constant) else ""
@@ -228,8 +230,9 @@ def kernel_covers(
                 offsets.remove(t)
                 bound = bound_of(mask, i)
                 cover = match(p, offsets, *bound, line) if bound is not None else None
-                if cover is not None and ({cover.n, cover.stride} & tuned or "" in tuned):
-                    found[p] = f"a decorator may set `{cover.n}` or `{cover.stride}`"
+                set_here = sorted({p, cover.n, cover.stride} & tuned) if cover is not None else []
+                if cover is not None and (set_here or "" in tuned):
+                    found[p] = f"a decorator may set `{'`, `'.join(set_here) or 'any argument'}`"
                 elif cover is not None:
                     found[p] = cover
             for p in mentioned(ptr, i) if ptr is not None else ():

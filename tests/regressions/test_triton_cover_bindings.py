@@ -9,7 +9,8 @@ differs from the zeros run, so the site must not be `safe`:
   the same text `n` at the launch is another value than the buffer's size;
 - the row count of a 2-D buffer bound again before the row grid;
 - a kernel parameter named `pid0` or `pid1` is an ordinary argument, not a program id;
-- a grid list bound once and then changed in place (`grid[0] = 1`).
+- a grid list bound once and then changed in place (`grid[0] = 1`);
+- a `triton.heuristics` value for the stored pointer itself: the kernel stores another tensor.
 """
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ def _rows(y_ptr, stride, N, BLOCK_N: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     tl.store(y_ptr + row * stride + cols, cols.to(tl.float32) + 1.0, mask=cols < N)
+
+
+@triton.heuristics({"y_ptr": lambda args: args["z_ptr"]})
+@triton.jit
+def _flat_elsewhere(y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, offs.to(tl.float32) + 1.0, mask=offs < n)
 
 
 @triton.jit
@@ -132,6 +140,20 @@ def f(x):
     return y
 """,
         "`pid1` is an argument (0): every program of axis 1 stores columns 0-3.",
+    ),
+    _case(
+        "heuristics_replace_the_stored_pointer",
+        r"""
+def f(x):
+    n = x.shape[0]
+    y = torch.zeros(n)  # <- site
+    z = torch.empty(n)
+    _flat_elsewhere[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](
+        y_ptr=y, z_ptr=z, n=n, BLOCK=4
+    )
+    return y
+""",
+        "The heuristic replaces `y_ptr` given by keyword with `z`: `y` is never stored.",
     ),
     _case(
         "grid_list_changed_in_place",
