@@ -451,8 +451,20 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.AST]]:
             out.setdefault(name, []).append(n)
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n is not fn:
             out.setdefault(n.name, []).append(n)
+        elif _pattern_name(n):
+            out.setdefault(_pattern_name(n), []).append(n)
     fn._zeroopt_cover_bindings = out  # type: ignore[attr-defined]
     return out
+
+
+def _pattern_name(n: ast.AST) -> str:
+    """The name a `match` capture (`case n:`, `[*n]`, `{**n}`) or `except ... as n` binds, held as a
+    string rather than as a `Name` node; "" for any other node."""
+    if isinstance(n, ast.MatchAs | ast.MatchStar | ast.ExceptHandler):
+        return n.name or ""
+    if isinstance(n, ast.MatchMapping):
+        return n.rest or ""
+    return ""
 
 
 def _in_loop(target: ast.AST, fn: ast.AST) -> bool:
@@ -543,7 +555,7 @@ def _binds(n: ast.AST, name: str) -> bool:
         return (n.asname or n.name).split(".")[0] == name
     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return n.name == name
-    return False
+    return _pattern_name(n) == name
 
 
 def _constant(e: ast.expr, fn: ast.AST, ctx: Any) -> bool:

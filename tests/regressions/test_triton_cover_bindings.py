@@ -5,8 +5,8 @@ Each case is a real partial write: executed (TRITON_INTERPRET=1, set by tests/co
 list grid on CUDA, which the interpreter does not accept) with the allocation poisoned, the result
 differs from the zeros run, so the site must not be `safe`:
 
-- the size's name is an int bound again after the allocation (after it, on one path, in a loop):
-  the same text `n` at the launch is another value than the buffer's size;
+- the size's name is an int bound again after the allocation (after it, on one path, in a loop,
+  by a `match` capture): the same text `n` at the launch is another value than the buffer's size;
 - the row count of a 2-D buffer bound again before the row grid;
 - a kernel parameter named `pid0` or `pid1` is an ordinary argument, not a program id;
 - a grid list bound once and then changed in place (`grid[0] = 1`);
@@ -104,6 +104,20 @@ def f(x):
     return y
 """,
         "The loop makes `n` 7 before the launch.",
+    ),
+    _case(
+        "size_rebound_by_a_match_capture",
+        r"""
+def f(x):
+    n = x.shape[0]
+    y = torch.zeros(n)  # <- site
+    match n - 3:
+        case n:
+            pass
+    _flat[(triton.cdiv(n, 4),)](y, n, BLOCK=4)
+    return y
+""",
+        "`case n:` binds `n` to 7 (a capture pattern holds its name as a string, not a `Name`).",
     ),
     _case(
         "row_count_rebound_before_the_grid",
