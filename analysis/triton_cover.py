@@ -6,7 +6,8 @@ two, a compile-time constant), and `tl.store(p + offs, v, mask=m)` writes elemen
 `p` wherever `m[i]` holds. Two shapes are recognised in the kernel (`kernel_covers`), each a
 store that is one statement of the kernel's body, not under an `if` or a loop, with no `return`
 before it, of a pointer parameter the kernel never loads and never applies an atomic to (its
-summary is "stored"), through names each bound once, by a statement of the body before it:
+summary is "stored") that no `triton.heuristics` value replaces (nor `n`, nor the stride),
+through names each bound once, by a statement of the body before it:
 
 - flat blocks: `offs = tl.program_id(0) * B + tl.arange(0, B)`, `tl.store(p + offs, v,
   mask=offs < n)`: over the programs `0 <= pid < cdiv(n, B)` it writes every element of [0, n);
@@ -38,7 +39,10 @@ from typing import Any
 
 from zeroopt.analysis.state import View
 
-Term = tuple[str, ...]  # a product of factors: "pid0", "arange:B", or a parameter's name
+# A product of factors: "%pid0", "arange:B", or a parameter's name. The program ids and aranges
+# are spelled so that no identifier can be one: a parameter named `pid0` is no program id.
+Term = tuple[str, ...]
+_PID0, _PID1 = "%pid0", "%pid1"
 # Integer types a program id or offset may be converted to without changing its value.
 _WIDE = frozenset({"int32", "int64", "uint32", "uint64"})
 
@@ -106,7 +110,7 @@ def kernel_covers(
                     else next((k.value for k in e.keywords if k.arg == "axis"), None)
                 )
                 if isinstance(axis, ast.Constant) and axis.value in (0, 1) and len(e.args) <= 1:
-                    return [(f"pid{axis.value}",)]
+                    return [(_PID0 if axis.value == 0 else _PID1,)]
                 return None
             if name == "arange" and len(e.args) == 2 and not e.keywords:
                 start, end = e.args
@@ -154,23 +158,23 @@ def kernel_covers(
         """Flat blocks or rows (module docstring) of parameter `p`, else None."""
         key, masked = sorted(offsets), sorted(cols)
         for b in sorted(constexpr & fixed):
-            arange, tiled = ("arange:" + b,), tuple(sorted(("pid0", b)))
+            arange, tiled = ("arange:" + b,), tuple(sorted((_PID0, b)))
             if key == masked == sorted([arange, tiled]):
                 return StoreCover(line, n, b)
             for col_axis, col in (
                 (None, [arange]),
-                (1, sorted([arange, tuple(sorted(("pid1", b)))])),
+                (1, sorted([arange, tuple(sorted((_PID1, b)))])),
             ):
                 if masked != col or not all(x in key for x in col):
                     continue
                 rest = list(key)
                 for x in col:
                     rest.remove(x)
-                strides = [x for x in rest[0] if x != "pid0"] if len(rest) == 1 else []
+                strides = [x for x in rest[0] if x != _PID0] if len(rest) == 1 else []
                 if (
                     len(strides) == 1
                     and len(rest[0]) == 2
-                    and "pid0" in rest[0]
+                    and _PID0 in rest[0]
                     and strides[0] in fixed
                     and strides[0] != p
                 ):
@@ -178,7 +182,8 @@ def kernel_covers(
         return None
 
     # Names a decorator may set (`triton.heuristics` replaces an argument given by keyword;
-    # an autotune config's conflicts raise): the mask's bound and the stride must be the launch's.
+    # an autotune config's conflicts raise): the stored pointer, the mask's bound and the stride
+    # must be the launch's (a heuristic may hand the kernel another tensor than the buffer).
     # (A dict handed to a decorator itself is `heuristics`' values; configs sit deeper.)
     tuned = {
         k.value if isinstance(k, ast.Constant) else ""
@@ -225,8 +230,9 @@ def kernel_covers(
                 offsets.remove(t)
                 bound = bound_of(mask, i)
                 cover = match(p, offsets, *bound, line) if bound is not None else None
-                if cover is not None and ({cover.n, cover.stride} & tuned or "" in tuned):
-                    found[p] = f"a decorator may set `{cover.n}` or `{cover.stride}`"
+                set_here = sorted({p, cover.n, cover.stride} & tuned) if cover is not None else []
+                if cover is not None and (set_here or "" in tuned):
+                    found[p] = f"a decorator may set `{'`, `'.join(set_here) or 'any argument'}`"
                 elif cover is not None:
                     found[p] = cover
             for p in mentioned(ptr, i) if ptr is not None else ():
@@ -349,8 +355,8 @@ def launch_cover(
 def _sizes(ev: Any, fn: ast.AST) -> list[str | None]:
     """The buffer's sizes as source text that means the same value at the launch: the
     dataflow's (names that hold ints, not bound again since the allocation), else the
-    allocation's own where every name in it is a local bound once, outside loops, to an int
-    (`n = x.shape[0]` read by a grid lambda too)."""
+    allocation's own where every name in it is a local bound once, outside loops, to an int, or
+    an int parameter never bound again (`n = x.shape[0]` read by a grid lambda too)."""
     from zeroopt.analysis.allocations import shape_args
     from zeroopt.analysis.scalars import _is_int
 
@@ -366,12 +372,15 @@ def _sizes(ev: Any, fn: ast.AST) -> list[str | None]:
         return ctx.resolver.qualified(ctx.scope, f)
 
     def fixed_int(a: ast.expr) -> bool:
+        # Every name bound once (an int name bound again since the allocation, `n -= 3`, means
+        # another value at the launch: the dataflow forgot that dimension for that reason).
         for n in ast.walk(a):
             if isinstance(n, ast.Name):
                 value = _bound_once(n.id, fn)
-                if n.id not in ctx.int_names and not (
-                    value is not None and _is_int(value, set(ctx.int_names), qualify)
-                ):
+                if value is None:
+                    if not (n.id in ctx.int_names and _param_once(n.id, fn)):
+                        return False
+                elif n.id not in ctx.int_names and not _is_int(value, set(ctx.int_names), qualify):
                     return False
             elif isinstance(n, ast.Constant):
                 if type(n.value) is not int:
@@ -398,13 +407,14 @@ def _text(e: ast.expr) -> str:
 
 def _grid(e: ast.expr | None, fn: ast.AST) -> tuple[list[ast.expr], str, list[str]] | None:
     """The grid's items, the lambda's parameter ("" for a tuple), and the names a tuple bound
-    earlier mentions (they must hold the same values at the launch)."""
+    earlier mentions (they must hold the same values at the launch). A name must hold a tuple:
+    a list may be changed in place between its binding and the launch."""
     names: list[str] = []
     if isinstance(e, ast.Name):
         value = _bound_once(e.id, fn)
-        if value is None:
-            return None
-        if isinstance(value, ast.Tuple | ast.List):
+        if value is None or isinstance(value, ast.List):
+            return None  # a list bound earlier may be changed in place (`grid[0] = 1`) before
+        if isinstance(value, ast.Tuple):
             callees = {id(n) for c in ast.walk(value) if isinstance(c, ast.Call)
                        for n in ast.walk(c.func)}  # fmt: skip
             names = sorted(
@@ -447,8 +457,20 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.AST]]:
             out.setdefault(name, []).append(n)
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n is not fn:
             out.setdefault(n.name, []).append(n)
+        elif _pattern_name(n):
+            out.setdefault(_pattern_name(n), []).append(n)
     fn._zeroopt_cover_bindings = out  # type: ignore[attr-defined]
     return out
+
+
+def _pattern_name(n: ast.AST) -> str:
+    """The name a `match` capture (`case n:`, `[*n]`, `{**n}`) or `except ... as n` binds, held as a
+    string rather than as a `Name` node; "" for any other node."""
+    if isinstance(n, ast.MatchAs | ast.MatchStar | ast.ExceptHandler):
+        return n.name or ""
+    if isinstance(n, ast.MatchMapping):
+        return n.rest or ""
+    return ""
 
 
 def _in_loop(target: ast.AST, fn: ast.AST) -> bool:
@@ -482,15 +504,20 @@ def _bound_once(name: str, fn: ast.AST) -> ast.expr | None:
     return None
 
 
+def _param_once(name: str, fn: ast.AST) -> bool:
+    """`name` is a parameter of `fn` that nothing binds again (nested scopes included)."""
+    bs = _bindings(fn).get(name, [])
+    return len(bs) == 1 and isinstance(bs[0], ast.arg) and bs[0] in _params(fn)
+
+
 def _stable(name: str, fn: ast.AST, ctx: Any) -> bool:
     """`name` holds one value wherever the function reads it: a parameter never bound again, a
     local bound once outside any loop, or a module constant."""
-    bs = _bindings(fn).get(name, [])
-    if len(bs) == 1 and isinstance(bs[0], ast.arg) and bs[0] in _params(fn):
+    if _param_once(name, fn):
         return True
     if _bound_once(name, fn) is not None:
         return True
-    return not bs and _module_constant(name, ctx)
+    return not _bindings(fn).get(name) and _module_constant(name, ctx)
 
 
 def _params(fn: ast.AST) -> list[ast.arg]:
@@ -534,7 +561,7 @@ def _binds(n: ast.AST, name: str) -> bool:
         return (n.asname or n.name).split(".")[0] == name
     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return n.name == name
-    return False
+    return _pattern_name(n) == name
 
 
 def _constant(e: ast.expr, fn: ast.AST, ctx: Any) -> bool:

@@ -225,7 +225,7 @@ never loads, the buffer passed itself (a contiguous allocation, no view) to that
 `n` (or `M`, `N`, the stride) the same text as the allocation's size with names bound once or
 not since (or `buf.numel()`, `buf.stride(0)`), `B` the kernel's own (the launch's argument, its
 literal default, or a grid lambda's `meta["B"]`), further grid axes positive literals, no
-decorator setting `n` or the stride: written in full at the launch (assumed: offsets fit the
+decorator setting the pointer, `n` or the stride: written in full at the launch (assumed: offsets fit the
 kernel's index type); load-then-store and atomics are a possible read and a partial write; a pointer used any other way (handed to a
 helper, returned, ...) keeps the default for unknown code. A buffer nothing has written on any
 path, handed to one parameter only, that the kernel loads, accumulates into or updates by an
