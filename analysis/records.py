@@ -24,7 +24,7 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
-from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, walk
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, statements, walk
 
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
@@ -102,7 +102,7 @@ class _Dataclasses:
         modules: set[str] = set()
         names: dict[str, str] = {}
         unsure = False
-        for stmt in walk([module]):  # order-free: any match decides
+        for stmt in statements(module):  # order-free: any match decides
             if isinstance(stmt, ast.ImportFrom):
                 unsure = unsure or any(
                     a.asname and a.name in ("ClassVar", "InitVar", "KW_ONLY") for a in stmt.names
