@@ -18,6 +18,7 @@ import ast
 from collections.abc import Iterable
 
 from zeroopt.analysis.lifecycle_program import _UNKNOWN, RENAME_MARK, Program
+from zeroopt.analysis.resolve import walk_bfs
 
 _SCOPES = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
@@ -62,8 +63,11 @@ def _bound_elsewise(program: Program, allowed: set[int]) -> set[str]:
     other: set[str] = set(program.params)
     for node in _walk(program.body):
         if isinstance(node, _SCOPES):
-            other |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            other |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+            for n in walk_bfs([node]):
+                if isinstance(n, ast.Name):
+                    other.add(n.id)
+                elif isinstance(n, ast.arg):
+                    other.add(n.arg)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             if id(node) not in allowed:
                 other.add(node.id)
@@ -282,5 +286,6 @@ def _allowed_attribute_stores(program: Program, makers: frozenset[str]) -> dict[
 
 
 def _walk(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    for stmt in body:
-        yield from ast.walk(stmt)
+    """`ast.walk` of each statement in turn, without the context and operator leaves (Load,
+    Add, ...) no caller looks for: the same nodes otherwise, in the same order, faster."""
+    return walk_bfs(body)

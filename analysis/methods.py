@@ -158,6 +158,7 @@ class ClassWorld:
         self._dynamic: list[tuple[str, dict[str, int]]] | None = None
         self._absolute: tuple[str, dict[str, str]] = ("", {})  # (cwd, path -> os.path.abspath)
         self.dispatch: Any = None  # dispatch.NameDispatch: defs by method name, built on demand
+        self._containing: dict[str, tuple[int, ...]] = {}  # name -> files whose text holds it
 
     @classmethod
     def of(cls, project: ProjectView | None, unit: Unit) -> ClassWorld:
@@ -576,11 +577,23 @@ class ClassWorld:
             rb"|getattr\([ \t]*(?:" + alt + rb")[ \t]*,"
             rb"|vars\([ \t]*(?:" + alt + rb")[ \t]*\)"
         )
-        encoded = [n.encode() for n in names]
-        for path, data in self.files:
-            if any(n in data for n in encoded) and pattern.search(data):
+        # Every match spells one of the names: only the files holding one are searched, in
+        # file order (the lineages of one tree share names: each is looked for once).
+        for i in sorted({i for n in names for i in self.containing(n)}):
+            path, data = self.files[i]
+            if pattern.search(data):
                 return _short(path)
         return ""
+
+    def containing(self, name: str) -> tuple[int, ...]:
+        """The files whose text holds `name` anywhere (a substring search), in file order."""
+        hit = self._containing.get(name)
+        if hit is None:
+            key = name.encode()
+            hit = self._containing[name] = tuple(
+                i for i, (_, data) in enumerate(self.files) if key in data
+            )
+        return hit
 
 
 ANY = "*"  # in ClassInfo.bases / binds: may be any class / bind any name

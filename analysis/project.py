@@ -326,6 +326,7 @@ class ProjectView:
         # it again was a sixth of the parses of a scan. Each tree is handed out once (`_parsed`
         # pops it), so no two readers share one; `_load` only reads it.
         self._fresh_trees: dict[str, tuple[str, ast.Module]] = {}
+        self._moved: dict[str, tuple[bool, dict[str, str]]] = {}  # _path_moved's answers
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
@@ -339,7 +340,23 @@ class ProjectView:
         """Whether a package above `module` names `__path__` in its `__init__`: the import
         system then looks for `module` in the folders that list holds, which need not be the
         file's (`__path__.insert(0, other)`, `pkgutil.extend_path`); the packages read are
-        recorded in `deps`."""
+        recorded in `deps`. Memoised with what it recorded (the entries it reads are kept for
+        the life of the view, so the answer never changes): asked on every dotted entry, for
+        every package above, it was millions of calls a scan."""
+        hit = self._moved.get(module)
+        if hit is not None:
+            self.deps.update(hit[1])
+            return hit[0]
+        outer, self.deps = self.deps, {}
+        try:
+            moved = self._find_moved(module)
+            self._moved[module] = (moved, self.deps)
+        finally:
+            outer.update(self.deps)
+            self.deps = outer
+        return moved
+
+    def _find_moved(self, module: str) -> bool:
         parts = module.split(".")
         for i in range(1, len(parts)):
             prefix = ".".join(parts[:i])

@@ -24,7 +24,7 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, statements, walk
 
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
@@ -102,7 +102,7 @@ class _Dataclasses:
         modules: set[str] = set()
         names: dict[str, str] = {}
         unsure = False
-        for stmt in walk([module]):  # order-free: any match decides
+        for stmt in statements(module):  # order-free: any match decides
             if isinstance(stmt, ast.ImportFrom):
                 unsure = unsure or any(
                     a.asname and a.name in ("ClassVar", "InitVar", "KW_ONLY") for a in stmt.names
@@ -333,94 +333,130 @@ def _touched_classes(module: ast.Module) -> set[str]:
         if isinstance(c, ast.ClassDef)
     }
     touched: set[str] = set()
-    imported = {
-        (a.asname or a.name).split(".")[0]
-        for n in walk([module])
-        if isinstance(n, ast.Import | ast.ImportFrom)
-        for a in n.names
-    }
-    parents: dict[int, ast.AST] = {}
-    hidden: set[int] = set()  # names in annotations: evaluated, never handed to code
-    decorators: set[int] = set()
-    for node in walk([module]):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-        for ann in _annotation_nodes(node):
-            hidden.update(id(n) for n in ast.walk(ann))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            decorators.update(id(d) for d in node.decorator_list)
+    # One walk gathers every node (any order: all below is order-free), each node's parent,
+    # the names read in annotations, the decorators and the imported names; the checks need
+    # all of these complete, so they run over the list after it.
+    nodes, parents, hidden, decorators, imported = _module_facts(module)
     # This module's object may be reached (and its names rebound by a computed `setattr`)
     # where it reaches module objects, or hands an imported name on as a value (an import
     # of itself passed to a helper).
-    module_reached = any(
-        (isinstance(n, ast.Attribute) and n.attr == "modules")
-        or (isinstance(n, ast.Name) and n.id in ("import_module", "__import__"))
-        or (isinstance(n, ast.Attribute) and n.attr in ("import_module", "__import__"))
-        or (
-            isinstance(n, ast.Name)
-            and n.id in imported
-            and isinstance(n.ctx, ast.Load)
-            and id(n) not in hidden
-            and id(n) not in decorators
-            and _handed_on(n, parents)
-        )
-        for n in walk([module])
-    )
-    for node in walk([module]):  # order-free: a set
-        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            root = _root(node.value)
-            if isinstance(root, ast.Name):
-                touched.add(root.id)  # `Meta.x = v`, `Meta.__init__.__code__ = c`
-            if _reaches_a_class(root) or _reaches_a_class(node.value):
-                touched.add("*")
-            # `sys.modules[__name__].Meta = Other`, `import m as me; me.Meta = Other`: the
-            # module's name rebound through the module object.
-            touched.add(node.attr)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
-                first, key = node.args[0], node.args[1]
+    module_reached = False
+    computed: list[ast.expr] = []  # `setattr(o, name, v)` with a computed name: `o`
+    for node in nodes:  # order-free: a set
+        t = type(node)
+        if t is ast.Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            if attr == "modules" or attr in ("import_module", "__import__"):
+                module_reached = True
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                root = _root(value)
+                if isinstance(root, ast.Name):
+                    touched.add(root.id)  # `Meta.x = v`, `Meta.__init__.__code__ = c`
+                if _reaches_a_class(root) or _reaches_a_class(value):
+                    touched.add("*")
+                # `sys.modules[__name__].Meta = Other`, `import m as me; me.Meta = Other`: the
+                # module's name rebound through the module object.
+                touched.add(attr)
+            elif (
+                attr in ("update", "setdefault")
+                and isinstance(node.value, ast.Attribute)  # type: ignore[attr-defined]
+                and node.value.attr == "__dict__"  # type: ignore[attr-defined]
+                and not (
+                    isinstance(node.value.value, ast.Name)  # type: ignore[attr-defined]
+                    and node.value.value.id == "self"  # type: ignore[attr-defined]
+                )
+            ):
+                touched.add("*")  # `m.__dict__.update(Meta=v)`
+            elif attr == "__class__" and _escapes(node, parents, frozenset()):  # type: ignore[arg-type]
+                touched.add("*")  # `C = x.__class__`: any class of the module, handed on
+        elif t is ast.Name:
+            name = node.id  # type: ignore[attr-defined]
+            if name in ("import_module", "__import__"):
+                module_reached = True
+            if isinstance(node.ctx, ast.Load) and id(node) not in hidden:  # type: ignore[attr-defined]
+                if (
+                    not module_reached
+                    and name in imported
+                    and id(node) not in decorators
+                    and _handed_on(node, parents)  # type: ignore[arg-type]
+                ):
+                    module_reached = True
+                if name in classes and _escapes(node, parents, classes[name]):  # type: ignore[arg-type]
+                    touched.add(name)
+        elif t is ast.Call and isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
+            func = node.func.id  # type: ignore[attr-defined]
+            args = node.args  # type: ignore[attr-defined]
+            if func in ("setattr", "delattr") and len(args) >= 2:
+                first, key = args[0], args[1]
                 if isinstance(first, ast.Name):
                     touched.add(first.id)
                 elif _reaches_a_class(first):
                     touched.add("*")
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     touched.add(key.value)  # `setattr(sys.modules[__name__], "Meta", v)`
-                elif _may_be_the_module(first, imported, module_reached):
-                    touched.add("*")  # a computed name on what may be this module
-            elif node.func.id in ("globals", "vars"):
+                else:
+                    computed.append(first)
+            elif func in ("globals", "vars"):
                 touched.add("*")
+            if _reaches_a_class(node) and _escapes(node, parents, frozenset()):  # type: ignore[arg-type]
+                touched.add("*")  # `C = type(m)`: any class of the module, handed on
         elif (
-            isinstance(node, ast.Subscript)
-            and not isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "__dict__"
+            t is ast.Subscript
+            and not isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
+            and isinstance(node.value, ast.Attribute)  # type: ignore[attr-defined]
+            and node.value.attr == "__dict__"  # type: ignore[attr-defined]
         ):
             touched.add("*")  # `sys.modules[__name__].__dict__["Meta"] = v`
-        elif (
-            isinstance(node, ast.Attribute)
-            and node.attr in ("update", "setdefault")
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "__dict__"
-            and not (isinstance(node.value.value, ast.Name) and node.value.value.id == "self")
-        ):
-            touched.add("*")  # `m.__dict__.update(Meta=v)`
-        elif (
-            isinstance(node, ast.Name)
-            and node.id in classes
-            and isinstance(node.ctx, ast.Load)
-            and id(node) not in hidden
-            and _escapes(node, parents, classes[node.id])
-        ):
-            touched.add(node.id)
-        if (
-            isinstance(node, ast.expr)
-            and _reaches_a_class(node)
-            and _escapes(node, parents, frozenset())
-        ):
-            touched.add("*")  # `C = type(m)`: any class of the module, handed on
+    if any(_may_be_the_module(first, imported, module_reached) for first in computed):
+        touched.add("*")  # a computed name on what may be this module
     if "*" in touched:
         touched |= set(classes)
     return touched
+
+
+def _module_facts(
+    module: ast.Module,
+) -> tuple[list[ast.AST], dict[int, ast.AST], set[int], set[int], set[str]]:
+    """Every node of the module (context and operator leaves left out, in no particular order),
+    each one's parent, the ids of the nodes inside annotations (evaluated, never handed to
+    code), the ids of decorators, and the names imports bind: one walk for `_touched_classes`."""
+    nodes: list[ast.AST] = []
+    parents: dict[int, ast.AST] = {}
+    hidden: set[int] = set()
+    decorators: set[int] = set()
+    imported: set[str] = set()
+    stack: list[ast.AST] = [module]
+    pop, push, children = stack.pop, stack.append, _SYNTAX_CHILDREN
+    while stack:
+        node = pop()
+        t = type(node)
+        fields = children[t]
+        if fields is None:
+            continue
+        nodes.append(node)
+        for f in fields:
+            v = getattr(node, f)
+            if type(v) is list:
+                for c in v:
+                    parents[id(c)] = node
+                    push(c)
+            elif v is not None:
+                parents[id(v)] = node
+                push(v)
+        annotation = None
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            decorators.update(id(d) for d in node.decorator_list)  # type: ignore[attr-defined]
+            annotation = node.returns  # type: ignore[attr-defined]
+        elif t is ast.ClassDef:
+            decorators.update(id(d) for d in node.decorator_list)  # type: ignore[attr-defined]
+        elif t is ast.AnnAssign or t is ast.arg:
+            annotation = node.annotation  # type: ignore[attr-defined]
+        elif t is ast.Import or t is ast.ImportFrom:
+            imported.update((a.asname or a.name).split(".")[0] for a in node.names)  # type: ignore[attr-defined]
+        if annotation is not None:
+            hidden.update(id(n) for n in walk([annotation]))
+    return nodes, parents, hidden, decorators, imported
 
 
 def _hands_on_cls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -516,16 +552,6 @@ def _reaches_a_class(e: ast.AST) -> bool:
         and e.func.id == "type"
         and len(e.args) == 1
     ) or (isinstance(e, ast.Attribute) and e.attr == "__class__" and isinstance(e.ctx, ast.Load))
-
-
-def _annotation_nodes(node: ast.AST) -> list[ast.expr]:
-    if isinstance(node, ast.AnnAssign):
-        return [node.annotation]
-    if isinstance(node, ast.arg) and node.annotation is not None:
-        return [node.annotation]
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
-        return [node.returns]
-    return []
 
 
 def _dotted(node: ast.expr) -> str:

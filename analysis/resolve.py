@@ -137,6 +137,22 @@ def declared_globals(module: ast.Module) -> set[str]:
     return out
 
 
+def statements(module: ast.Module) -> list[ast.AST]:
+    """Every statement of `module` (and `except` clause and `case`), in no particular order:
+    only the statement lists are walked, as in `declared_globals`, not the expressions."""
+    out: list[ast.AST] = []
+    stack: list[Any] = list(module.body)
+    pop, extend, append = stack.pop, stack.extend, out.append
+    while stack:
+        node = pop()
+        append(node)
+        for f in _STATEMENT_LISTS:
+            v = getattr(node, f, None)
+            if type(v) is list:
+                extend(v)
+    return out
+
+
 # _SYNTAX_CHILDREN's fields in field order, for the breadth-first walk.
 _FORWARD: dict[type, tuple[str, ...] | None] = {}
 

@@ -43,7 +43,7 @@ from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.partial_reads import carried, empty_guard, written
-from zeroopt.analysis.resolve import Scope, runs_body_when_called
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Scope, runs_body_when_called, walk_bfs
 from zeroopt.analysis.returned import _computed_getattr, _reflective
 from zeroopt.analysis.summaries import function_context, plain_decorators
 from zeroopt.analysis.tree_naming import word_pattern
@@ -213,7 +213,7 @@ def _stored_attr(site: Allocation, outcome: BufferOutcome) -> tuple[str, str]:
 
 def _only_reads(tree: ast.Module, owner: Function, attr: str) -> str:
     """Why some use of `.attr` in the module outside `owner` may write it ("" if none may)."""
-    inside = {id(n) for n in ast.walk(owner)}
+    inside = {id(n) for n in walk_bfs([owner])}  # only attributes are looked up in it
     parents, uses = _module_uses(tree)
     word = re.compile(rf"(?<!\w){re.escape(attr)}(?!\w)")
     for n in uses:
@@ -238,16 +238,22 @@ def _module_uses(
     once per module (each candidate attribute of the module asks)."""
     if _USES and _USES[0][0] is tree:
         return _USES[0][1], _USES[0][2]
+    # One walk in `ast.walk`'s order, without the context and operator leaves (no parent is
+    # asked of one, and none is a use).
     parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for c in ast.iter_child_nodes(n):
-            parents[id(c)] = n
-    uses: list[ast.Constant | ast.Attribute] = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute)
-        or (isinstance(n, ast.Constant) and isinstance(n.value, str))
-    ]
+    uses: list[ast.Constant | ast.Attribute] = []
+    for n in walk_bfs([tree]):
+        for f in _SYNTAX_CHILDREN[type(n)] or ():
+            v = getattr(n, f)
+            if type(v) is list:
+                for c in v:
+                    parents[id(c)] = n
+            elif v is not None:
+                parents[id(v)] = n
+        if isinstance(n, ast.Attribute) or (
+            isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ):
+            uses.append(n)
     _USES[:] = [(tree, parents, uses)]
     return parents, uses
 

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from zeroopt.analysis.resolve import walk_bfs
+
 # The tl calls whose result points into the pointer given as their first argument.
 _PASS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "make_block_ptr", "advance"})
 # Atomics that read the old value into the new one (`atomic_xchg` overwrites it unread).
@@ -219,7 +221,7 @@ def collect(
             if name not in per_program and any(
                 (isinstance(x, ast.Name) and x.id in per_program) or id(x) in varying
                 for v in vs
-                for x in ast.walk(v)
+                for x in walk_bfs([v])  # ast.walk's nodes but the leaves (no name, no call)
             ):
                 per_program.add(name)
                 changed = True

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import called_name, shape_args
+from zeroopt.analysis.resolve import walk_bfs
 from zeroopt.analysis.state import Gap, Ref, Region, State, View
 
 Pos = tuple[str, int]  # ("start", i): index i; ("end", i): index size - i
@@ -146,7 +147,9 @@ def negative_size_name(alloc: ast.Call, func: ast.AST) -> str:
     Asked at every slice write and uncovered read of the buffer: the function is walked once per
     allocation (nodes hash by identity)."""
     names = {n.id for d in shape_args(alloc) or [] for n in ast.walk(d) if isinstance(n, ast.Name)}
-    for n in ast.walk(func):
+    if not names:
+        return ""  # no name of the shape: nothing to find
+    for n in walk_bfs([func]):  # ast.walk's order, without context and operator leaves
         if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             hit = [t.id for t in targets if isinstance(t, ast.Name) and t.id in names]
