@@ -22,6 +22,7 @@ import ast
 import copy
 
 from zeroopt.analysis.cfg import CFG, Kind
+from zeroopt.analysis.dataflow.first_pass_reach import runs_on_first_pass
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, BufferOutcome, Context, Issue
 from zeroopt.analysis.resolve import walk
 
@@ -83,7 +84,9 @@ def first_pass_reads(
     once = analyse_buffer(_single_pass(cfg), ctx)
     # Only reads with nothing written before them on any path of the copy, inside a loop's
     # body: element-level claims (uncovered.py, gaps.py) may rest on a loop having run once,
-    # which constrains sizes the copy does not know (`range(n)` run once: n == 1).
+    # which constrains sizes the copy does not know (`range(n)` run once: n == 1). And only
+    # reads every first pass makes, of as many elements as later passes (first_pass_reach.py):
+    # the copy keeps branches the first pass never takes (`if i > 0: out[i] = out[i - 1] + x`).
     found = [
         i
         for i in once.issues
@@ -91,6 +94,7 @@ def first_pass_reads(
         and i.kind == "read"
         and i.text.startswith("read before any write")
         and _enclosing(loops, i.line) is not None
+        and runs_on_first_pass(body, i.line)
     ]
     if once.gave_up or not found:
         return None
