@@ -14,11 +14,11 @@ counts only where the syntax shows that every first pass that starts runs it:
 - every inner `for` loop on that way iterates over something that does not change from one pass
   of the loops around it to the next (`for j in range(i)` runs no pass while `i == 0`), and is
   not empty as written;
-- the read's statement reads the same number of elements on every pass: no slice bound, no
-  index computed by a call and no subset method (`narrow`, `index_select`, ...) that depends on a
-  name the loops change (`out[:i]` is empty on the first pass of `for i in range(n)`), no index
-  held in a name the loop body binds (it may be an empty index tensor), and no conditional
-  expression, short-circuit or comprehension that may skip the read.
+- the read's statement reads the same number of elements on every pass: no slice bound or
+  argument of a subset method (`narrow`, `index_select`, ...) that depends on a name the loops
+  change (`out[:i]` is empty on the first pass of `for i in range(n)`) or on a call, no index
+  computed by a call or held in a name the loop body binds (it may be an empty index tensor),
+  and no conditional expression, short-circuit or comprehension that may skip the read.
 """
 
 from __future__ import annotations
@@ -98,6 +98,11 @@ def _names(e: ast.AST | None) -> set[str]:
     return {n.id for n in walk([e]) if isinstance(n, ast.Name)} if e is not None else set()
 
 
+def _calls(e: ast.AST) -> bool:
+    """A call in `e`: its value may change from one pass to the next (a counter, a generator)."""
+    return any(isinstance(n, ast.Call) for n in walk([e]))
+
+
 def _stored(loop: ast.For | ast.AsyncFor) -> tuple[set[str], set[str]]:
     """(the loop's target names, the names its body binds or mutates through a method call)."""
     targets = {n.id for n in walk([loop.target]) if isinstance(n, ast.Name)}
@@ -105,6 +110,12 @@ def _stored(loop: ast.For | ast.AsyncFor) -> tuple[set[str], set[str]]:
     for n in walk(loop.body):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             bound.add(n.id)
+        elif isinstance(n, ast.Attribute | ast.Subscript) and not isinstance(n.ctx, ast.Load):
+            root = n.value  # `self.k = i`, `state["k"] += 1`: what `self` or `state` hold changes
+            while isinstance(root, ast.Attribute | ast.Subscript):
+                root = root.value
+            if isinstance(root, ast.Name):
+                bound.add(root.id)
         elif isinstance(n, ast.arg):
             bound.add(n.arg)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
@@ -168,19 +179,15 @@ def _same_extent(exprs: list[ast.AST], varying: set[str], bound: set[str]) -> bo
     for n in walk(exprs):
         if isinstance(n, _SKIPPING):
             return False
-        if isinstance(n, ast.Slice) and _names(n) & varying:
+        if isinstance(n, ast.Slice) and (_names(n) & varying or _calls(n)):
             return False
-        if isinstance(n, ast.Subscript):
-            index = n.slice
-            if _names(index) & bound:
-                return False
-            if any(isinstance(c, ast.Call) for c in walk([index])) and _names(index) & varying:
-                return False
+        if isinstance(n, ast.Subscript) and (_names(n.slice) & bound or _calls(n.slice)):
+            return False
         if isinstance(n, ast.Call):
             f = n.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
             args = [*n.args, *(k.value for k in n.keywords)]
-            if name in _SUBSET and any(_names(a) & varying for a in args):
+            if name in _SUBSET and any(_names(a) & varying or _calls(a) for a in args):
                 return False
     return True
 
