@@ -224,6 +224,64 @@ def run():
 """,
     ),
     Case(
+        "slice_up_to_the_index_empty_on_the_first_pass",
+        why="`out[:i]` is empty while `i == 0`, and holds only written rows after: the join of "
+        "the loop head made it a read before any write.",
+        source=r"""
+import torch
+
+
+def running(x):
+    n = x.shape[0]
+    out = torch.zeros(n)  # <- site
+    for i in range(n):
+        out[i] = x[i] + out[:i].sum()
+    return out
+""",
+        scenario=r"""
+def run():
+    return running(torch.arange(1.0, 6.0))
+""",
+    ),
+    Case(
+        "narrowed_window_of_written_rows",
+        source=r"""
+import torch
+
+
+def window(x, k):
+    n = x.shape[0]
+    out = torch.zeros(n)  # <- site
+    for i in range(n):
+        out[i] = x[i] + out.narrow(0, max(0, i - k), min(i, k)).sum()
+    return out
+""",
+        scenario=r"""
+def run():
+    return window(torch.arange(1.0, 7.0), 2)
+""",
+    ),
+    Case(
+        "while_loop_reads_the_rows_it_wrote",
+        source=r"""
+import torch
+
+
+def running(x):
+    n = x.shape[0]
+    out = torch.zeros(n)  # <- site
+    i = 0
+    while i < n:
+        out[i] = x[i] + out[:i].sum()
+        i += 1
+    return out
+""",
+        scenario=r"""
+def run():
+    return running(torch.arange(1.0, 6.0))
+""",
+    ),
+    Case(
         "loop_over_an_empty_literal",
         source=r"""
 import torch
