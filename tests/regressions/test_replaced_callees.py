@@ -11,6 +11,9 @@ alone, proves nothing while the store may replace it.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -370,6 +373,23 @@ def test_replaced_at_import_is_not_unsafe(case: Case, tmp_path: Path) -> None:
         assert verdicts and Verdict.UNSAFE not in verdicts, (case.name, line, verdicts)
     base, differences = poisoned_runs(case, tmp_path)
     assert all(d is None for d in differences.values()), (case.name, base, differences)
+
+
+def test_source_from_stdin_is_not_unsafe(tmp_path: Path) -> None:
+    """From stdin no other file of the tree is read: the package above may replace the def
+    at import (it does here), so the call proves no read."""
+    case = REPLACED_AT_IMPORT[0]
+    for name, text in case.modules:
+        (tmp_path / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.py").write_text(text.lstrip("\n"))
+    source = case.source.lstrip("\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "zeroopt", "scan", "-", "--stdin-filename",
+         f"imp_pkg/{case.name}.py", "--format", "json", "--no-cache", "--exit-zero"],
+        input=source, capture_output=True, text=True, cwd=tmp_path, check=True,
+    )  # fmt: skip
+    found = json.loads(done.stdout)["findings"]
+    assert [f["verdict"] for f in found if f["line"] in case.sites] == ["unproven"], found
 
 
 @pytest.mark.parametrize("case", params(CASES))
