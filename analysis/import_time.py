@@ -27,7 +27,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
 
-_LIMIT = 400
+_LIMIT = 100
+# Per project view and module: its parsed tree (read and parsed once for every file analysed).
+_TREES: dict[tuple[int, str], tuple[ast.Module, str, str] | None] = {}
+_ANSWERS: dict[tuple[int, tuple[str | None, ...], str], str] = {}
 _MARKERS = re.compile(
     rb"setattr|__dict__|globals\(\)|vars\(|\bmodules\b|meta_path|path_hooks|"
     rb"path_importer_cache|sys\.path|addsitedir|__path__"
@@ -94,6 +97,26 @@ def replaced_at_import(project: ProjectView | None, modules: list[str | None], n
     `modules` runs the def `name` of the second may already have replaced it ("" if none)."""
     if project is None:
         return "the modules imported before the call were not read"
+    key = (id(project), tuple(modules), name)
+    if key not in _ANSWERS:
+        if len(_ANSWERS) > 4096:
+            _ANSWERS.clear()
+        _ANSWERS[key] = _replaced(project, modules, name)
+    return _ANSWERS[key]
+
+
+def _tree(project: ProjectView, module: str) -> tuple[ast.Module, str, str] | None:
+    key = (id(project), module)
+    if key in _TREES:
+        project.entry(module)  # the module's SHA, recorded for the cached result that used it
+        return _TREES[key]
+    if len(_TREES) > 2048:
+        _TREES.clear()
+    _TREES[key] = project.module_tree(module)
+    return _TREES[key]
+
+
+def _replaced(project: ProjectView, modules: list[str | None], name: str) -> str:
     store = re.compile(rb"\.\s*" + re.escape(name.encode()) + rb"\s*(?::[^=\n]*)?=(?!=)")
     todo = [m for module in modules if module for m in _above(module)]
     seen: set[str] = set()
@@ -106,7 +129,7 @@ def replaced_at_import(project: ProjectView | None, modules: list[str | None], n
         seen.add(module)
         if len(seen) > _LIMIT:
             return f"more than {_LIMIT} modules are imported before the call"
-        found = project.module_tree(module)
+        found = _tree(project, module)
         if found is None:
             if module in project.index.modules:
                 return f"{module}, imported before the call, could not be read"
@@ -124,15 +147,15 @@ def replaced_at_import(project: ProjectView | None, modules: list[str | None], n
     # Functions whose body may replace it, directly or through another of them (by name).
     marking = {
         n
-        for n, found in defs.items()
-        for _, t in found
+        for n, bodies in defs.items()
+        for _, t in bodies
         if _MARKERS.search(t.encode()) or store.search(t.encode())
     }
     grew = True
     while grew:
         grew = False
-        for n, found in defs.items():
-            if n not in marking and any(_called(d) & marking for d, _ in found):  # type: ignore[arg-type]
+        for n, bodies in defs.items():
+            if n not in marking and any(_called(d) & marking for d, _ in bodies):  # type: ignore[arg-type]
                 marking.add(n)
                 grew = True
     for path, text, s in run:
