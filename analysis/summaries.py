@@ -30,6 +30,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from zeroopt.analysis.cfg import Builder
+from zeroopt.analysis.import_time import replaced_at_import
 from zeroopt.analysis.methods import TREE_DEP, ClassWorld, _short, method_of
 from zeroopt.analysis.project import binds_dynamically
 from zeroopt.analysis.resolve import (
@@ -204,6 +205,7 @@ class Summaries:
         # which runs wherever nothing replaces it (an `unsafe` may rest on it: possible_callee).
         self._unreplaced: dict[int, tuple[ast.expr, Callee]] = {}
         self._candidate: Callee | None = None
+        self._at_import: dict[tuple[str | None, str | None, str], str] = {}
 
     # --- resolution ------------------------------------------------------------------------
     def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
@@ -251,6 +253,13 @@ class Summaries:
         refused = self.refused.get(id(func))
         if hit is None or hit[0] is not func or refused is None or refused[0] is not func:
             return None
+        if self.partial_tree:
+            return None  # the files that may replace it, at import or later, were not read
+        key = (self.unit.module, hit[1].unit.module, hit[1].fn.name)
+        if key not in self._at_import:
+            self._at_import[key] = replaced_at_import(self.project, list(key[:2]), key[2])
+        if self._at_import[key]:
+            return None  # replaced before any call can run (import_time.py)
         return hit[1], (
             f"assuming the call runs `{hit[1].name}` ({hit[1].where}), as it does wherever "
             f"nothing replaces it: {refused[1][:160]}"

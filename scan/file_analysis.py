@@ -25,7 +25,7 @@ from zeroopt.analysis.cfg import CFG, Builder
 from zeroopt.analysis.cost import constant_nbytes, is_hot
 from zeroopt.analysis.dataflow import VIEW_READ, BufferOutcome, Context, analyse_buffer
 from zeroopt.analysis.dataflow.containers import local_containers, plain_key_names
-from zeroopt.analysis.dataflow.first_pass import first_pass_reads
+from zeroopt.analysis.dataflow.first_pass import first_pass_reads, unreached_first_reads
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
@@ -262,6 +262,7 @@ def _analyse_tree(
             summaries=summaries,
         )
         outcome = analyse_buffer(cfg, ctx)
+        outcome = unreached_first_reads(outcome, site.owner.body) or outcome
         outcome = first_pass_reads(cfg, ctx, outcome, site.owner.body) or outcome
         decided[id(site.call)] = decide(outcome)
         if not (ctx.zero_size or ctx.no_data):

@@ -22,6 +22,7 @@ import ast
 import copy
 
 from zeroopt.analysis.cfg import CFG, Kind
+from zeroopt.analysis.dataflow.first_pass_reach import runs_on_first_pass
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, BufferOutcome, Context, Issue
 from zeroopt.analysis.resolve import walk
 
@@ -83,7 +84,9 @@ def first_pass_reads(
     once = analyse_buffer(_single_pass(cfg), ctx)
     # Only reads with nothing written before them on any path of the copy, inside a loop's
     # body: element-level claims (uncovered.py, gaps.py) may rest on a loop having run once,
-    # which constrains sizes the copy does not know (`range(n)` run once: n == 1).
+    # which constrains sizes the copy does not know (`range(n)` run once: n == 1). And only
+    # reads every first pass makes, of as many elements as later passes (first_pass_reach.py):
+    # the copy keeps branches the first pass never takes (`if i > 0: out[i] = out[i - 1] + x`).
     found = [
         i
         for i in once.issues
@@ -91,6 +94,7 @@ def first_pass_reads(
         and i.kind == "read"
         and i.text.startswith("read before any write")
         and _enclosing(loops, i.line) is not None
+        and runs_on_first_pass(body, i.line)
     ]
     if once.gave_up or not found:
         return None
@@ -105,4 +109,54 @@ def first_pass_reads(
     result = copy.copy(outcome)
     result.issues = [*issues, *outcome.issues]
     result.assumed = [*outcome.assumed, *once.assumed]
+    return result
+
+
+def _loops_around(body: list[ast.stmt], line: int) -> list[ast.For | ast.AsyncFor | ast.While]:
+    out: list[ast.For | ast.AsyncFor | ast.While] = []
+    for n in walk(body):
+        if isinstance(n, ast.For | ast.AsyncFor | ast.While) and n.body:
+            last = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in n.body)
+            if n.body[0].lineno <= line <= last:
+                out.append(n)
+    return out
+
+
+def unreached_first_reads(outcome: BufferOutcome, body: list[ast.stmt]) -> BufferOutcome | None:
+    """`outcome` with each "read before any write" inside a loop whose body also writes the
+    buffer made `unproven` where the syntax cannot show that the pass with nothing written yet
+    makes the read and reads something (first_pass_reach.py), or None when none is.
+
+    The dataflow joins the state before a loop with the state after a pass: a read in the body
+    with nothing written on the way in is "before any write" although only the first pass (or a
+    pass whose writes were skipped) comes with nothing written. `for i in range(n): out[i] =
+    x[i] + out[:i].sum()` reads `out[:0]`, nothing, on its first pass and only written rows
+    after; `if i > 0: ... out[:i]` is not read on the first pass at all. A `while` loop's passes
+    are not told apart: such a read in one is left `unproven` too."""
+    lines = [w for w, _ in (*outcome.writes, *outcome.partial_writes, *outcome.view_writes)]
+    demoted: list[Issue] = []
+    changed = False
+    for i in outcome.issues:
+        if i.severity == UNSAFE and i.kind == "read" and i.text.startswith("read before any write"):
+            loops = [
+                loop
+                for loop in _loops_around(body, i.line)
+                if any(loop.body[0].lineno <= w <= (loop.end_lineno or loop.lineno) for w in lines)
+            ]
+            if loops and (
+                any(isinstance(loop, ast.While) for loop in loops)
+                or not runs_on_first_pass(body, i.line)
+            ):
+                text = (
+                    f"{i.text} (only where nothing the loop at line {loops[-1].lineno} writes ran "
+                    "before: its first pass, which the syntax does not show makes this read)"
+                )
+                demoted.append(Issue(UNPROVEN, i.line, i.kind, text))
+                changed = True
+                continue
+        demoted.append(i)
+    if not changed:
+        return None
+    result = copy.copy(outcome)
+    result.issues = demoted
     return result

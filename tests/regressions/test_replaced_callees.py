@@ -11,6 +11,9 @@ alone, proves nothing while the store may replace it.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from tests.regressions.harness import (
     check_execution,
     check_verdict,
     params,
+    poisoned_runs,
     site_verdicts,
 )
 
@@ -139,6 +143,42 @@ def accumulate(x):
             ),
         ),
     ),
+    Case(
+        "installer_run_only_on_another_platform",
+        expect=UNSAFE,
+        package="rcp_pkg",
+        why="the package installs its stubs only under a condition (another platform): where it "
+        "does not, the helper that accumulates runs on the zeros.",
+        source=r"""
+import torch
+
+from rcp_pkg.helpers import add_into
+
+
+def total(x):
+    buf = torch.zeros(3)  # <- site
+    return add_into(buf, x)
+""",
+        scenario=r"""
+def run():
+    return total(torch.ones(3))
+""",
+        modules=(
+            (
+                "rcp_pkg/__init__",
+                r"""
+import sys
+
+if sys.platform == "no-such-platform":
+    from rcp_pkg.stubs import install
+
+    install("rcp_pkg.helpers", object())
+""",
+            ),
+            _STUBS,
+            _HELPERS,
+        ),
+    ),
 ]
 
 # A def that writes the buffer in full, or never touches it, decides nothing while another
@@ -179,6 +219,177 @@ def measure(x):
         modules=(("rcp_pkg/__init__", ""), _STUBS, _HELPERS),
     ),
 ]
+
+# Replaced at import time: the package above the module (imported before it, always) or a module
+# its import runs replaces the def before any call can run it, so no path runs the def that reads
+# (every poisoned run gives the zeros result). These must not be `unsafe`.
+_REAL_HELPERS = (
+    "imp_pkg/real_helpers",
+    r"""
+def add_into(dst, x):
+    dst.copy_(x)
+    return dst
+""",
+)
+_READING_HELPERS = (
+    "imp_pkg/helpers",
+    r"""
+def add_into(dst, x):
+    dst += x
+    return dst
+""",
+)
+_USER = r"""
+import torch
+
+from imp_pkg.helpers import add_into
+
+
+def total(x):
+    buf = torch.zeros(3)  # <- site
+    return add_into(buf, x)
+"""
+_RUN = r"""
+def run():
+    return total(torch.ones(3))
+"""
+REPLACED_AT_IMPORT = [
+    Case(
+        "package_init_stores_over_the_def",
+        package="imp_pkg",
+        why="`imp_pkg/__init__` sets the module's `add_into` to a function that writes in full.",
+        source=r"""
+import torch
+
+
+def add_into(dst, x):
+    dst += x
+    return dst
+
+
+def total(x):
+    buf = torch.zeros(3)  # <- site
+    return add_into(buf, x)
+""",
+        scenario=r"""
+def run():
+    import imp_pkg  # noqa: F401  (Python imports the package before any module of it)
+
+    return total(torch.ones(3))
+""",
+        modules=(
+            (
+                "imp_pkg/__init__",
+                r"""
+from imp_pkg import package_init_stores_over_the_def as _m
+
+
+def _fill(dst, x):
+    dst.copy_(x)
+    return dst
+
+
+_m.add_into = _fill
+""",
+            ),
+        ),
+    ),
+    Case(
+        "package_init_puts_another_module_in_sys_modules",
+        package="imp_pkg",
+        source=_USER,
+        scenario=_RUN,
+        modules=(
+            (
+                "imp_pkg/__init__",
+                r"""
+import sys
+
+from imp_pkg import real_helpers
+
+sys.modules["imp_pkg.helpers"] = real_helpers
+""",
+            ),
+            _REAL_HELPERS,
+            _READING_HELPERS,
+        ),
+    ),
+    Case(
+        "package_init_calls_an_installer_of_another_module",
+        package="imp_pkg",
+        source=_USER,
+        scenario=_RUN,
+        modules=(
+            (
+                "imp_pkg/__init__",
+                r"""
+from imp_pkg import real_helpers
+from imp_pkg.stubs import install
+
+install("imp_pkg.helpers", real_helpers)
+""",
+            ),
+            (
+                "imp_pkg/stubs",
+                r"""
+import sys
+
+
+def install(name, module):
+    sys.modules[name] = module
+""",
+            ),
+            _REAL_HELPERS,
+            _READING_HELPERS,
+        ),
+    ),
+    Case(
+        "package_init_loops_over_names_it_replaces",
+        package="imp_pkg",
+        source=_USER,
+        scenario=_RUN,
+        modules=(
+            (
+                "imp_pkg/__init__",
+                r"""
+import sys
+
+from imp_pkg import real_helpers
+
+for _name in ("imp_pkg.helpers",):
+    sys.modules[_name] = real_helpers
+""",
+            ),
+            _REAL_HELPERS,
+            _READING_HELPERS,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(REPLACED_AT_IMPORT))
+def test_replaced_at_import_is_not_unsafe(case: Case, tmp_path: Path) -> None:
+    for line, verdicts in site_verdicts(case, case.program).items():
+        assert verdicts and Verdict.UNSAFE not in verdicts, (case.name, line, verdicts)
+    base, differences = poisoned_runs(case, tmp_path)
+    assert all(d is None for d in differences.values()), (case.name, base, differences)
+
+
+def test_source_from_stdin_is_not_unsafe(tmp_path: Path) -> None:
+    """From stdin no other file of the tree is read: the package above may replace the def
+    at import (it does here), so the call proves no read."""
+    case = REPLACED_AT_IMPORT[0]
+    for name, text in case.modules:
+        (tmp_path / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.py").write_text(text.lstrip("\n"))
+    source = case.source.lstrip("\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "zeroopt", "scan", "-", "--stdin-filename",
+         f"imp_pkg/{case.name}.py", "--format", "json", "--no-cache", "--exit-zero"],
+        input=source, capture_output=True, text=True, cwd=tmp_path, check=True,
+    )  # fmt: skip
+    found = json.loads(done.stdout)["findings"]
+    assert [f["verdict"] for f in found if f["line"] in case.sites] == ["unproven"], found
 
 
 @pytest.mark.parametrize("case", params(CASES))
