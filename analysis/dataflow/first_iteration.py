@@ -9,7 +9,8 @@ could skip it on the first iteration only); i is bound by the loop alone (no ass
 subscript (`cu[i]`, `cu[i + 1]`) of the same buffer or of a tensor the function binds from a
 torch factory alone (`torch.zeros`, `torch.cumsum`, ...): indexing a sequence with i + c,
 c >= 0, raises at i = 0 only if it raises at every i, where a dict keyed from 1 raises at 0
-alone. The loop is assumed to run at least once, which the evidence says.
+alone. The loop is assumed to run at least once, which the evidence says. A read of anything
+with nothing written before it on a loop's first pass is first_pass.py's.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ Only for an `unsafe`: a `safe` is never taken from the copy (it sees fewer paths
 copy's other findings are dropped. Asked only for a site left `unproven` with a read inside a
 `for` loop, and never for the ZO002 guard (`certain_reads_only`: the loop may run no pass).
 `while` loops keep their back edge (their test decides whether a pass runs at all).
+first_pass_reach.py says which reads every first pass surely makes. Element 0 read through the
+loop variable (`x[i]` with `i` from `range(n)`, after writes that cover the other elements) is
+first_iteration.py's, an element-level claim made in the main pass.
 """
 
 from __future__ import annotations
