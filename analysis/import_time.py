@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
 
 _LIMIT = 100
-# Per project view and module: its parsed tree (read and parsed once for every file analysed).
-_TREES: dict[tuple[int, str], tuple[ast.Module, str, str] | None] = {}
 _ANSWERS: dict[tuple[int, tuple[str | None, ...], str], str] = {}
 _MARKERS = re.compile(
     rb"setattr|__dict__|globals\(\)|vars\(|\bmodules\b|meta_path|path_hooks|"
@@ -105,71 +104,142 @@ def replaced_at_import(project: ProjectView | None, modules: list[str | None], n
     return _ANSWERS[key]
 
 
-def _tree(project: ProjectView, module: str) -> tuple[ast.Module, str, str] | None:
+@dataclass(frozen=True)
+class _Facts:
+    """What one module contributes, read once per project view: its defs (name, source, the
+    names their bodies call) and the statements its import surely runs (line, the text that
+    decides, the names it calls), with the modules those import."""
+
+    path: str
+    defs: tuple[tuple[str, bytes, frozenset[str]], ...]
+    run: tuple[tuple[int, bytes, frozenset[str]], ...]
+    imports: tuple[str, ...]
+
+
+# Per project view and module: its facts (None: not readable), built from one parse.
+_FACTS: dict[tuple[int, str], _Facts | None] = {}
+# Per project view and the modules a call imports: (the facts of every module imported, in the
+# order the walk meets them; why not all could be read, or "").
+_CLOSURES: dict[tuple[int, tuple[str | None, ...]], tuple[tuple[_Facts, ...], str]] = {}
+
+
+def _segment(starts: list[int], text: bytes, node: ast.AST) -> bytes:
+    """The source bytes of `node` (as ast.get_source_segment, from line offsets made once)."""
+    line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
+    end_line = getattr(node, "end_lineno", None)
+    end_col = getattr(node, "end_col_offset", None)
+    if line is None or col is None or end_line is None or end_col is None:
+        return b""
+    return text[starts[line - 1] + col : starts[end_line - 1] + end_col]
+
+
+def _facts(project: ProjectView, module: str) -> _Facts | None:
     key = (id(project), module)
-    if key in _TREES:
+    if key in _FACTS:
         project.entry(module)  # the module's SHA, recorded for the cached result that used it
-        return _TREES[key]
-    if len(_TREES) > 2048:
-        _TREES.clear()
-    _TREES[key] = project.module_tree(module)
-    return _TREES[key]
+        return _FACTS[key]
+    if len(_FACTS) > 2048:
+        _FACTS.clear()
+    found = project.module_tree(module)
+    facts = None
+    if found is not None:
+        tree, text, path = found
+        data = text.encode()
+        starts = [0]
+        for line in data.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        defs = tuple(
+            (
+                node.name,
+                _segment(starts, data, node),
+                frozenset(n for s in node.body for n in _called(s)),
+            )
+            for node in ast.walk(tree)
+            if isinstance(node, _DEFS)
+        )
+        run: list[tuple[int, bytes, frozenset[str]]] = []
+        imports: list[str] = []
+        for s in _surely_run(tree.body):
+            if isinstance(s, ast.With):
+                source = b"".join(_segment(starts, data, i.context_expr) for i in s.items)
+            elif isinstance(s, ast.For | ast.While):
+                source = _segment(starts, data, s.iter if isinstance(s, ast.For) else s.test)
+            elif isinstance(s, ast.Import | ast.ImportFrom):  # `from sys import modules` only
+                source = _segment(starts, data, s) if getattr(s, "module", None) == "sys" else b""
+            else:
+                source = _segment(starts, data, s)
+            run.append((s.lineno, source, frozenset(_called(s))))
+            imports += _imports(s, module, path.endswith("__init__.py"))
+        facts = _Facts(path, defs, tuple(run), tuple(imports))
+    _FACTS[key] = facts
+    return facts
 
 
-def _replaced(project: ProjectView, modules: list[str | None], name: str) -> str:
-    store = re.compile(rb"\.\s*" + re.escape(name.encode()) + rb"\s*(?::[^=\n]*)?=(?!=)")
+def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[_Facts, ...], str]:
+    """The facts of every module imported whenever the call runs (the modules, the packages
+    above them, and what their surely-run statements import, transitively)."""
+    key = (id(project), tuple(modules))
+    hit = _CLOSURES.get(key)
+    if hit is not None:
+        for facts in hit[0]:
+            project.entry(_module_of(project, facts))
+        return hit
     todo = [m for module in modules if module for m in _above(module)]
     seen: set[str] = set()
-    run: list[tuple[str, str, ast.stmt]] = []  # (path, text, statement) its import surely runs
-    defs: dict[str, list[tuple[ast.AST, str]]] = {}  # def name -> (def, its text)
+    out: list[_Facts] = []
+    why = ""
     while todo:
         module = todo.pop()
         if module in seen or not project.is_module(module):
             continue
         seen.add(module)
         if len(seen) > _LIMIT:
-            return f"more than {_LIMIT} modules are imported before the call"
-        found = _tree(project, module)
-        if found is None:
+            why = f"more than {_LIMIT} modules are imported before the call"
+            break
+        read = _facts(project, module)
+        if read is None:
             if module in project.index.modules:
-                return f"{module}, imported before the call, could not be read"
+                why = f"{module}, imported before the call, could not be read"
+                break
             continue  # a namespace package: no code of its own
-        tree, text, path = found
-        for node in ast.walk(tree):
-            if isinstance(node, _DEFS):
-                defs.setdefault(node.name, []).append(
-                    (node, ast.get_source_segment(text, node) or "")
-                )
-        for s in _surely_run(tree.body):
-            run.append((path, text, s))
-            for imported in _imports(s, module, path.endswith("__init__.py")):
-                todo += _above(imported)
+        out.append(read)
+        for imported in read.imports:
+            todo += _above(imported)
+    if len(_CLOSURES) > 1024:
+        _CLOSURES.clear()
+    _CLOSURES[key] = (tuple(out), why)
+    return _CLOSURES[key]
+
+
+def _module_of(project: ProjectView, facts: _Facts) -> str:
+    return project.index.names.get(facts.path, "")
+
+
+def _replaced(project: ProjectView, modules: list[str | None], name: str) -> str:
+    closure, why = _closure(project, modules)
+    if why:
+        return why
+    store = re.compile(rb"\.\s*" + re.escape(name.encode()) + rb"\s*(?::[^=\n]*)?=(?!=)")
     # Functions whose body may replace it, directly or through another of them (by name).
     marking = {
         n
-        for n, bodies in defs.items()
-        for _, t in bodies
-        if _MARKERS.search(t.encode()) or store.search(t.encode())
+        for facts in closure
+        for n, text, _ in facts.defs
+        if _MARKERS.search(text) or store.search(text)
     }
     grew = True
     while grew:
         grew = False
-        for n, bodies in defs.items():
-            if n not in marking and any(_called(d) & marking for d, _ in bodies):  # type: ignore[arg-type]
-                marking.add(n)
-                grew = True
-    for path, text, s in run:
-        source = (ast.get_source_segment(text, s) or "").encode()
-        if isinstance(s, ast.With):
-            source = b"".join((ast.get_source_segment(text, i) or "").encode() for i in s.items)
-        elif isinstance(s, ast.For | ast.While):
-            head = s.iter if isinstance(s, ast.For) else s.test
-            source = (ast.get_source_segment(text, head) or "").encode()
-        if isinstance(s, ast.Import | ast.ImportFrom):  # `from sys import modules` only
-            source = b"" if getattr(s, "module", None) != "sys" else source
-        hit = _MARKERS.search(source) or store.search(source)
-        called = _called(s) & marking
-        if hit or called:
-            what = f"`{min(called)}(...)`" if called else f"`{hit.group().decode()}`"  # type: ignore[union-attr]
-            return f"{path}:{s.lineno}, run by an import before the call, may replace it ({what})"
+        for facts in closure:
+            for n, _, called in facts.defs:
+                if n not in marking and called & marking:
+                    marking.add(n)
+                    grew = True
+    for facts in closure:
+        for line, source, called in facts.run:
+            hit = _MARKERS.search(source) or store.search(source)
+            calls = called & marking
+            if hit or calls:
+                what = f"`{min(calls)}(...)`" if calls else f"`{hit.group().decode()}`"  # type: ignore[union-attr]
+                return f"{facts.path}:{line}, run by an import before the call, may replace it ({what})"
     return ""
