@@ -103,7 +103,7 @@ def f(x):
     _flat[(triton.cdiv(n, 4),)](y, n, BLOCK=4)
     return y
 """,
-        "The loop makes `n` 7 before the launch.",
+        "The loop makes `n` 7 before the launch: the grid covers 7 of 10 elements.",
     ),
     _case(
         "size_rebound_by_a_match_capture",

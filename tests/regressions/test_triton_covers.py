@@ -316,7 +316,7 @@ def f(x):
     return y
 """,
         _X,
-        "`offs < n - 1` leaves the last element.",
+        "`offs < n - 1` leaves the last element unstored: it keeps its poison.",
         "is not `p + pid * B + tl.arange(0, B)`",
     ),
     NearMiss(
@@ -369,7 +369,7 @@ def f(x):
     return y
 """,
         _X2,
-        "A block of 4 columns of rows of 6.",
+        "A block of 4 columns of rows of 6: columns 4 and 5 are never stored.",
         "is not `triton.next_power_of_2` of the columns",
     ),
     NearMiss(
@@ -399,7 +399,7 @@ def f(x):
     return y
 """,
         _X,
-        "The kernel's `n` is 7 of 10 elements.",
+        "The kernel's `n` is 7 of 10 elements: the last 3 keep their poison.",
         "is not the buffer's size",
     ),
     NearMiss(
@@ -413,7 +413,7 @@ def f(x):
     return y
 """,
         _X,
-        "One program of 4 for 10 elements.",
+        "One program of 4 for 10 elements: elements 4 to 9 are never stored.",
         "the grid is not `(cdiv(n, BLOCK),)`",
     ),
     NearMiss(
@@ -426,7 +426,7 @@ def f(x):
     return y
 """,
         _X,
-        "Element 0 is before the view.",
+        "Element 0 is before the view the kernel stores into: never written.",
         "region not proven whole",
     ),
     NearMiss(
@@ -479,7 +479,7 @@ def f(x):
     return y
 """,
         _X,
-        "Program 0 returns before its store.",
+        "Program 0 returns before its store: elements 0 to 3 keep their poison.",
         "follows a `return`",
     ),
     NearMiss(
@@ -496,6 +496,10 @@ def f(x):
         "the grid is not `(cdiv(n, BLOCK),)`",
     ),
 ]
+
+
+# Every case, by name, for the catalogue (test_catalogue.py).
+CASES = [*COVERED, *(m.case() for m in NEAR_MISSES)]
 
 
 @pytest.mark.parametrize("case", params(COVERED))
