@@ -110,6 +110,7 @@ class _Facts:
     names their bodies call) and the statements its import surely runs (line, the text that
     decides, the names it calls), with the modules those import."""
 
+    module: str
     path: str
     defs: tuple[tuple[str, bytes, frozenset[str]], ...]
     run: tuple[tuple[int, bytes, frozenset[str]], ...]
@@ -170,7 +171,7 @@ def _facts(project: ProjectView, module: str) -> _Facts | None:
                 source = _segment(starts, data, s)
             run.append((s.lineno, source, frozenset(_called(s))))
             imports += _imports(s, module, path.endswith("__init__.py"))
-        facts = _Facts(path, defs, tuple(run), tuple(imports))
+        facts = _Facts(module, path, defs, tuple(run), tuple(imports))
     _FACTS[key] = facts
     return facts
 
@@ -182,7 +183,7 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[_Fa
     hit = _CLOSURES.get(key)
     if hit is not None:
         for facts in hit[0]:
-            project.entry(_module_of(project, facts))
+            project.entry(facts.module)
         return hit
     todo = [m for module in modules if module for m in _above(module)]
     seen: set[str] = set()
@@ -209,10 +210,6 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[_Fa
         _CLOSURES.clear()
     _CLOSURES[key] = (tuple(out), why)
     return _CLOSURES[key]
-
-
-def _module_of(project: ProjectView, facts: _Facts) -> str:
-    return project.index.names.get(facts.path, "")
 
 
 def _replaced(project: ProjectView, modules: list[str | None], name: str) -> str:

@@ -84,14 +84,17 @@ class SummaryCalls(Stores):
             if any(n is alloc or (isinstance(n, ast.Name) and n.id in roots) for n in ast.walk(a))
         ]
         param = callee.parameter(named[0]) if len(named) == 1 and named[0] is not None else None
-        if param is None or engine.summary(callee, param).kind != READS:
+        if param is None:
+            return False
+        summary = engine.summary(callee, param)
+        if summary.kind != READS:
             return False
         found = self._arguments_reaching(e)
         if len(found) != 1 or callee.parameter(found[0][0]) != param or _reachable(self):
             self._unknown_summary_call(e, callee, found, assumption)
             return True
         _, a, ref = found[0]
-        self._apply_summary(e, callee, param, engine.summary(callee, param), a, ref, assumption)
+        self._apply_summary(e, callee, param, summary, a, ref, assumption)
         return True
 
     def _apply_summary(
