@@ -7,14 +7,16 @@ import re
 from collections.abc import Iterator
 
 from zeroopt.analysis import semantics as api
+from zeroopt.analysis.dataflow.append_lists import made_in_loop
 from zeroopt.analysis.dataflow.dispatch_calls import DispatchCalls
 from zeroopt.analysis.dataflow.outcome import UNPROVEN
-from zeroopt.analysis.dataflow.places import place_key
+from zeroopt.analysis.dataflow.places import ANY_ITEM, place_key
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View, evolve
 
 _ELEMENT = re.compile(r"\[\d+\]")  # a path one literal index under a sequence name
+_ITEM = re.compile(r"\[(\d+|\*)\]")  # or any item of a list that grows (append_lists.py)
 
 
 class Calls(DispatchCalls):
@@ -27,6 +29,8 @@ class Calls(DispatchCalls):
         handled, got = self.get_call(e)
         if handled:
             return got
+        if self.grow_list(e):
+            return None  # list.append / list.extend return None
         made = self.record_of(e) if isinstance(func, ast.Name) else None
         if isinstance(made, tuple):
             # A plain dataclass's generated __init__ runs nothing but stores: the object
@@ -315,21 +319,32 @@ class Calls(DispatchCalls):
 
     def _read_sequence(self, a: ast.expr, name: str, definite: bool, whole: bool) -> bool:
         """`torch.cat(parts)` where `parts` is a list or tuple display bound to a local name
-        (holders.py: every path under it is an element spelled by a literal index): the
-        function reads each tensor of the sequence (semantics.SEQUENCE_READERS), the buffer
-        among them, and keeps no reference to the list. False where that is not known."""
+        (holders.py: every path under it is an element spelled by a literal index), or a list
+        made here that only grows by `append`/`extend`/`+=` (append_lists.py: its appended
+        items at `parts[*]`): the function reads each tensor of the sequence
+        (semantics.SEQUENCE_READERS), the buffer among them, and keeps no reference to the list.
+        False where that is not known."""
         if not (isinstance(a, ast.Name) and name in api.SEQUENCE_READERS):
             return False
-        if self.lookup(a.id) is not None or self._holders()[0].get(a.id) not in ("seq", "tup"):
+        grown = self.append_list(a.id)
+        if self.lookup(a.id) is not None or (
+            self._holders()[0].get(a.id) not in ("seq", "tup") and not grown
+        ):
             return False
         owned = self.owns(a.id)
-        if not owned or not all(_ELEMENT.fullmatch(p[len(a.id) :]) for p in owned):
+        items = _ITEM if grown else _ELEMENT
+        if not owned or not all(items.fullmatch(p[len(a.id) :]) for p in owned):
             return False  # a path deeper than an element (`parts[0].x`): not read by `cat`
         for path in sorted(owned):
             ref = self.lookup(path)
-            if ref is not None:
+            if ref is None:
+                continue
+            if path.endswith(ANY_ITEM):
+                how = f"an item appended to the list `{a.id}`, which `{name}` reads in full"
+                how += made_in_loop(self.ctx.scope.node, self.ctx.alloc, a)
+            else:
                 how = f"`{path}`, in the sequence `{a.id}` that `{name}` reads in full"
-                self.read(ref, a, definite=definite, how=how, whole=whole)
+            self.read(ref, a, definite=definite, how=how, whole=whole)
         return True
 
     def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:

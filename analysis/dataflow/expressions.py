@@ -46,7 +46,7 @@ class Expressions(Calls):
 
     def _e_Name(self, e: ast.Name, as_base: bool) -> Ref | None:
         ref = self.lookup(e.id)
-        if ref is None and not as_base and self.owns(e.id):
+        if ref is None and not as_base and self.owns(e.id) and not self.length_only(e):
             self._owner_used(e, e.id)
         return ref
 

@@ -28,10 +28,11 @@ import re
 from collections.abc import Callable
 
 from zeroopt.analysis import semantics as api
+from zeroopt.analysis.dataflow.append_lists import GROWING, AppendLists, append_names
 from zeroopt.analysis.dataflow.effects import Effects
-from zeroopt.analysis.dataflow.places import _KEY_PART, _root, _under, place_key
+from zeroopt.analysis.dataflow.places import _KEY_PART, ANY_ITEM, _root, _under, place_key
 from zeroopt.analysis.resolve import walk
-from zeroopt.analysis.state import EXPOSED, MAYBE, MAYBE_COPY, Ref, State, evolve
+from zeroopt.analysis.state import EXPOSED, MAYBE, MAYBE_COPY, Ref, State, View, evolve
 
 _INT_ITEM = re.compile(r"\[-?\d+\]")
 _CTORS = {"types.SimpleNamespace": "ns", "builtins.dict": "map"}
@@ -259,6 +260,54 @@ class Holders(Effects):
             | frozenset(scope.captured | scope.global_names | scope.nonlocal_names),
         )
 
+    def _append_lists(self) -> AppendLists:
+        scope = self.ctx.scope
+        return append_names(
+            scope.node,
+            lambda e: self.ctx.resolver.qualified(scope, e),
+            frozenset(self.ctx.escape_on_bind)
+            | frozenset(scope.captured | scope.global_names | scope.nonlocal_names),
+        )
+
+    def append_list(self, name: str) -> bool:
+        """A list made here that only `append`/`extend`/`+=` change and only sequence readers
+        read (append_lists.py)."""
+        return name in self._append_lists().names
+
+    def length_only(self, e: ast.Name) -> bool:
+        """`len(xs)`, `if xs:` of such a list: no use of its items."""
+        return id(e) in self._append_lists().quiet
+
+    def grow_list(self, e: ast.Call) -> bool:
+        """`xs.append(v)` / `xs.extend([a, b])` of such a list: each item the buffer (or a view
+        of it) is in the list from now on, at the path `xs[*]` (any item): the list only grows,
+        so it stays there until `xs` is bound again. False: not such a call."""
+        func = e.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr in GROWING
+            and isinstance(func.value, ast.Name)
+            and self.append_list(func.value.id)
+        ):
+            return False
+        arg = e.args[0]
+        extend = func.attr == "extend" and isinstance(arg, ast.List | ast.Tuple)
+        items = arg.elts if extend else [arg]
+        self.grow(func.value.id, items, e)
+        return True
+
+    def grow(self, name: str, items: list[ast.expr], node: ast.AST) -> None:
+        """Items added to the end of the list `name`, in order (grow_list, `xs += [a, b]`)."""
+        key = name + ANY_ITEM
+        for item in items:
+            ref = self._eval_value(item)
+            if ref is None:
+                continue
+            held = self.st.must_map().get(key)
+            if held is not None and held.view is View.SELF and held.region is None:
+                continue  # the buffer itself is an item already: what a reader surely reads
+            self.bind(key, ref, node)
+
     def private_root(self, root: str) -> bool:
         """Only this name reaches the object: a store into it is no escape."""
         return root in self.ctx.private_roots or root in self._holders()[1]
@@ -371,7 +420,7 @@ class Holders(Effects):
         qualify = lambda f: self.ctx.resolver.qualified(self.ctx.scope, f)  # noqa: E731
         kind = _kind_of(value, qualify)
         if kind in ("seq", "tup"):
-            if not self.sequence_name(tkey):
+            if not (self.sequence_name(tkey) or self.append_list(tkey)):
                 return None
             assert isinstance(value, ast.List | ast.Tuple)
             return [(f"[{i}]", x) for i, x in enumerate(value.elts)]

@@ -185,6 +185,13 @@ class Evaluator(Expressions):
         elif (
             isinstance(s, ast.AugAssign)
             and isinstance(s.target, ast.Name)
+            and isinstance(s.value, ast.List | ast.Tuple)
+            and self.append_list(s.target.id)
+        ):
+            self.grow(s.target.id, s.value.elts, s)  # `xs += [a, b]` extends the list in place
+        elif (
+            isinstance(s, ast.AugAssign)
+            and isinstance(s.target, ast.Name)
             and self.lookup(s.target.id) is None
         ):
             # `k += 1` rebinds k (an int) or mutates it in place (a tensor): either way it is a new value.
