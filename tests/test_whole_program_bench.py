@@ -129,3 +129,9 @@ def test_no_unsound_verdict_on_any_order_classes() -> None:
     """Buffers of `__init__` judged under any order of the class's methods, one module and
     split (the traps' readers and bases move to lib.py)."""
     _assert_no_unsound(("anyorder",), 20, 8)
+
+
+def test_no_unsound_verdict_on_append_lists() -> None:
+    """Lists built by `append` and read by `torch.cat`, and the ways the buffer leaves them or
+    they are read otherwise, one module and split (the helpers move to lib.py)."""
+    _assert_no_unsound(("appendlists",), 20, 8)

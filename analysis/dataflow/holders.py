@@ -308,9 +308,14 @@ class Holders(Effects):
                 continue  # the buffer itself is an item already: what a reader surely reads
             self.bind(key, ref, node)
 
+    def _private_names(self) -> frozenset[str]:
+        """Names only they reach the object of: private holders, and lists that only grow
+        (append_lists.py: no other name, call or store ever gets them)."""
+        return self._holders()[1] | self._append_lists().names
+
     def private_root(self, root: str) -> bool:
         """Only this name reaches the object: a store into it is no escape."""
-        return root in self.ctx.private_roots or root in self._holders()[1]
+        return root in self.ctx.private_roots or root in self._private_names()
 
     def late_reader(self, node: ast.AST, name: str) -> None:
         """The buffer is now reachable through `name`, which a generator expression made in
@@ -337,7 +342,7 @@ class Holders(Effects):
     def rebind_elsewhere(self, component: str, keep: str, owner: str = "") -> None:
         """As Effects.rebind_elsewhere, but a private holder is reached by its one name only:
         a store into it re-points nothing else, a store through another name never its paths."""
-        private = self._holders()[1]
+        private = self._private_names()
         if owner in private:
             return
 

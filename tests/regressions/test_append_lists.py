@@ -145,6 +145,31 @@ def run():
 """,
     ),
     Case(
+        "appended_beside_an_item_store_into_another_tensor",
+        expect=UNSAFE,
+        why="`mask[i, n:] = True` stores into another tensor: no other name reaches the list, "
+        "so the store cannot replace its item, and the stack reads the appended zeros.",
+        source=r"""
+import torch
+
+
+def embed(x, ids, table, lens):
+    pos = []
+    mask = torch.ones(len(ids), 4, dtype=torch.bool)
+    for i, t in enumerate(ids):
+        if t == -1:
+            pos.append(torch.zeros(x.shape[-1]))  # <- site
+        else:
+            pos.append(table[t])
+        mask[i, lens[i] :] = False
+    return x + torch.stack(pos, dim=0), mask
+""",
+        scenario=r"""
+def run():
+    return embed(torch.ones(2, 3), [-1, 0], torch.ones(4, 3), [1, 2])
+""",
+    ),
+    Case(
         "appended_then_filled_before_the_cat",
         kind="fix",
         expect=frozenset({Verdict.SAFE}),

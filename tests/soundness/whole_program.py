@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from tests.soundness.gen_model import Chooser, Program, RandomChooser
 from tests.soundness.multimodule import MultiProgram, namespace_layout
 from tests.soundness.wp_anyorder import AnyOrderShapes
+from tests.soundness.wp_append import AppendShapes
 from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_dispatch import DispatchShapes
 from tests.soundness.wp_holders import HolderShapes
@@ -59,10 +60,12 @@ SHAPES = (
 DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 # Drawn only when named (`--wp-shapes returned`, `--wp-shapes holders`): the default mix, and so
 # every documented seed, stays as it was.
-OPT_IN_SHAPES = ("returned", "holders", "anyorder", "partial", "factory")
+OPT_IN_SHAPES = ("returned", "holders", "anyorder", "partial", "factory", "appendlists")
 
 
-class _WP(HolderShapes, ReturnedShapes, DispatchShapes, AnyOrderShapes, PartialShapes):
+class _WP(
+    HolderShapes, ReturnedShapes, DispatchShapes, AnyOrderShapes, PartialShapes, AppendShapes
+):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
     def piece(self, shape: str | None = None) -> Piece:
