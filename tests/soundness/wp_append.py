@@ -91,9 +91,11 @@ class AppendShapes(Blocks):
         if variant == "iter-filled":
             return [], [], [f"for t{u} in {lst}:", f"    t{u}.fill_({c})"]
         if variant == "helper-filled":
-            return [f"def fl{u}(ts):", "    for t in ts:", f"        t.fill_({c})"], [f"fl{u}"], [
-                f"fl{u}({lst})"
-            ]
+            return (
+                [f"def fl{u}(ts):", "    for t in ts:", f"        t.fill_({c})"],
+                [f"fl{u}"],
+                [f"fl{u}({lst})"],
+            )
         if variant == "alias-filled":
             return [], [], [f"m{u} = {lst}", f"m{u}[-1].fill_({c})"]
         return [], [], [f"{lst}[-1].fill_({c})"]  # index-filled
