@@ -190,6 +190,18 @@ lifecycle program names bound only to new instances of a plain module class (the
 objects below, whose class has no special method, decorated method or descriptor), displays,
 `None` or another such name, and on a witness `self` attributes stored only such values
 (analysis/lifecycle_objects.py object_origins).
+Lists that only grow (analysis/dataflow/append_lists.py): a name bound in its function only to
+list displays (no `*x`), not a parameter, `global`/`nonlocal` or a name a nested function,
+lambda, class or comprehension mentions, in a function that reads no frames, and otherwise used
+only as `name.append(v)` or `name.extend(<display>)` statements, `name += <display>`, the first
+argument of a sequence reader (`torch.cat`, `torch.stack`, ...), `len(name)` or a truth test,
+holds a list no other code reaches, and its `append` is `list.append`: an item appended stays in
+it until the name is bound again, and a sequence reader handed the name reads it (`unsafe` where
+nothing wrote the buffer; where the allocation runs in a loop the reader comes after, assuming
+that loop runs at least once, said in the evidence). Any other use of the name (an index,
+iteration, a method such as `pop`, another name for it, an argument, `return`) keeps it out: the
+append is then an unknown call. Assumed, as for a display read by `torch.cat`: the reader gets
+tensors it accepts (a wrong type or shape raises before any element is read).
 Only for `unsafe` (never for `safe`): once the buffer is stored where the analysis does not
 follow it (a container, a lambda, an object's computed slot, an attribute of `self`), a call that
 is handed neither the buffer, nor a view of it, nor a name that may hold it (a method call on the
