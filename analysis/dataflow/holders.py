@@ -291,8 +291,9 @@ class Holders(Effects):
         ):
             return False
         arg = e.args[0]
-        extend = func.attr == "extend" and isinstance(arg, ast.List | ast.Tuple)
-        items = arg.elts if extend else [arg]
+        items = [arg]
+        if func.attr == "extend" and isinstance(arg, ast.List | ast.Tuple):
+            items = arg.elts
         self.grow(func.value.id, items, e)
         return True
 
