@@ -5,8 +5,8 @@ A method call on a name is a call of whatever object the name holds: `tokens.app
 `list.append` only where the name provably holds a list, and one no other code can reach
 (`bytearray.append` or a user class's `append` may read the argument; a list another name
 reaches may be changed through that name). `append_names` picks the names of a function for
-which that is so: bound only to list displays (`xs = []`, `xs: list[T] = [a]`, no `*a`), and
-every other occurrence of the name one of
+which that is so: bound only to list displays (`xs = []`, `xs: list[T] = [a]`,
+`xs, ys = [], []`; no `*a`), and every other occurrence of the name one of
 
 - `xs.append(v)` as a statement (one positional argument, not starred, no keyword),
 - `xs.extend(D)` as a statement and `xs += D`, with `D` a list or tuple display (no `*a`),
@@ -103,15 +103,7 @@ def _names(
             continue
         up = parent.get(id(node))
         if isinstance(node.ctx, ast.Store):
-            if (
-                isinstance(up, ast.Assign)
-                and up.targets == [node]
-                and plain_display(up.value, True)
-            ) or (
-                isinstance(up, ast.AnnAssign)
-                and up.target is node
-                and plain_display(up.value, True)
-            ):
+            if _bound_to_display(node, up, parent.get(id(up))):
                 made.add(node.id)
             elif not (
                 isinstance(up, ast.AugAssign)
@@ -128,6 +120,27 @@ def _names(
             bad.add(node.id)
     names = frozenset(made - bad)
     return AppendLists(names, frozenset(i for i, n in quiet.items() if n in names))
+
+
+def _bound_to_display(node: ast.Name, up: ast.AST | None, stmt: ast.AST | None) -> bool:
+    """`xs = [...]`, `xs: T = [...]`, or `a, b = [], [x]`: each name of the target bound to its
+    own new list display (the dataflow binds them pairwise, statements.py)."""
+    if isinstance(up, ast.Assign | ast.AnnAssign):
+        target = up.targets == [node] if isinstance(up, ast.Assign) else up.target is node
+        return target and plain_display(up.value, True)
+    if not (
+        isinstance(up, ast.Tuple | ast.List)
+        and isinstance(stmt, ast.Assign)
+        and stmt.targets == [up]
+        and plain_display(stmt.value)
+        and plain_display(up)
+    ):
+        return False
+    assert isinstance(stmt.value, ast.Tuple | ast.List)
+    values = stmt.value.elts
+    if len(values) != len(up.elts):
+        return False
+    return plain_display(values[up.elts.index(node)], True)
 
 
 def _length_only(

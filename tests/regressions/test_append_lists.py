@@ -170,6 +170,49 @@ def run():
 """,
     ),
     Case(
+        "lists_bound_in_pairs_then_concatenated",
+        expect=UNSAFE,
+        why="`pos, update = [], []` binds each name to its own new list: the update mask's "
+        "zeros (False) appended for a conditioning frame are concatenated as data.",
+        source=r"""
+import torch
+
+
+def layout(frames):
+    pos, update = [], []
+    for n in frames:
+        pos.append(torch.arange(n))
+        update.append(torch.zeros(n, dtype=torch.bool))  # <- site
+    pos.append(torch.arange(2))
+    update.append(torch.ones(2, dtype=torch.bool))
+    return torch.cat(pos), torch.cat(update)
+""",
+        scenario=r"""
+def run():
+    return layout([3])
+""",
+    ),
+    Case(
+        "list_bound_in_a_pair_with_a_parameter",
+        expect=UNPROVEN,
+        why="`update, pos = [], frames`: only `update` gets a new list; `pos` is the caller's, "
+        "so `pos.append(zeros)` stays an unknown call although the cat then reads them.",
+        source=r"""
+import torch
+
+
+def layout(frames):
+    update, pos = [], frames
+    pos.append(torch.zeros(2))  # <- site
+    update.append(torch.ones(2))
+    return torch.cat(pos), torch.cat(update)
+""",
+        scenario=r"""
+def run():
+    return layout([torch.ones(1)])
+""",
+    ),
+    Case(
         "appended_then_filled_before_the_cat",
         kind="fix",
         expect=frozenset({Verdict.SAFE}),
