@@ -191,7 +191,7 @@ objects below, whose class has no special method, decorated method or descriptor
 `None` or another such name, and on a witness `self` attributes stored only such values
 (analysis/lifecycle_objects.py object_origins).
 Lists that only grow (analysis/dataflow/append_lists.py): a name bound in its function only to
-list displays (no `*x`), not a parameter, `global`/`nonlocal` or a name a nested function,
+list displays (`xs = []`, `xs, ys = [], []`; no `*x`), not a parameter, `global`/`nonlocal` or a name a nested function,
 lambda, class or comprehension mentions, in a function that reads no frames, and otherwise used
 only as `name.append(v)` or `name.extend(<display>)` statements, `name += <display>`, the first
 argument of a sequence reader (`torch.cat`, `torch.stack`, ...), `len(name)` or a truth test,
