@@ -452,3 +452,24 @@ def test_a_buffer_made_before_the_loop_is_not_claimed_appended() -> None:
     (finding,) = site_findings(case, case.program)[case.sites[0]]
     assert finding.verdict is Verdict.UNPROVEN
     assert "possible read: an item appended to the list `outs`" in finding.message
+
+
+def test_an_empty_appended_and_concatenated_is_read_for_the_guard() -> None:
+    """ZO002: `torch.empty` appended and concatenated reads memory nobody wrote, as a zeros
+    buffer's read does for ZO001."""
+    case = Case(
+        "empty_appended_then_concatenated",
+        why="the empty's garbage is concatenated as data: the guard's read before any write.",
+        source=r"""
+import torch
+
+
+def embed(h):
+    tokens = [h]
+    tokens.append(torch.empty(3))  # <- site
+    return torch.cat(tokens)
+""",
+    )
+    (finding,) = site_findings(case, case.source.lstrip("\n"))[case.sites[0]]
+    assert finding.rule == "ZO002" and finding.verdict is Verdict.UNSAFE, finding
+    assert "an item appended to the list `tokens`" in finding.message
