@@ -51,6 +51,14 @@ class AppendLists(NamedTuple):
 
 
 _NONE = AppendLists(frozenset(), frozenset())
+_MEMO = "_zeroopt_append_lists"
+
+
+def memoized(fn: ast.AST) -> AppendLists | None:
+    """The answer already computed for `fn`, if any (asked before every store of the dataflow:
+    cheaper than building the escaping names `append_names` takes)."""
+    found: AppendLists | None = getattr(fn, _MEMO, None)
+    return found
 
 
 def append_names(
@@ -61,11 +69,11 @@ def append_names(
     `escaping` (globals, closure cells) never are."""
     if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
         return _NONE
-    cached: AppendLists | None = getattr(fn, "_zeroopt_append_lists", None)
+    cached = memoized(fn)
     if cached is not None:
         return cached
     result = _names(fn, qualify, escaping)
-    setattr(fn, "_zeroopt_append_lists", result)  # noqa: B010 - a memo on the tree, as holders.py
+    setattr(fn, _MEMO, result)  # a memo on the tree, as holders.py
     return result
 
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 
 from zeroopt.analysis import semantics as api
-from zeroopt.analysis.dataflow.append_lists import GROWING, AppendLists, append_names
+from zeroopt.analysis.dataflow.append_lists import GROWING, AppendLists, append_names, memoized
 from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import _KEY_PART, ANY_ITEM, _root, _under, place_key
 from zeroopt.analysis.resolve import walk
@@ -262,6 +262,9 @@ class Holders(Effects):
 
     def _append_lists(self) -> AppendLists:
         scope = self.ctx.scope
+        cached = memoized(scope.node)
+        if cached is not None:
+            return cached
         return append_names(
             scope.node,
             lambda e: self.ctx.resolver.qualified(scope, e),
@@ -312,7 +315,8 @@ class Holders(Effects):
     def _private_names(self) -> frozenset[str]:
         """Names only they reach the object of: private holders, and lists that only grow
         (append_lists.py: no other name, call or store ever gets them)."""
-        return self._holders()[1] | self._append_lists().names
+        private, grown = self._holders()[1], self._append_lists().names
+        return private | grown if grown else private
 
     def private_root(self, root: str) -> bool:
         """Only this name reaches the object: a store into it is no escape."""
