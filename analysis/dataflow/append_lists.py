@@ -196,9 +196,13 @@ def made_in_loop(fn: ast.AST, alloc: ast.AST | None, reader: ast.AST) -> str:
     if line is None or at is None:
         return ""
     lines = []
-    for loop in walk([fn]):
+    nodes = list(walk([fn]))
+    if not any(n is alloc for n in nodes):
+        return ""  # made in another function (a callee whose writes are carried over)
+    for loop in nodes:
         if isinstance(loop, ast.For | ast.AsyncFor | ast.While) and loop.body:
-            first, last = loop.body[0].lineno, loop.end_lineno or loop.lineno
+            first = loop.body[0].lineno
+            last = max(s.end_lineno or s.lineno for s in loop.body)  # not `else:`, run once
             if first <= line <= last and not first <= at <= last:
                 lines.append(str(loop.lineno))
     if not lines:
