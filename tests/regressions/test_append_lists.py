@@ -473,3 +473,24 @@ def embed(h):
     (finding,) = site_findings(case, case.source.lstrip("\n"))[case.sites[0]]
     assert finding.rule == "ZO002" and finding.verdict is Verdict.UNSAFE, finding
     assert "an item appended to the list `tokens`" in finding.message
+
+
+def test_a_reader_in_the_loops_else_comes_after_its_passes() -> None:
+    case = Case(
+        "stacked_in_the_loops_else",
+        why="the `else:` of a `for` runs once, after the passes: the note names the loop.",
+        source=r"""
+import torch
+
+
+def rows(qs):
+    outs = []
+    for q in qs:
+        outs.append(torch.zeros_like(q))  # <- site
+    else:
+        return torch.stack(outs)
+""",
+    )
+    (finding,) = site_findings(case, case.source.lstrip("\n"))[case.sites[0]]
+    assert finding.verdict is Verdict.UNSAFE
+    assert "made on a pass of the loop at line 6, assuming it runs at least once" in finding.message
