@@ -128,15 +128,25 @@ class SummaryCalls(Stores):
                     f"`{name}` neither reads, writes nor keeps it: only its metadata ({basis})",
                 )
             return None
+        why = summary.why
         if summary.kind == READS:
-            self.read(
-                ref,
-                a,
-                definite=True,
-                how=f"read by `{name}` (line {summary.line} of {callee.unit.path}) before it "
-                f"writes it: {summary.why} ({basis})",
-            )
-        self._unknown_summary_call(e, callee, [("", a, ref)], summary.why)
+            fixed, names, assumes = condition_arguments(e, callee, summary.conditions)
+            if fixed:
+                why = (
+                    f"it reads it first only where {fixed} allows (line {summary.line} of "
+                    f"{callee.unit.path}), and this call fixes it"
+                )
+            else:
+                if names and self.rec is not None:
+                    self.rec.note(self.rec.outcome.conditioned, e.lineno, ",".join(sorted(names)))
+                self.read(
+                    ref,
+                    a,
+                    definite=True,
+                    how=f"read by `{name}` (line {summary.line} of {callee.unit.path}) before it "
+                    f"writes it: {summary.why} ({basis}){assumes}",
+                )
+        self._unknown_summary_call(e, callee, [("", a, ref)], why)
         return None
 
     def _unknown_summary_call(
@@ -165,3 +175,59 @@ def _reachable(ev: SummaryCalls) -> bool:
     """The buffer may be reached by the callee other than through its arguments."""
     st = ev.st
     return st.live and bool(st.lost or st.escapes or st.hidden)
+
+
+def condition_arguments(
+    e: ast.Call, callee: Callee, conditions: tuple[str, ...]
+) -> tuple[str, set[str], str]:
+    """For a READS summary whose reading path depends on other parameters
+    (summary_conditions.py): the first such parameter this call fixes (passed a literal, left to
+    its default, or not told apart from a starred argument) as "`flag`", else ""; the names
+    the arguments bound to them mention; and the assumption the evidence names."""
+    if not conditions:
+        return "", set(), ""
+    bound: dict[str, ast.expr] = {}
+    starred = any(isinstance(a, ast.Starred) for a in e.args) or any(
+        k.arg is None for k in e.keywords
+    )
+    for i, a in enumerate(e.args):
+        param = callee.parameter(i)
+        if param is not None and not isinstance(a, ast.Starred):
+            bound[param] = a
+    for k in e.keywords:
+        param = callee.parameter(k.arg) if k.arg is not None else None
+        if param is not None:
+            bound[param] = k.value
+    a = callee.fn.args
+    receivers = {p.arg for p in [*a.posonlyargs, *a.args][: callee.shift]}
+    names: set[str] = set()
+    shown: list[str] = []
+    for param in conditions:
+        if param in receivers:
+            value = e.func.value if isinstance(e.func, ast.Attribute) else None
+            shown.append(f"`{param}`")
+            if value is not None:
+                names |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            continue
+        arg = bound.get(param)
+        if arg is None or starred or _literal(arg):
+            return f"`{param}`", set(), ""
+        names |= {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        shown.append(f"`{param}`")
+    assumes = (
+        f" (assuming {', '.join(shown)} as passed here may take a value under which "
+        f"`{callee.name}` reaches that read: a test of {'it' if len(shown) == 1 else 'them'} "
+        "is on the way)"
+    )
+    return "", names, assumes
+
+
+def _literal(e: ast.expr) -> bool:
+    """A value the syntax fixes: a constant, a negated one, or a tuple or list of those."""
+    if isinstance(e, ast.Constant):
+        return True
+    if isinstance(e, ast.UnaryOp):
+        return _literal(e.operand)
+    if isinstance(e, ast.Tuple | ast.List):
+        return all(_literal(x) for x in e.elts)
+    return False
