@@ -80,6 +80,8 @@ class Summary:
     line: int = 0  # READS: the line of that read
     # READS: the other parameters a test on the way to that read depends on (summary_conditions.py)
     conditions: tuple[str, ...] = ()
+    # Of those, the ones a callee's test depends on (handed on to it): never evaluated here.
+    handed: tuple[str, ...] = ()
     returns: bool = False  # WRITES: the function returns a value (it may be the parameter)
 
 
@@ -461,11 +463,13 @@ class Summaries:
                     if at <= issue.line
                     for name in names.split(",")
                 }
+                conditions, handed = read_conditions(fn, param, issue.line, carried)
                 return Summary(
                     READS,
                     issue.text.removeprefix("read before any write: "),
                     issue.line,
-                    conditions=read_conditions(fn, param, issue.line, carried),
+                    conditions=conditions,
+                    handed=handed,
                 )
         end = outcome.exit_state
         if outcome.issues or end is None or not end.live:

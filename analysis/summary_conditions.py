@@ -30,10 +30,11 @@ def read_conditions(
     param: str,
     line: int,
     carried: set[str],
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The parameters of `fn` other than `param` that a test on the way to the read at `line`
-    depends on; `carried` are names the read itself depends on (the arguments a conditional
-    read of a callee depends on: its conditions, handed on)."""
+    depends on, and of those the ones `carried` names: names the read itself depends on (the
+    arguments a conditional read of a callee depends on: its conditions, handed on), whose
+    tests are in the callee, where `reached_with` does not look."""
     a = fn.args
     params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
@@ -44,7 +45,10 @@ def read_conditions(
     found: set[str] = set()
     for name in names:
         found |= roots.get(name, set())
-    return tuple(sorted(found))
+    handed: set[str] = set()
+    for name in carried:
+        handed |= roots.get(name, set())
+    return tuple(sorted(found)), tuple(sorted(handed))
 
 
 def _own_nodes(fn: ast.AST) -> list[ast.AST]:
@@ -141,3 +145,103 @@ def _tests(fn: ast.AST, line: int) -> list[ast.expr]:
         if enclosing or in_loop or before:
             out += tests
     return out
+
+
+def reached_with(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    param: str,
+    line: int,
+    values: dict[str, object],
+) -> bool:
+    """Whether the read at `line` is still reached where the parameters of `values` hold those
+    values (literals the call passes, or their defaults): every test on the way that depends on
+    one of them must be a test of those parameters alone, never bound again in `fn`, that
+    evaluates to the direction leading to the read: an `if` enclosing it (its body or its
+    `else`), or an `if` before it one of whose branches may leave (the branch taken must not).
+    Any other test depending on them (a loop, a conditional expression, a local computed from
+    them) is not evaluated: False."""
+    a = fn.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+    roots = _roots(fn, {p for p in params if p != param})
+    rebound = {
+        n.id
+        for n in _own_nodes(fn)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in values
+    }
+    if rebound:
+        return False
+    nodes = _own_nodes(fn)
+    for test in _tests(fn, line):
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        if not any(roots.get(n, set()) & set(values) for n in names):
+            continue
+        owner = next((n for n in nodes if isinstance(n, ast.If) and n.test is test), None)
+        if owner is None or not names <= set(values):
+            return False
+        value = _evaluate(test, values)
+        if value is None:
+            return False
+        start, end = _span(owner)
+        if start <= line <= end:
+            branch = owner.body if value else owner.orelse
+            if not any(_span(s)[0] <= line <= _span(s)[1] for s in branch):
+                return False
+        elif any(
+            _leaves(s) or isinstance(s, ast.Return | ast.Raise)
+            for s in (owner.body if value else owner.orelse)
+        ):
+            return False
+    return True
+
+
+def _evaluate(e: ast.expr, values: dict[str, object]) -> bool | None:
+    """The truth of a test built of the given names, literals, comparisons, `not`, `and`/`or`;
+    None where it is anything else or raises."""
+
+    def value(x: ast.expr) -> object:
+        if isinstance(x, ast.Name):
+            return values[x.id]
+        if isinstance(x, ast.Constant):
+            return x.value
+        if isinstance(x, ast.Tuple | ast.List | ast.Set):
+            return tuple(value(v) for v in x.elts)
+        if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not):
+            return not value(x.operand)
+        if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub):
+            return -value(x.operand)  # type: ignore[operator]
+        if isinstance(x, ast.BoolOp):
+            out = value(x.values[0])
+            for v in x.values[1:]:
+                if bool(out) is isinstance(x.op, ast.Or):
+                    return out
+                out = value(v)
+            return out
+        if isinstance(x, ast.Compare):
+            left = value(x.left)
+            for op, right_e in zip(x.ops, x.comparators, strict=True):
+                right = value(right_e)
+                if not _COMPARE[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        raise ValueError(x)
+
+    try:
+        return bool(value(e))
+    except Exception:  # a type the comparison does not take, a name not given
+        return None
+
+
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}

@@ -108,9 +108,13 @@ other arguments: the summary records each other parameter (`self` too) that a te
 depends on, directly or through locals computed from it (the tests of what encloses the read, of
 a loop around it, `while` and `assert` before it, and of statements before it that may `return`
 or `raise`: analysis/summary_conditions.py). The call is a definite read only where each is
-passed an expression, not a literal nor its default (`h(buf, False)` is a possible read,
-`unproven`), assumed, and said in the evidence, to take a value that reaches the read; a callee
-that hands such a parameter on carries the condition into its own summary. Only where: the callee is the name's only
+passed an expression, assumed, and said in the evidence, to take a value that reaches the read,
+or a literal (or left to a literal default) under which every test of it on the way is an `if`
+of those parameters alone, literals, comparisons, `not`, `and`/`or`, never bound again, that
+evaluates to the branch leading to the read (the evidence gives the values); otherwise it is a
+possible read, `unproven` (`h(buf, False)` of `if flag: return x.sum()`). A callee that hands
+such a parameter on carries the condition into its own summary, where a literal for it is never
+evaluated. Only where: the callee is the name's only
 binding in its module (same module, or imported from a scanned one) or, for `self.m(...)`, the
 class's only binding of `m`; its decorators are none or known harmless ones (`torch.no_grad()`,
 `torch.inference_mode()`, ...; `staticmethod`/`classmethod` on methods); it is neither a generator

@@ -138,7 +138,7 @@ class DispatchCalls(SummaryCalls):
                     f"`{name}` neither reads, writes nor keeps it: only its metadata ({basis})",
                 )
             return None
-        conditioned = [condition_arguments(e, c, s.conditions) for c, _, s in summaries]
+        conditioned = [condition_arguments(e, c, s, p) for c, p, s in summaries]
         fixed = next((f for f, _, _ in conditioned if f), "")
         if kinds == {READS} and not fixed:
             first = "; ".join(f"{c.name} line {s.line}: {s.why[:80]}" for c, _, s in summaries)

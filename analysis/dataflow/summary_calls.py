@@ -16,6 +16,7 @@ import ast
 from zeroopt.analysis.dataflow.stores import Stores
 from zeroopt.analysis.state import MAYBE, Ref
 from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
+from zeroopt.analysis.summary_conditions import reached_with
 
 
 class SummaryCalls(Stores):
@@ -130,7 +131,7 @@ class SummaryCalls(Stores):
             return None
         why = summary.why
         if summary.kind == READS:
-            fixed, names, assumes = condition_arguments(e, callee, summary.conditions)
+            fixed, names, assumes = condition_arguments(e, callee, summary, param)
             if fixed:
                 why = (
                     f"it reads it first only where {fixed} allows (line {summary.line} of "
@@ -178,12 +179,14 @@ def _reachable(ev: SummaryCalls) -> bool:
 
 
 def condition_arguments(
-    e: ast.Call, callee: Callee, conditions: tuple[str, ...]
+    e: ast.Call, callee: Callee, summary: Summary, param: str
 ) -> tuple[str, set[str], str]:
     """For a READS summary whose reading path depends on other parameters
-    (summary_conditions.py): the first such parameter this call fixes (passed a literal, left to
-    its default, or not told apart from a starred argument) as "`flag`", else ""; the names
-    the arguments bound to them mention; and the assumption the evidence names."""
+    (summary_conditions.py): "`flag`" for a parameter this call fixes (passes a literal or
+    leaves to its default, or may pass through a starred argument) where the values fixed do not
+    provably lead to the read at `line`, else ""; the names the arguments bound to the others
+    mention; and the assumption the evidence names."""
+    conditions, line = summary.conditions, summary.line
     if not conditions:
         return "", set(), ""
     bound: dict[str, ast.expr] = {}
@@ -191,42 +194,77 @@ def condition_arguments(
         k.arg is None for k in e.keywords
     )
     for i, a in enumerate(e.args):
-        param = callee.parameter(i)
-        if param is not None and not isinstance(a, ast.Starred):
-            bound[param] = a
+        key = callee.parameter(i)
+        if key is not None and not isinstance(a, ast.Starred):
+            bound[key] = a
     for k in e.keywords:
-        param = callee.parameter(k.arg) if k.arg is not None else None
-        if param is not None:
-            bound[param] = k.value
+        key = callee.parameter(k.arg) if k.arg is not None else None
+        if key is not None:
+            bound[key] = k.value
     a = callee.fn.args
     receivers = {p.arg for p in [*a.posonlyargs, *a.args][: callee.shift]}
+    defaults = _defaults(callee.fn)
     names: set[str] = set()
     shown: list[str] = []
-    for param in conditions:
-        if param in receivers:
+    values: dict[str, object] = {}
+    first_fixed = ""
+    for name in conditions:
+        if name in receivers:
             value = e.func.value if isinstance(e.func, ast.Attribute) else None
-            shown.append(f"`{param}`")
+            shown.append(f"`{name}`")
             if value is not None:
                 names |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             continue
-        arg = bound.get(param)
-        if arg is None or starred or _literal(arg):
-            return f"`{param}`", set(), ""
+        arg = bound.get(name)
+        if arg is None:
+            arg = defaults.get(name)  # evaluated where the def ran: a literal only
+            if starred or arg is None or not _literal(arg):
+                return f"`{name}`", set(), ""
+        if _literal(arg):
+            first_fixed = first_fixed or f"`{name}`"
+            if name in summary.handed:
+                return first_fixed, set(), ""  # a callee's test of it: not evaluated here
+            try:
+                values[name] = ast.literal_eval(arg)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return first_fixed, set(), ""
+            continue
         names |= {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
-        shown.append(f"`{param}`")
-    assumes = (
-        f" (assuming {', '.join(shown)} as passed here may take a value under which "
-        f"`{callee.name}` reaches that read: a test of {'it' if len(shown) == 1 else 'them'} "
-        "is on the way)"
-    )
+        shown.append(f"`{name}`")
+    if values and not reached_with(callee.fn, param, line, values):
+        return first_fixed, set(), ""
+    fixed = ", ".join(f"`{k}` = {v!r}" for k, v in values.items())
+    assumes = ""
+    if shown:
+        assumes = (
+            f" (assuming {', '.join(shown)} as passed here may take a value under which "
+            f"`{callee.name}` reaches that read: a test of {'it' if len(shown) == 1 else 'them'} "
+            "is on the way)"
+        )
+    if fixed:
+        assumes += f" (with {fixed} as passed here, the tests of it lead to that read)"
     return "", names, assumes
+
+
+def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """The default value of each parameter that has one."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    out = {
+        p.arg: d
+        for p, d in zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True)
+    }
+    out.update(
+        {p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+    )
+    return out
 
 
 def _literal(e: ast.expr) -> bool:
     """A value the syntax fixes: a constant, a negated one, or a tuple or list of those."""
     if isinstance(e, ast.Constant):
         return True
-    if isinstance(e, ast.UnaryOp):
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
         return _literal(e.operand)
     if isinstance(e, ast.Tuple | ast.List):
         return all(_literal(x) for x in e.elts)

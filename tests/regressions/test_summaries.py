@@ -586,8 +586,9 @@ def run():
     ),
     Case(
         "callee_reads_under_a_flag_set_true",
-        why="`h(buf, flag=True)` takes the reading branch; the literal fixes the flag, which the "
-        "analysis does not evaluate: never `safe`, `unproven`.",
+        expect=UNSAFE_ONLY,
+        why="`h(buf, flag=True)` takes the reading branch: the literal is evaluated in the test "
+        "`if flag:` that encloses the read, and the evidence says so.",
         source=r"""
 import torch
 
@@ -609,6 +610,36 @@ def run():
 """,
     ),
 ]
+
+CASES.append(
+    Case(
+        "callee_reads_past_a_literal_kind_under_a_scale",
+        expect=UNSAFE_ONLY,
+        why="`degrade` returns early where `scale <= 0` or `kind == 'ddpm'`: the call's literal "
+        "kind is evaluated (not 'ddpm'), and the caller's scale is assumed positive (named in "
+        "the evidence), as it is in the run.",
+        source=r"""
+import torch
+
+
+def degrade(x, scale, kind="ddpm"):
+    if scale <= 0:
+        return x
+    if kind == "ddpm":
+        return x * 0.0
+    return (1 - scale) * x
+
+
+def f(n, scale):
+    buf = torch.zeros(n)  # <- site
+    return degrade(buf, scale, kind="linear")
+""",
+        scenario=r"""
+def run():
+    return f(4, 0.5)
+""",
+    )
+)
 
 # Calls of a callee whose reading path a test of another argument excludes at this call: never
 # read unwritten, so never `unsafe` (`unproven`: the analysis does not evaluate the test), and
