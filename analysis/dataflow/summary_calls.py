@@ -193,16 +193,16 @@ def condition_arguments(
     starred = any(isinstance(a, ast.Starred) for a in e.args) or any(
         k.arg is None for k in e.keywords
     )
-    for i, a in enumerate(e.args):
+    for i, arg in enumerate(e.args):
         key = callee.parameter(i)
-        if key is not None and not isinstance(a, ast.Starred):
-            bound[key] = a
+        if key is not None and not isinstance(arg, ast.Starred):
+            bound[key] = arg
     for k in e.keywords:
         key = callee.parameter(k.arg) if k.arg is not None else None
         if key is not None:
             bound[key] = k.value
-    a = callee.fn.args
-    receivers = {p.arg for p in [*a.posonlyargs, *a.args][: callee.shift]}
+    signature = callee.fn.args
+    receivers = {p.arg for p in [*signature.posonlyargs, *signature.args][: callee.shift]}
     defaults = _defaults(callee.fn)
     names: set[str] = set()
     shown: list[str] = []
@@ -215,21 +215,21 @@ def condition_arguments(
             if value is not None:
                 names |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             continue
-        arg = bound.get(name)
-        if arg is None:
-            arg = defaults.get(name)  # evaluated where the def ran: a literal only
-            if starred or arg is None or not _literal(arg):
+        passed: ast.expr | None = bound.get(name)
+        if passed is None:
+            passed = defaults.get(name)  # evaluated where the def ran: a literal only
+            if starred or passed is None or not _literal(passed):
                 return f"`{name}`", set(), ""
-        if _literal(arg):
+        if _literal(passed):
             first_fixed = first_fixed or f"`{name}`"
             if name in summary.handed:
                 return first_fixed, set(), ""  # a callee's test of it: not evaluated here
             try:
-                values[name] = ast.literal_eval(arg)
+                values[name] = ast.literal_eval(passed)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 return first_fixed, set(), ""
             continue
-        names |= {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        names |= {n.id for n in ast.walk(passed) if isinstance(n, ast.Name)}
         shown.append(f"`{name}`")
     if values and not reached_with(callee.fn, param, line, values):
         return first_fixed, set(), ""
