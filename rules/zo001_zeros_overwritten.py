@@ -19,7 +19,9 @@ whether the zero fill is ever observed:
   `len`/`range`/`int`/`min`/`max`/`abs`/`enumerate` or a torch factory (a tensor passed as `n`
   or a list measured by `len` cannot change in place on the way); `for i, v in enumerate(xs)`
   after `torch.zeros(len(xs))` on the same terms, with `xs` named in the body only as `xs[...]`
-  (assumed, and said: iterating `xs` yields `len(xs)` items); a loop that runs zero times then
+  and no call in the body but of those builtins, torch functions and value methods of tensors
+  (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), assumed, and
+  said: iterating `xs` yields `len(xs)` items; a loop that runs zero times then
   leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
   this way; where code between may have changed that size the loop is no write, but no read on
   its zero-trip path either: later reads are `unproven`)

@@ -16,7 +16,8 @@ The answer is "proven" (the loop writes the dimension in full), "same" (the text
 dimension's, but code on the way may have changed the value: no write is proven, yet the
 zero-trip path is no proof of a read either) or None (another size: nothing is claimed).
 For `enumerate(xs)` the trip count is what iterating `xs` yields: assumed to be `len(xs)`,
-which the evidence says, and the loop body must not name `xs` except to index it.
+which the evidence says, and the loop body must not name `xs` except to index it nor call code
+that may hold it (a hook popping a list it shares with the caller stops the loop early).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from zeroopt.analysis import semantics as api
 from zeroopt.analysis.allocations import called_name, shape_args
 from zeroopt.analysis.semantics import ALLOCATION_FUNCTIONS
 from zeroopt.analysis.triton_cover import _bound_once, _param_once
@@ -39,6 +41,13 @@ _QUIET_CALLS = frozenset(
     {"builtins.len", "builtins.range", "builtins.int", "builtins.min", "builtins.max",
      "builtins.abs", "builtins.enumerate"}
 ) | ALLOCATION_FUNCTIONS  # fmt: skip
+_VALUE_BUILTINS = frozenset({"builtins.float", "builtins.bool", "builtins.round"})
+# Tensor methods that compute a value from the tensor and run no user code.
+_VALUE_METHODS = frozenset(
+    {"float", "double", "half", "int", "long", "item", "sum", "mean", "clone", "detach", "to",
+     "view", "reshape", "flatten", "squeeze", "unsqueeze", "contiguous", "tolist", "max", "min",
+     "abs", "exp", "log", "sqrt"}
+)  # fmt: skip
 _NOT_QUIET = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda, ast.ListComp,
               ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
 
@@ -87,7 +96,10 @@ def loop_size(
         return PROVEN
     if loop is None:
         return SAME
-    if kind == "enumerate" and _named_in_body(loop.body, bound.id):  # type: ignore[attr-defined]
+    if kind == "enumerate" and (
+        _named_in_body(loop.body, bound.id)  # type: ignore[attr-defined]
+        or not all(_quiet_body(s, qualify) for s in loop.body)
+    ):
         return SAME  # the body may change what iterating `xs` yields
     return PROVEN if _quiet_between(alloc, loop, fn, qualify) else SAME
 
@@ -171,6 +183,31 @@ def _quiet_between(alloc: ast.Call, loop: ast.For, fn: ast.AST, qualify: Qualify
         if value is not None and not _quiet(value, qualify):
             return False
     return False
+
+
+def _quiet_body(stmt: ast.stmt, qualify: Qualify) -> bool:
+    """A statement of an `enumerate` loop's body that runs no code able to reach the sequence
+    (another reference to a list may shrink it while it is iterated): calls only of the quiet
+    builtins, of torch's functions (not its opaque namespaces) and of tensor methods that
+    compute a value."""
+    for n in ast.walk(stmt):
+        if isinstance(n, _NOT_QUIET):
+            return False
+        if not isinstance(n, ast.Call):
+            continue
+        name = qualify(n.func)
+        if name in _QUIET_CALLS or name in _VALUE_BUILTINS:
+            continue
+        if (
+            name is not None
+            and name.startswith(api.KNOWN_READ_NAMESPACES)
+            and not name.startswith(api.OPAQUE_NAMESPACES)
+        ):
+            continue
+        if isinstance(n.func, ast.Attribute) and n.func.attr in _VALUE_METHODS and name is None:
+            continue
+        return False
+    return True
 
 
 def _quiet(e: ast.expr, qualify: Qualify) -> bool:

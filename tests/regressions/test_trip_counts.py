@@ -337,6 +337,28 @@ def run():
 """,
     ),
     Case(
+        "sequence_shrunk_by_a_call_in_the_loop",
+        why="A call in the loop body shrinks the enumerated list through another reference to "
+        "it: iteration stops before the last rows, which the sum reads (the body runs code "
+        "that may reach the list, so the loop proves nothing).",
+        source=r"""
+import torch
+
+
+def f(xs, hook):
+    out = torch.zeros(len(xs))  # <- site
+    for i, x in enumerate(xs):
+        hook()
+        out[i] = x
+    return out.sum()
+""",
+        scenario=r"""
+def run():
+    xs = [1.0, 2.0, 3.0, 4.0]
+    return f(xs, lambda: xs.pop())
+""",
+    ),
+    Case(
         "slice_of_one_element_is_read",
         expect=UNSAFE,
         why="`out[:1]` is not empty (n >= 1 in the run): its sum reads an element never written, "
