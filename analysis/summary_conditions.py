@@ -157,7 +157,8 @@ def reached_with(
     values (literals the call passes, or their defaults): every test on the way that depends on
     one of them must be a test of those parameters alone, never bound again in `fn`, that
     evaluates to the direction leading to the read: an `if` enclosing it (its body or its
-    `else`), or an `if` before it one of whose branches may leave (the branch taken must not).
+    `else`), an `if` before it one of whose branches may leave (the branch taken must not), an
+    `assert` before it (true).
     Any other test depending on them (a loop, a conditional expression, a local computed from
     them) is not evaluated: False."""
     a = fn.args
@@ -176,12 +177,18 @@ def reached_with(
         names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
         if not any(roots.get(n, set()) & set(values) for n in names):
             continue
-        owner = next((n for n in nodes if isinstance(n, ast.If) and n.test is test), None)
+        owner = next(
+            (n for n in nodes if isinstance(n, ast.If | ast.Assert) and n.test is test), None
+        )
         if owner is None or not names <= set(values):
             return False
         value = _evaluate(test, values)
         if value is None:
             return False
+        if isinstance(owner, ast.Assert):
+            if not value:
+                return False  # it raises before the read
+            continue
         start, end = _span(owner)
         if start <= line <= end:
             branch = owner.body if value else owner.orelse
