@@ -651,7 +651,9 @@ class Effects:
 def _bounds_name(ref: Ref, name: str) -> bool:
     """A slice bound of the reference, or of the elements it holds, mentions `name`."""
     inner = ref.elements.region if ref.elements is not None else None
-    return bool((ref.region and name in ref.region.names) or (inner and name in inner.names))
+    return bool(
+        (ref.region and name in ref.region.names) or (inner and name in inner.names)
+    )
 
 
 def _other_slot(key: str, component: str, owner: str, distinct: frozenset[str]) -> bool:

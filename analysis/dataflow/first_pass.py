@@ -105,9 +105,7 @@ def first_pass_reads(
     for i in found:
         loop = _enclosing(loops, i.line)
         assert loop is not None
-        where = (
-            f"on the first pass of the loop at line {loop.lineno}, assuming it runs at least once"
-        )
+        where = f"on the first pass of the loop at line {loop.lineno}, assuming it runs at least once"
         # The copy's "nothing written on any path" holds for its paths: say which.
         text = i.text.replace("nothing written on any path", "nothing written before it")
         issues.append(Issue(UNSAFE, i.line, i.kind, f"{text} ({where})"))
