@@ -11,7 +11,7 @@ while `xs` keeps its length. `x[:0]` and `x[k:k]` (k an int) read nothing.
 on the run their scenario makes (poison changes the result) and must not be `safe` (`UNSAFE`
 where the read is certain). `NOT_READS`: programs whose allocation is never read unwritten, yet
 which the analysis cannot prove: they must be `unproven`, never `unsafe`, and poison changes
-nothing.
+nothing. `GUARD_CASES`: the same shapes on `torch.empty`, where an `unsafe` (ZO002) fails CI.
 """
 
 from __future__ import annotations
@@ -448,3 +448,41 @@ def test_never_read_is_not_unsafe(case: Case, tmp_path: Path) -> None:
             assert verdicts == [Verdict.UNPROVEN], (line, verdicts)
     base, differences = poisoned_runs(case, tmp_path)
     assert all(d is None for d in differences.values()), (base, differences)
+
+
+GUARD_CASES = [
+    Case(
+        "guard_empty_view_of_an_empty",
+        why="`torch.empty(n)[:0].sum()` reads no element: the guard (ZO002) must not fail CI on "
+        "it, whatever the memory holds.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    out = torch.empty(n)  # <- site
+    return out[:0].sum() + 1
+""",
+    ),
+    Case(
+        "guard_loop_over_a_size_parameter",
+        why="`for i in range(n)` over `torch.empty(n)` with `n` a parameter writes every element "
+        "before the sum: no ZO002 failure through the loop's zero-trip path.",
+        source=r"""
+import torch
+
+
+def f(n, xs):
+    out = torch.empty(n)  # <- site
+    for i in range(n):
+        out[i] = xs[i]
+    return out.sum()
+""",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(GUARD_CASES))
+def test_guard_does_not_fail(case: Case) -> None:
+    for line, verdicts in site_verdicts(case, case.source.lstrip("\n")).items():
+        assert Verdict.UNSAFE not in verdicts, (line, verdicts)
