@@ -42,6 +42,7 @@ from zeroopt.analysis.resolve import (
     walk_scope,
 )
 from zeroopt.analysis.scalars import int_names
+from zeroopt.analysis.summary_conditions import read_conditions
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,6 +78,10 @@ class Summary:
     kind: str
     why: str = ""  # UNKNOWN: why; READS: what reads it first
     line: int = 0  # READS: the line of that read
+    # READS: the other parameters a test on the way to that read depends on (summary_conditions.py)
+    conditions: tuple[str, ...] = ()
+    # Of those, the ones a callee's test depends on (handed on to it): never evaluated here.
+    handed: tuple[str, ...] = ()
     returns: bool = False  # WRITES: the function returns a value (it may be the parameter)
 
 
@@ -452,8 +457,19 @@ class Summaries:
             if issue.severity == UNSAFE and issue.kind == "read":
                 if any(at <= issue.line for at, _ in outcome.assumed):
                     continue  # relies on another callee not writing it
+                carried = {
+                    name
+                    for at, names in outcome.conditioned
+                    if at <= issue.line
+                    for name in names.split(",")
+                }
+                conditions, handed = read_conditions(fn, param, issue.line, carried)
                 return Summary(
-                    READS, issue.text.removeprefix("read before any write: "), issue.line
+                    READS,
+                    issue.text.removeprefix("read before any write: "),
+                    issue.line,
+                    conditions=conditions,
+                    handed=handed,
                 )
         end = outcome.exit_state
         if outcome.issues or end is None or not end.live:

@@ -103,7 +103,18 @@ parameter as a fresh unwritten buffer: written in full before any read on every 
 return (the call is a full write of the argument: a view passed gets written, a part of it only a
 part; an exception out of the call proves nothing), read before any write on some path (a definite
 read: `unsafe` where the caller's buffer is unwritten), or only its metadata used (the call is
-neutral); anything else stays a call to unknown code. Only where: the callee is the name's only
+neutral); anything else stays a call to unknown code. A path that reads first may depend on the
+other arguments: the summary records each other parameter (`self` too) that a test on the way
+depends on, directly or through locals computed from it (the tests of what encloses the read, of
+a loop around it, `while` and `assert` before it, and of statements before it that may `return`
+or `raise`: analysis/summary_conditions.py). The call is a definite read only where each is
+passed an expression, assumed, and said in the evidence, to take a value that reaches the read,
+or a literal (or left to a literal default) under which every test of it on the way is an `if`
+of those parameters alone, literals, comparisons, `not`, `and`/`or`, never bound again, that
+evaluates to the branch leading to the read (the evidence gives the values); otherwise it is a
+possible read, `unproven` (`h(buf, False)` of `if flag: return x.sum()`). A callee that hands
+such a parameter on carries the condition into its own summary, where a literal for it is never
+evaluated. Only where: the callee is the name's only
 binding in its module (same module, or imported from a scanned one) or, for `self.m(...)`, the
 class's only binding of `m`; its decorators are none or known harmless ones (`torch.no_grad()`,
 `torch.inference_mode()`, ...; `staticmethod`/`classmethod` on methods); it is neither a generator

@@ -12,13 +12,26 @@ whether the zero fill is ever observed:
   a declared kernel contract, a `for e in range(n)` loop writing `x[e]` (or `x[:, e]`, two nested
   loops `x[i, j]`, every residue `x[:, i::p]` of `range(p)`) at the top of its body with no
   `break`/`continue`, where `n` is that dimension: the allocation's size through the same unchanged
-  int name, `x.shape[d]`, `x.size(d)` or `len(x)`; a loop that runs zero times then leaves an
-  empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered this way)
+  int name, `x.shape[d]`, `x.size(d)` or `len(x)`; or the same text of names of unknown type each
+  bound once (a parameter never bound again, a local assigned once outside loops) and
+  `len(name)`, where `x = torch.zeros(...)` (`empty`, `new_zeros`, `new_empty`) is followed in
+  its block by the loop with only bindings of plain names between, from no call other than
+  `len`/`range`/`int`/`min`/`max`/`abs`/`enumerate` or a torch factory (a tensor passed as `n`
+  or a list measured by `len` cannot change in place on the way); `for i, v in enumerate(xs)`
+  after `torch.zeros(len(xs))` on the same terms, with `xs` named in the body only as `xs[...]`
+  and no call in the body but of those builtins, torch functions and value methods of tensors
+  (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), assumed, and
+  said: iterating `xs` yields `len(xs)` items; a loop that runs zero times then
+  leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
+  this way; where code between may have changed that size the loop is no write, but no read on
+  its zero-trip path either: later reads are `unproven`)
   before anything reads any element, and the buffer does not reach
   code the analysis cannot see before that. `out=` of a torch function counts as a write, not a
   full one: it may shrink the tensor, and the storage past the result keeps its zeros.
 - `unsafe`: some path reads the buffer with nothing written yet (a reduction, an operator,
-  `+=`, a gather `x[idx]`, a torch function taking it as input). ZO002 is stricter for empties
+  `+=`, a gather `x[idx]`, a torch function taking it as input). A view with no element reads
+  nothing: `x[:0]`, `x[3:2]`, `x[k:k]` with `k` an int (with `k` of unknown type, None would make
+  it the whole buffer: a possible read, `unproven`). ZO002 is stricter for empties
   (its `unsafe` fails CI): where such a read sees unwritten memory only on paths on which an
   earlier write did not run, it says `unproven` and names the write; `scan --since` flags it.
   Also `unsafe`: a definite read of an element that no write on any path can cover. Every write
@@ -415,12 +428,12 @@ class ZerosOverwrittenBeforeRead(Rule):
 
             def f(x, n):
                 out = torch.zeros(n)
-                for i in range(n):
+                for i in range(n - 1):
                     out[i] = x[i]
                 return out.sum()
             """,
             Verdict.UNSAFE,
-            "the loop may run zero times and writes rows only",
+            "the loop may run zero times over a buffer of one row, and never writes the last",
         ),
         Example(
             """

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from zeroopt.analysis.dataflow.summary_calls import SummaryCalls, _reachable
+from zeroopt.analysis.dataflow.summary_calls import SummaryCalls, _reachable, condition_arguments
 from zeroopt.analysis.dispatch import dispatch_callees
 from zeroopt.analysis.state import MAYBE, Ref
 from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
@@ -138,16 +138,26 @@ class DispatchCalls(SummaryCalls):
                     f"`{name}` neither reads, writes nor keeps it: only its metadata ({basis})",
                 )
             return None
-        if kinds == {READS}:
+        conditioned = [condition_arguments(e, c, s, p) for c, p, s in summaries]
+        fixed = next((f for f, _, _ in conditioned if f), "")
+        if kinds == {READS} and not fixed:
             first = "; ".join(f"{c.name} line {s.line}: {s.why[:80]}" for c, _, s in summaries)
+            names = {n for _, found, _ in conditioned for n in found}
+            if names and self.rec is not None:
+                self.rec.note(self.rec.outcome.conditioned, e.lineno, ",".join(sorted(names)))
+            assumes = next((text for _, _, text in conditioned if text), "")
             self.read(
                 ref,
                 a,
                 definite=True,
                 how=f"read by every def named `{attr}` in the tree before it writes it: {first} "
-                f"({basis})",
+                f"({basis}){assumes}",
             )
             self._unknown_dispatch(e, name, [("", a, ref)], "")
+            return None
+        if kinds == {READS}:
+            why = f"each reads it first only where {fixed} allows, and this call fixes it"
+            self._unknown_dispatch(e, name, [("", a, ref)], why)
             return None
         why = "defs named `{}` disagree: {}".format(
             attr,

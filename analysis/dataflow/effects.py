@@ -18,6 +18,7 @@ from zeroopt.analysis.dataflow.places import (
     _summary_variants,
     _under,
     _written_place,
+    empty_region,
 )
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import (
@@ -295,6 +296,11 @@ class Effects:
             if self.rec is not None:
                 self._note_view(self.rec.outcome.view_reads, node, f"`{fresh}`: {how}")
             return
+        if ref.view is View.PART and empty_region(ref.region):
+            assert ref.region is not None
+            if not ref.region.names & self.ctx.volatile_bounds:
+                return  # `x[:0]`, `x[k:k]` with k an int: no element is read
+            definite = False  # `x[k:k]` reads everything where k is None
         self._event("read" if definite else "possible read")
         if self.capture and not st.full:
             self._issue(

@@ -10,7 +10,7 @@ from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Cal
 from zeroopt.analysis.dataflow.containers import plain_key
 from zeroopt.analysis.dataflow.first_iteration import zero_index_assumption
 from zeroopt.analysis.dataflow.gather_lists import gather_names
-from zeroopt.analysis.dataflow.places import ANY_ITEM, _comp_targets, place_key
+from zeroopt.analysis.dataflow.places import ANY_ITEM, _comp_targets, place_key, same_bounds
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import MAYBE, SELF, Ref, Region, View
 
@@ -125,6 +125,9 @@ class Expressions(Calls):
             if base.view is View.SELF:
                 return Ref(View.PART, index.region)
             return self._derive(base, View.PART)
+        if index.kind == "basic" and same_bounds(e.slice):
+            # `x[i:i]` with `i` of unknown type: nothing when an int, everything when None.
+            return Ref(View.MAYBE)
         if index.kind == "basic":
             return self._derive(base, View.PART)
         if index.kind == "advanced":

@@ -112,6 +112,7 @@ def first_pass_reads(
     result = copy.copy(outcome)
     result.issues = [*issues, *outcome.issues]
     result.assumed = [*outcome.assumed, *once.assumed]
+    result.conditioned = [*outcome.conditioned, *once.conditioned]
     return result
 
 

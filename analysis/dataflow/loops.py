@@ -118,16 +118,16 @@ def _written(stmt: ast.stmt, inner: Callable[[ast.For], LoopCover | None]) -> Lo
     return None
 
 
-def loop_cover(stmt: ast.For, is_range: Callable[[ast.expr], bool]) -> LoopCover | None:
-    """What the loop writes on every normal exit, or None when its shape proves nothing."""
+def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> LoopCover | None:
+    """What the loop writes on every normal exit, or None when its shape proves nothing.
+    `iterator` names what the loop's `iter` calls: "range", or "enumerate" for
+    `for i, x in enumerate(xs)` (i counts the items: `len(xs)` of them, checked later)."""
     if (
         stmt.orelse
-        or not isinstance(stmt.target, ast.Name)
         or not isinstance(stmt.iter, ast.Call)
         or len(stmt.iter.args) != 1
         or stmt.iter.keywords
         or isinstance(stmt.iter.args[0], ast.Starred)
-        or not is_range(stmt.iter.func)
         or _leaves_early(stmt.body)
         or any(
             isinstance(n, ast.Attribute) and n.attr in _RESHAPING
@@ -136,9 +136,27 @@ def loop_cover(stmt: ast.For, is_range: Callable[[ast.expr], bool]) -> LoopCover
         )
     ):
         return None
-    var = stmt.target.id
+    called = iterator(stmt.iter.func)
     bound = stmt.iter.args[0]
     assigned = _assigned(stmt.body)
+    if called == "range" and isinstance(stmt.target, ast.Name):
+        var, counted = stmt.target.id, "index"
+    elif (
+        called == "enumerate"
+        and isinstance(stmt.target, ast.Tuple)
+        and len(stmt.target.elts) == 2
+        and isinstance(stmt.target.elts[0], ast.Name)
+        and isinstance(bound, ast.Name)
+        and all(
+            isinstance(n, ast.Name | ast.Tuple | ast.List | ast.Starred | ast.expr_context)
+            for n in ast.walk(stmt.target.elts[1])
+        )
+    ):
+        var, counted = stmt.target.elts[0].id, "enumerate"
+        # The item is bound again on every iteration, as if by the body.
+        assigned |= _assigned([ast.Assign(targets=[stmt.target.elts[1]], value=bound)])
+    else:
+        return None
     if var in assigned or any(
         isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(bound)
     ):
@@ -146,7 +164,7 @@ def loop_cover(stmt: ast.For, is_range: Callable[[ast.expr], bool]) -> LoopCover
     if any(isinstance(n, ast.NamedExpr | ast.Call) for n in ast.walk(bound)) and not _own(bound):
         return None
     for body_stmt in stmt.body:
-        inner = _written(body_stmt, lambda s: loop_cover(s, is_range))
+        inner = _written(body_stmt, lambda s: loop_cover(s, iterator))
         if inner is None or inner.target in assigned:
             continue
         if any(
@@ -160,15 +178,16 @@ def loop_cover(stmt: ast.For, is_range: Callable[[ast.expr], bool]) -> LoopCover
             continue
         p = hits[0]
         item = inner.items[p]
-        if item[0] == "stride" and ast.dump(item[2]) != ast.dump(bound):
+        if item[0] == "stride" and (counted != "index" or ast.dump(item[2]) != ast.dump(bound)):
             continue
         items = list(inner.items)
         items[p] = ("all",)
-        header = f"for {var} in {ast.unparse(stmt.iter)}"
+        names = stmt.target.elts if isinstance(stmt.target, ast.Tuple) else [stmt.target]
+        header = f"for {', '.join(map(ast.unparse, names))} in {ast.unparse(stmt.iter)}"
         return LoopCover(
             inner.target,
             tuple(items),
-            ((p, bound, "stride" if item[0] == "stride" else "index"), *inner.sizes),
+            ((p, bound, "stride" if item[0] == "stride" else counted), *inner.sizes),
             header + (f" ({inner.text})" if inner.text else ""),
         )
     return None

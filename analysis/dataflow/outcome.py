@@ -107,6 +107,9 @@ class BufferOutcome:
     # Calls assumed not to write the buffer because they are not handed it (nor a view or a
     # holder of it): (line, callee). Only an `unsafe` read after them relies on this.
     assumed: list[tuple[int, str]] = field(default_factory=list)
+    # Reads by a callee claimed where its reading path depends on arguments of the call
+    # (summary_conditions.py): (line, the names those arguments mention, comma-separated).
+    conditioned: list[tuple[int, str]] = field(default_factory=list)
     reached: bool = False
     gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
     # The state at the function's normal exit, joined over every path (None: never returns).

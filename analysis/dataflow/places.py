@@ -182,6 +182,33 @@ def _classify_index(index: ast.expr, int_names: frozenset[str]) -> _Index:
     return _Index("basic")
 
 
+def empty_region(region: Region | None) -> bool:
+    """`x[:0]`, `x[k:k]`, `x[3:2]`: a slice with no element whatever the dimension's size (the
+    bounds are ints, equal text is one value at one evaluation), so reading it reads nothing."""
+    if region is None or region.kind:
+        return False
+    lo, hi = region.lo or "0", region.hi
+    if hi is None:
+        return False
+    if lo == hi:
+        return True
+    return lo.isdigit() and hi.isdigit() and int(hi) <= int(lo)
+
+
+def same_bounds(index: ast.expr) -> bool:
+    """An index holding a slice `[e:e]` with both bounds the same name: empty when `e` is an
+    int (or a tensor holding one), the whole dimension when it is None."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(
+        isinstance(item, ast.Slice)
+        and item.step is None
+        and isinstance(item.lower, ast.Name)
+        and isinstance(item.upper, ast.Name)
+        and item.lower.id == item.upper.id
+        for item in items
+    )
+
+
 def _own_bounds(index: ast.expr, key: str, qualify: Callable[[ast.expr], str | None]) -> ast.expr:
     """`x[: x.shape[0]]`, `x[: x.size(0)]`, `x[: len(x)]` on x itself: the upper bound is the
     end of that dimension, so the slice is written as `x[:]`. Only before any `...` or None."""

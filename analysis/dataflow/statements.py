@@ -6,6 +6,7 @@ import ast
 
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
+from zeroopt.analysis.dataflow.loop_sizes import PROVEN, SAME, loop_size
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
 from zeroopt.analysis.dataflow.outcome import (
     RETURNED,
@@ -23,6 +24,8 @@ from zeroopt.analysis.dataflow.places import (
 )
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View, evolve
+
+_ITERATORS = frozenset({"builtins.range", "builtins.enumerate"})
 
 
 class Evaluator(Expressions):
@@ -96,10 +99,11 @@ class Evaluator(Expressions):
         hit: tuple[object, object] | None = memo.get(id(stmt.body))
         if hit is None:
 
-            def is_range(f: ast.expr) -> bool:
-                return ctx.resolver.qualified(ctx.scope, f) == "builtins.range"
+            def iterator(f: ast.expr) -> str | None:
+                name = ctx.resolver.qualified(ctx.scope, f)
+                return name[len("builtins.") :] if name in _ITERATORS else None
 
-            hit = (stmt.body, loop_cover(stmt, is_range))
+            hit = (stmt.body, loop_cover(stmt, iterator))
             memo[id(stmt.body)] = hit  # type: ignore[assignment]
         cover = hit[1]
         if not isinstance(cover, LoopCover) or not cover.full:
@@ -112,18 +116,53 @@ class Evaluator(Expressions):
             or st.must_map().get(cover.target) != SELF
         ):
             return  # code elsewhere may rebind, reshape or resize it while the loop runs
-        for position, bound, kind in cover.sizes:
-            if not self._loop_size(position, bound, kind, cover.target):
-                return
-        self.write(
-            SELF,
-            stmt,
-            full=True,
-            region=None,
-            how=f"`{cover.text}` writes `{cover.target}` at every index of the dimension",
-        )
+        # Only the outermost loop's range runs right after the code between the allocation and
+        # the loop; a nested loop's runs after its outer body's statements.
+        sizes = [
+            self._loop_size(p, bound, kind, cover.target, stmt if not k else None)
+            for k, (p, bound, kind) in enumerate(cover.sizes)
+        ]
+        if None in sizes:
+            return
+        if SAME in sizes:
+            # The trip count is the dimension's size as written, but code between the
+            # allocation and the loop may have changed it in place: no write is proven, and the
+            # path with no iteration is no proof of a read either.
+            self.st = evolve(self.st, touched=True)
+            self.may_write_anything()
+            if self.rec is not None:
+                self.rec.note(
+                    self.rec.outcome.partial_writes,
+                    stmt.lineno,
+                    f"`{cover.text}` writes `{cover.target}` at every index of the dimension if "
+                    "its size is unchanged since the allocation (code between may change it)",
+                )
+            return
+        how = f"`{cover.text}` writes `{cover.target}` at every index of the dimension"
+        for _, seq, kind in cover.sizes:
+            if kind == "enumerate":
+                text = self._src(seq)
+                how += f" (assuming iterating `{text}` yields `len({text})` items)"
+        self.write(SELF, stmt, full=True, region=None, how=how)
 
-    def _loop_size(self, position: int, bound: ast.expr, kind: str, target: str) -> bool:
+    def _loop_size(
+        self, position: int, bound: ast.expr, kind: str, target: str, loop: ast.For | None
+    ) -> str | None:
+        """PROVEN, SAME or None (loop_sizes.py)."""
+        ctx = self.ctx
+        if kind != "stride" and ctx.shape_known:
+            found = loop_size(
+                kind, bound, position, ctx.alloc, loop, ctx.scope.node,
+                ctx.int_names - ctx.volatile_bounds,
+                lambda f: ctx.resolver.qualified(ctx.scope, f),
+            )  # fmt: skip
+            if found == PROVEN or kind == "enumerate":
+                return found
+            if found == SAME:
+                return PROVEN if self._size_proven(position, bound, kind, target) else SAME
+        return PROVEN if self._size_proven(position, bound, kind, target) else None
+
+    def _size_proven(self, position: int, bound: ast.expr, kind: str, target: str) -> bool:
         ctx = self.ctx
         dims = self.st.dims
         size = dims[position][0] if position < len(dims) else None

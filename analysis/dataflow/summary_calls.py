@@ -16,6 +16,7 @@ import ast
 from zeroopt.analysis.dataflow.stores import Stores
 from zeroopt.analysis.state import MAYBE, Ref
 from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
+from zeroopt.analysis.summary_conditions import reached_with
 
 
 class SummaryCalls(Stores):
@@ -128,15 +129,25 @@ class SummaryCalls(Stores):
                     f"`{name}` neither reads, writes nor keeps it: only its metadata ({basis})",
                 )
             return None
+        why = summary.why
         if summary.kind == READS:
-            self.read(
-                ref,
-                a,
-                definite=True,
-                how=f"read by `{name}` (line {summary.line} of {callee.unit.path}) before it "
-                f"writes it: {summary.why} ({basis})",
-            )
-        self._unknown_summary_call(e, callee, [("", a, ref)], summary.why)
+            fixed, names, assumes = condition_arguments(e, callee, summary, param)
+            if fixed:
+                why = (
+                    f"it reads it first only where {fixed} allows (line {summary.line} of "
+                    f"{callee.unit.path}), and this call fixes it"
+                )
+            else:
+                if names and self.rec is not None:
+                    self.rec.note(self.rec.outcome.conditioned, e.lineno, ",".join(sorted(names)))
+                self.read(
+                    ref,
+                    a,
+                    definite=True,
+                    how=f"read by `{name}` (line {summary.line} of {callee.unit.path}) before it "
+                    f"writes it: {summary.why} ({basis}){assumes}",
+                )
+        self._unknown_summary_call(e, callee, [("", a, ref)], why)
         return None
 
     def _unknown_summary_call(
@@ -165,3 +176,96 @@ def _reachable(ev: SummaryCalls) -> bool:
     """The buffer may be reached by the callee other than through its arguments."""
     st = ev.st
     return st.live and bool(st.lost or st.escapes or st.hidden)
+
+
+def condition_arguments(
+    e: ast.Call, callee: Callee, summary: Summary, param: str
+) -> tuple[str, set[str], str]:
+    """For a READS summary whose reading path depends on other parameters
+    (summary_conditions.py): "`flag`" for a parameter this call fixes (passes a literal or
+    leaves to its default, or may pass through a starred argument) where the values fixed do not
+    provably lead to the read at `line`, else ""; the names the arguments bound to the others
+    mention; and the assumption the evidence names."""
+    conditions, line = summary.conditions, summary.line
+    if not conditions:
+        return "", set(), ""
+    bound: dict[str, ast.expr] = {}
+    starred = any(isinstance(a, ast.Starred) for a in e.args) or any(
+        k.arg is None for k in e.keywords
+    )
+    for i, arg in enumerate(e.args):
+        key = callee.parameter(i)
+        if key is not None and not isinstance(arg, ast.Starred):
+            bound[key] = arg
+    for k in e.keywords:
+        key = callee.parameter(k.arg) if k.arg is not None else None
+        if key is not None:
+            bound[key] = k.value
+    signature = callee.fn.args
+    receivers = {p.arg for p in [*signature.posonlyargs, *signature.args][: callee.shift]}
+    defaults = _defaults(callee.fn)
+    names: set[str] = set()
+    shown: list[str] = []
+    values: dict[str, object] = {}
+    first_fixed = ""
+    for name in conditions:
+        if name in receivers:
+            value = e.func.value if isinstance(e.func, ast.Attribute) else None
+            shown.append(f"`{name}`")
+            if value is not None:
+                names |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            continue
+        passed: ast.expr | None = bound.get(name)
+        if passed is None:
+            passed = defaults.get(name)  # evaluated where the def ran: a literal only
+            if starred or passed is None or not _literal(passed):
+                return f"`{name}`", set(), ""
+        if _literal(passed):
+            first_fixed = first_fixed or f"`{name}`"
+            if name in summary.handed:
+                return first_fixed, set(), ""  # a callee's test of it: not evaluated here
+            try:
+                values[name] = ast.literal_eval(passed)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return first_fixed, set(), ""
+            continue
+        names |= {n.id for n in ast.walk(passed) if isinstance(n, ast.Name)}
+        shown.append(f"`{name}`")
+    if values and not reached_with(callee.fn, param, line, values):
+        return first_fixed, set(), ""
+    fixed = ", ".join(f"`{k}` = {v!r}" for k, v in values.items())
+    assumes = ""
+    if shown:
+        assumes = (
+            f" (assuming {', '.join(shown)} as passed here may take a value under which "
+            f"`{callee.name}` reaches that read: a test of {'it' if len(shown) == 1 else 'them'} "
+            "is on the way)"
+        )
+    if fixed:
+        assumes += f" (with {fixed} as passed here, the tests of it lead to that read)"
+    return "", names, assumes
+
+
+def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """The default value of each parameter that has one."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    out = {
+        p.arg: d
+        for p, d in zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True)
+    }
+    out.update(
+        {p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+    )
+    return out
+
+
+def _literal(e: ast.expr) -> bool:
+    """A value the syntax fixes: a constant, a negated one, or a tuple or list of those."""
+    if isinstance(e, ast.Constant):
+        return True
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        return _literal(e.operand)
+    if isinstance(e, ast.Tuple | ast.List):
+        return all(_literal(x) for x in e.elts)
+    return False

@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.regressions.harness import AnalysisOptions, Case, Verdict, check_case, params
+from tests.regressions.harness import (
+    AnalysisOptions,
+    Case,
+    Verdict,
+    check_case,
+    params,
+    poisoned_runs,
+    site_verdicts,
+)
 
 UNSAFE_ONLY = frozenset({Verdict.UNSAFE})
 
@@ -550,7 +558,181 @@ def f(n):
     ),
 ]
 
+CASES += [
+    Case(
+        "callee_reads_under_a_flag_the_caller_passes_on",
+        expect=UNSAFE_ONLY,
+        why="`h` reads its parameter first only where `flag` is true; the caller passes its own "
+        "`flag`, which may be true (the evidence names that assumption), and the run passes True.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    if flag:
+        return x.sum()
+    x.fill_(0.0)
+    return x.sum()
+
+
+def f(n, flag):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, flag)
+""",
+        scenario=r"""
+def run():
+    return f(4, True)
+""",
+    ),
+    Case(
+        "callee_reads_under_a_flag_set_true",
+        expect=UNSAFE_ONLY,
+        why="`h(buf, flag=True)` takes the reading branch: the literal is evaluated in the test "
+        "`if flag:` that encloses the read, and the evidence says so.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    if flag:
+        return x.sum()
+    x.fill_(0.0)
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, flag=True)
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+]
+
+CASES.append(
+    Case(
+        "callee_reads_past_a_literal_kind_under_a_scale",
+        expect=UNSAFE_ONLY,
+        why="`degrade` returns early where `scale <= 0` or `kind == 'ddpm'`: the call's literal "
+        "kind is evaluated (not 'ddpm'), and the caller's scale is assumed positive (named in "
+        "the evidence), as it is in the run.",
+        source=r"""
+import torch
+
+
+def degrade(x, scale, kind="ddpm"):
+    if scale <= 0:
+        return x
+    if kind == "ddpm":
+        return x * 0.0
+    return (1 - scale) * x
+
+
+def f(n, scale):
+    buf = torch.zeros(n)  # <- site
+    return degrade(buf, scale, kind="linear")
+""",
+        scenario=r"""
+def run():
+    return f(4, 0.5)
+""",
+    )
+)
+
+# Calls of a callee whose reading path a test of another argument excludes at this call: never
+# read unwritten, so never `unsafe` (`unproven`: the analysis does not evaluate the test), and
+# poison changes nothing.
+NOT_READS = [
+    Case(
+        "callee_reads_only_under_a_flag_passed_false",
+        why="`h` reads first only where `flag` is true: `h(buf, False)` fills it, then reads "
+        "what it wrote.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    if flag:
+        return x.sum()
+    x.fill_(0.0)
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, False)
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "wrapper_hands_the_flag_to_the_reader",
+        why="`k` passes its own `flag` to `h`, which reads first only where it is true: the "
+        "condition is carried into `k`'s summary, and `k(buf, False)` never reads unwritten.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    if flag:
+        return x.sum()
+    x.fill_(0.0)
+    return x.sum()
+
+
+def k(x, flag):
+    return h(x, flag)
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return k(buf, False)
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "callee_returns_early_under_a_default",
+        why="`early` writes and returns where `flag` is true, its default: the read after the "
+        "test runs only where the caller passes a false flag, and this one passes none.",
+        source=r"""
+import torch
+
+
+def early(x, flag=True):
+    if flag:
+        x.fill_(1.0)
+        return x.sum()
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return early(buf)
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+]
+
 
 @pytest.mark.parametrize("case", params(CASES))
 def test_case(case: Case, tmp_path: Path) -> None:
     check_case(case, tmp_path)
+
+
+@pytest.mark.parametrize("case", params(NOT_READS))
+def test_excluded_reading_path_is_not_unsafe(case: Case, tmp_path: Path) -> None:
+    for text in (case.source.lstrip("\n"), case.program):
+        for line, verdicts in site_verdicts(case, text).items():
+            assert verdicts == [Verdict.UNPROVEN], (line, verdicts)
+    base, differences = poisoned_runs(case, tmp_path)
+    assert all(d is None for d in differences.values()), (base, differences)
