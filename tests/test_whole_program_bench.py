@@ -135,3 +135,10 @@ def test_no_unsound_verdict_on_append_lists() -> None:
     """Lists built by `append` and read by `torch.cat`, and the ways the buffer leaves them or
     they are read otherwise, one module and split (the helpers move to lib.py)."""
     _assert_no_unsound(("appendlists",), 20, 8)
+
+
+def test_no_unsound_verdict_on_sized_loops() -> None:
+    """Buffers sized by an int, a tensor or a list's length and filled by a loop over that size,
+    with the near misses (a condition, `break`, one short, the size changed on the way) and
+    the empty-view reads, one module and split (the helpers that pop the list move to lib.py)."""
+    _assert_no_unsound(("sizes",), 30, 8)

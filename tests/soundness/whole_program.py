@@ -39,6 +39,7 @@ from tests.soundness.wp_dispatch import DispatchShapes
 from tests.soundness.wp_holders import HolderShapes
 from tests.soundness.wp_partial import PartialShapes
 from tests.soundness.wp_returned import ReturnedShapes, main_import
+from tests.soundness.wp_sizes import SizeShapes
 
 HEADER = [
     "import contextlib",
@@ -60,11 +61,19 @@ SHAPES = (
 DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 # Drawn only when named (`--wp-shapes returned`, `--wp-shapes holders`): the default mix, and so
 # every documented seed, stays as it was.
-OPT_IN_SHAPES = ("returned", "holders", "anyorder", "partial", "factory", "appendlists")
+OPT_IN_SHAPES = (
+    "returned", "holders", "anyorder", "partial", "factory", "appendlists", "sizes",
+)  # fmt: skip
 
 
 class _WP(
-    HolderShapes, ReturnedShapes, DispatchShapes, AnyOrderShapes, PartialShapes, AppendShapes
+    HolderShapes,
+    ReturnedShapes,
+    DispatchShapes,
+    AnyOrderShapes,
+    PartialShapes,
+    AppendShapes,
+    SizeShapes,
 ):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
