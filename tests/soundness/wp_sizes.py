@@ -29,7 +29,7 @@ PARTIAL = (
     "index-minus-1-from-1", "rebound-dec", "sub", "pop", "helper-pop", "pop-in-loop",
 )  # fmt: skip
 # Only for a size that is an int or tensor (`n`), or only for a list (`xs`).
-TENSOR_ONLY = ("sub", "add-after")
+TENSOR_ONLY = ("sub", "add-after", "sub-in-outer")
 LIST_ONLY = ("pop", "helper-pop", "pop-in-loop", "append-undone", "append-guarded")
 VARIANTS = FULL + PARTIAL + ("empty-reads",)
 
@@ -39,6 +39,8 @@ class SizeShapes(Blocks):
 
     def shape_sizes(self, u: str, b: Buf) -> Piece:
         kind = self.ch.choice(["range", "range", "len", "enumerate"])
+        if self.ch.chance(20):
+            return self._grid(u, b, kind)
         layout = self.ch.choice(["flat", "rows", "rows-colon", "cols"])
         allowed = [
             v
@@ -102,16 +104,66 @@ class SizeShapes(Blocks):
         reads, differs = self._reads(x, variant)
         fn = [alloc, *between, loop, *body, *after, f"return [{', '.join(reads)}]"]
         tags = {f"wp-sizes-{kind}", f"wp-sizes-{variant}", f"wp-sizes-{layout}"}
+        return self._finish(u, kind, (layout, variant), fn, (lib, names), tags, differs, inline)
+
+    def _grid(self, u: str, b: Buf, kind: str) -> Piece:
+        """`zeros(s, s)` written by two nested loops over `s`: in full, with the inner loop
+        stopped by `break` or a condition, or with the size changed in the outer body before
+        the inner loop evaluates it (`n.sub_(1)`, `xs.pop()`)."""
+        x = b.name
+        size = "n" if kind == "range" else "len(xs)"
+        changes = {"range": "sub-in-outer", "len": "pop-in-outer", "enumerate": "pop-in-outer"}
+        variant = self.ch.choice(["plain", "break", "cond-flag", changes[kind], "empty-reads"])
+        kw = "" if b.dtype == "float32" else ", dtype=torch.int64"
+        inner = f"for j in range({size}):"
+        value = "i * 0.5 + j" if kind == "range" else "xs[j] * 2 + i"
+        if kind == "enumerate":
+            inner, value = "for j, y in enumerate(xs):", "y * 2 + i"
+        write = [f"{x}[i, j] = {value}"]
+        if variant == "break":
+            write = ["if j == k:", "    break", *write]
+        elif variant == "cond-flag":
+            write = ["if flag:", f"    {write[0]}"]
+        outer = []
+        if variant == "sub-in-outer":
+            outer = ["n.sub_(1)"]
+        elif variant == "pop-in-outer":
+            outer = ["if i == 0 and xs:", "    xs.pop()"]
+        loop = [f"for i in range({size}):", *ind([*outer, inner, *ind(write)])]
+        reads, differs = self._reads(x, "empty-reads" if variant == "empty-reads" else "cond-flag")
+        if variant == "plain":
+            differs = False
+        fn = [f"{x} = torch.zeros({size}, {size}{kw})", *loop, f"return [{', '.join(reads)}]"]
+        tags = {f"wp-sizes-{kind}", f"wp-sizes-{variant}", "wp-sizes-grid"}
+        inline = kind == "range" and variant != "sub-in-outer" and self.ch.chance(30)
+        return self._finish(u, kind, ("flat", variant), fn, ([], []), tags, differs, inline)
+
+    def _finish(
+        self,
+        u: str,
+        kind: str,
+        how: tuple[str, str],
+        fn: list[str],
+        defs: tuple[list[str], list[str]],
+        tags: set[str],
+        differs: bool | None,
+        inline: bool,
+    ) -> Piece:
+        """The piece: `fn` (the allocation, the loop, `return` of the reads) in f itself, or as
+        a sized function that f calls with several sizes."""
+        layout, variant = how
+        lib, names = defs
         if inline:
             # In f itself: its parameter `n` (0..3 over the oracle's inputs) is the size, or a
             # local copy of it where the variant rebinds it (the other pieces read `n` too).
             lines = fn[:-1]
-            if between:
+            if variant.startswith("rebound"):
                 lines = [f"m{u} = n", *[re.sub(r"\bn\b", f"m{u}", line) for line in lines]]
             ret = fn[-1].removeprefix("return ")
             tags.add("wp-sizes-inline")
-            body = [ALLOC_IN_CLASS, *lines, f"out.append({ret})"]
-            return Piece(lib, [], body, names, tags, differs)
+            return Piece(
+                lib, [], [ALLOC_IN_CLASS, *lines, f"out.append({ret})"], names, tags, differs
+            )
         params = "n, inp, k, flag" if kind == "range" else "xs, k, flag"
         local = [f"def s{u}({params}):", *ind(fn)]
         calls = [f"out.append(s{u}({a}))" for a in self._arguments(kind, variant, layout)]
