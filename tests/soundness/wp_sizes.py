@@ -4,8 +4,9 @@ then `range(len(xs))` or `enumerate(xs)`, where `n` is an int (0, 1 and more), a
 a one-element tensor, and `xs` a list (empty, one item and more). The loop writes `b[i]`,
 `b[i, :]` or `b[:, i]`; its near misses write under a condition, stop at `break`, skip at
 `continue`, run one short (`range(n - 1)`, `range(1, n)`), or see the size changed between the
-allocation and the loop (`n` rebound, `n.sub_(1)`, `xs.pop()`, a helper popping `xs`, a pop
-inside the `enumerate` loop). The reads after the loop are the whole buffer, `b[:k]`, and the
+allocation and the loop (`n` rebound, `n.sub_(1)`, `m = n; m -= 1`, `xs.pop()`, `del ys[1:]` on an
+alias, a helper popping `xs`, a pop inside the `enumerate` loop, in nested loops a change in the
+outer body before the inner loop). The reads after the loop are the whole buffer, `b[:k]`, and the
 empty views `b[:0]` and `b[k:k]`, alone or together. The twins that change nothing (`b[i - 1]`
 over `range(n)`, `n` rebound to its own value, `n.add_(1)` after the loop, an append undone or
 a guarded write past the end) must not be `unsafe`.
@@ -26,11 +27,11 @@ FULL = ("plain", "index-minus-1", "rebound-same", "add-after", "append-undone", 
 # Loops that leave some index unwritten on some input (a size of 3 is always among the calls).
 PARTIAL = (
     "cond-flag", "cond-k", "break", "break-after", "continue", "range-short", "range-from-1",
-    "index-minus-1-from-1", "rebound-dec", "sub", "pop", "helper-pop", "pop-in-loop",
+    "index-minus-1-from-1", "rebound-dec", "sub", "alias-sub", "pop", "alias-del", "helper-pop", "pop-in-loop",
 )  # fmt: skip
 # Only for a size that is an int or tensor (`n`), or only for a list (`xs`).
-TENSOR_ONLY = ("sub", "add-after", "sub-in-outer")
-LIST_ONLY = ("pop", "helper-pop", "pop-in-loop", "append-undone", "append-guarded")
+TENSOR_ONLY = ("sub", "alias-sub", "add-after", "sub-in-outer")
+LIST_ONLY = ("pop", "alias-del", "helper-pop", "pop-in-loop", "append-undone", "append-guarded")
 VARIANTS = FULL + PARTIAL + ("empty-reads",)
 
 
@@ -74,6 +75,10 @@ class SizeShapes(Blocks):
             between = ["n = n + 0" if kind == "range" else "xs = list(xs)"]
         elif variant == "sub":
             between = ["n.sub_(1)"]
+        elif variant == "alias-sub":
+            between = [f"a{u} = n", f"a{u} -= 1"]
+        elif variant == "alias-del":
+            between = [f"a{u} = xs", f"del a{u}[1:]"]
         elif variant == "add-after":
             after = ["n.add_(1)"]
         elif variant == "pop":
