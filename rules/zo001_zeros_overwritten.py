@@ -15,9 +15,11 @@ whether the zero fill is ever observed:
   int name, `x.shape[d]`, `x.size(d)` or `len(x)`; or the same text of names of unknown type each
   bound once (a parameter never bound again, a local assigned once outside loops) and
   `len(name)`, where `x = torch.zeros(...)` (`empty`, `new_zeros`, `new_empty`) is followed in
-  its block by the loop with only bindings of plain names between, from no call other than
-  `len`/`range`/`int`/`min`/`max`/`abs`/`enumerate` or a torch factory (a tensor passed as `n`
-  or a list measured by `len` cannot change in place on the way); `for i, v in enumerate(xs)`
+  its block by the loop with only bindings of plain names between, from aliases, literals, and
+  `len`/`range`/`int`/`min`/`max`/`abs`/`enumerate`, a torch factory or an operator applied to
+  the size's own names and proven ints (no attribute load, subscript, f-string, nor operator or
+  call on another value, whose special methods may shrink a tensor passed as `n`), assumed, and
+  said: `n` gives the same size at the allocation and the loop; `for i, v in enumerate(xs)`
   after `torch.zeros(len(xs))` on the same terms, with `xs` named in the body only as `xs[...]`
   and no call in the body but of those builtins, torch functions and value methods of tensors
   (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), assumed, and

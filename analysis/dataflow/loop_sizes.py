@@ -12,7 +12,8 @@ code that holds it. So the statements from the allocation to the loop, in one bl
 bind plain names to values built without calls other than `len`/`range`/`int`/`min`/`max`/`abs`
 and torch's allocation functions (code that cannot reach those objects).
 
-The answer is "proven" (the loop writes the dimension in full), "same" (the text is the
+The answer is "proven" (the loop writes the dimension in full), "assumed" (the same, for a
+size of unknown type: assuming its `__index__`/`__len__` give the same int twice), "same" (the text is the
 dimension's, but code on the way may have changed the value: no write is proven, yet the
 zero-trip path is no proof of a read either) or None (another size: nothing is claimed).
 For `enumerate(xs)` the trip count is what iterating `xs` yields: assumed to be `len(xs)`,
@@ -32,6 +33,9 @@ from zeroopt.analysis.triton_cover import _bound_once, _param_once
 
 PROVEN = "proven"
 SAME = "same"
+# Proven as the text of a size of unknown type: the evidence says what it rests on (converting
+# the size gives the same int at the allocation and at the loop).
+ASSUMED = "assumed"
 
 # Allocations whose positional arguments are the sizes (not `zeros_like(t)`, whose argument is
 # a tensor, nor `full(size, value)`).
@@ -101,7 +105,8 @@ def loop_size(
         or not all(_quiet_body(s, qualify) for s in loop.body)
     ):
         return SAME  # the body may change what iterating `xs` yields
-    return PROVEN if _quiet_between(alloc, loop, fn, qualify) else SAME
+    known = frozenset(names) | int_names
+    return ASSUMED if _quiet_between(alloc, loop, fn, qualify, known) else SAME
 
 
 def _size_names(e: ast.expr, qualify: Qualify) -> set[str] | None:
@@ -151,9 +156,12 @@ def _named_in_body(body: list[ast.stmt], name: str) -> bool:
     )
 
 
-def _quiet_between(alloc: ast.Call, loop: ast.For, fn: ast.AST, qualify: Qualify) -> bool:
+def _quiet_between(
+    alloc: ast.Call, loop: ast.For, fn: ast.AST, qualify: Qualify, known: frozenset[str]
+) -> bool:
     """The allocation is `name = <alloc>` and the loop follows it in the same block, with only
-    quiet bindings of plain names between them."""
+    inert bindings of plain names between them (`_inert`: `known` are the size's own names and
+    proven ints, the values whose special methods the claim already relies on)."""
     block = _block_of(alloc, fn)
     if block is None:
         return False
@@ -169,7 +177,7 @@ def _quiet_between(alloc: ast.Call, loop: ast.For, fn: ast.AST, qualify: Qualify
         return False
     for later in stmts[at + 1 :]:
         if later is loop:
-            return _quiet(loop.iter, qualify)
+            return _inert(loop.iter, qualify, known)
         if isinstance(later, ast.Pass):
             continue
         if isinstance(later, ast.Expr) and isinstance(later.value, ast.Constant):
@@ -180,7 +188,7 @@ def _quiet_between(alloc: ast.Call, loop: ast.For, fn: ast.AST, qualify: Qualify
             value = later.value
         else:
             return False
-        if value is not None and not _quiet(value, qualify):
+        if value is not None and not _inert(value, qualify, known):
             return False
     return False
 
@@ -210,11 +218,37 @@ def _quiet_body(stmt: ast.stmt, qualify: Qualify) -> bool:
     return True
 
 
-def _quiet(e: ast.expr, qualify: Qualify) -> bool:
+def _inert(e: ast.expr, qualify: Qualify, known: frozenset[str]) -> bool:
+    """`e` runs no code of an object other than the size's own (`known`): a plain name (an
+    alias), literals, displays of lists and tuples, and the quiet calls and operators applied to
+    `known` names and literals. An operator, comparison, `len`/`int` or allocation on any other
+    value runs its special methods (`__add__`, `__eq__`, `__len__`, `__index__`), and an
+    attribute load, subscript or f-string runs a property, `__getitem__` or `__format__`: code
+    that may hold a tensor passed as the size and shrink it in place."""
+    if isinstance(e, ast.Name):
+        return True
+    callees = {id(n.func) for n in ast.walk(e) if isinstance(n, ast.Call)}
+    named: set[int] = set()  # callees and `torch.long`: checked by their qualified name
     for n in ast.walk(e):
-        if isinstance(n, _NOT_QUIET):
-            return False
-        if isinstance(n, ast.Call) and qualify(n.func) not in _QUIET_CALLS:
+        if isinstance(n, ast.Attribute) and id(n) not in named:
+            if id(n) not in callees and not (qualify(n) or "").startswith("torch."):
+                return False
+            named.update(id(sub) for sub in ast.walk(n))
+    for n in ast.walk(e):
+        if id(n) in named or id(n) in callees:
+            continue
+        if isinstance(n, ast.Name):
+            if n.id not in known:
+                return False
+        elif isinstance(n, ast.Call):
+            if qualify(n.func) not in _QUIET_CALLS:
+                return False
+        elif not isinstance(
+            n,
+            ast.Constant | ast.BinOp | ast.UnaryOp | ast.BoolOp | ast.Compare | ast.IfExp
+            | ast.Tuple | ast.List | ast.keyword | ast.operator | ast.unaryop | ast.boolop
+            | ast.cmpop | ast.expr_context,
+        ):
             return False
     return True
 

@@ -153,6 +153,29 @@ def run():
 """,
     ),
     Case(
+        "inert_bindings_between",
+        kind="fix",
+        why="Between `torch.zeros(n)` and `range(n)` only a second allocation of size `n`, "
+        "arithmetic on `n` and a literal: no code other than the size's own runs on the way.",
+        source=r"""
+import torch
+
+
+def f(n, xs):
+    out = torch.zeros(n, dtype=torch.float32)  # <- site
+    idx = torch.zeros(n, dtype=torch.long)
+    k = n * 2
+    j = 0
+    for i in range(n):
+        out[i] = xs[i]
+    return out.sum(), idx, k, j
+""",
+        scenario=r"""
+def run():
+    return f(3, torch.ones(3)), f(torch.tensor(2), torch.ones(2))
+""",
+    ),
+    Case(
         "range_short_of_the_size",
         expect=UNSAFE,
         why="`range(n - 1)` leaves the last row of `torch.zeros(n)` unwritten (and every row on "
@@ -391,6 +414,118 @@ def f(n, i):
         scenario=r"""
 def run():
     return f(3, None)
+""",
+    ),
+    Case(
+        "size_tensor_shrunk_by_a_property_between",
+        why="An attribute load between `torch.zeros(n)` and `range(n)` runs a property that "
+        "shrinks the tensor passed as `n`: the loop writes one row less, which the sum reads.",
+        source=r"""
+import torch
+
+
+def f(n, xs, a):
+    out = torch.zeros(n)  # <- site
+    c = a.foo
+    for i in range(n):
+        out[i] = xs[i]
+    return out.sum() + c
+""",
+        scenario=r"""
+def run():
+    n = torch.tensor(3)
+
+    class A:
+        @property
+        def foo(self):
+            n.sub_(1)
+            return 1
+
+    return f(n, torch.ones(3), A())
+""",
+    ),
+    Case(
+        "size_tensor_shrunk_by_an_operator_between",
+        why="`a + 1` between the allocation and the loop runs `a.__add__`, which shrinks the "
+        "tensor passed as `n`: the loop's trip count is one row short of the buffer.",
+        source=r"""
+import torch
+
+
+def f(n, xs, a):
+    out = torch.zeros(n)  # <- site
+    c = a + 1
+    for i in range(n):
+        out[i] = xs[i]
+    return out.sum() + c
+""",
+        scenario=r"""
+def run():
+    n = torch.tensor(3)
+
+    class A:
+        def __add__(self, other):
+            n.sub_(1)
+            return 1
+
+    return f(n, torch.ones(3), A())
+""",
+    ),
+    Case(
+        "size_tensor_shrunk_by_a_format_between",
+        why="An f-string between the allocation and the loop runs `__format__` of the value it "
+        "formats, here shrinking the tensor passed as `n`: the last row is never written.",
+        source=r"""
+import torch
+
+
+def f(n, xs):
+    out = torch.zeros(n)  # <- site
+    s = f"{xs}"
+    for i in range(n):
+        out[i] = xs[i]
+    return out.sum(), len(s)
+""",
+        scenario=r"""
+def run():
+    n = torch.tensor(3)
+
+    class X:
+        def __format__(self, spec):
+            n.sub_(1)
+            return "x"
+
+        def __getitem__(self, i):
+            return 1.0
+
+    return f(n, X())
+""",
+    ),
+    Case(
+        "size_tensor_shrunk_by_len_of_another_value",
+        why="`len(a)` between the allocation and the loop runs `a.__len__`, code that shrinks "
+        "the tensor passed as `n`: `len` is quiet only on the size's own sequence.",
+        source=r"""
+import torch
+
+
+def f(n, xs, a):
+    out = torch.zeros(n)  # <- site
+    c = len(a)
+    for i in range(n):
+        out[i] = xs[i]
+    return out.sum() + c
+""",
+        scenario=r"""
+def run():
+    n = torch.tensor(3)
+
+    class A:
+        def __len__(self):
+            n.sub_(1)
+            return 1
+
+    return f(n, torch.ones(3), A())
 """,
     ),
 ]
