@@ -22,7 +22,9 @@ whether the zero fill is ever observed:
   said: `n` gives the same size at the allocation and the loop; `for i, v in enumerate(xs)`
   after `torch.zeros(len(xs))` on the same terms, with `xs` named in the body only as `xs[...]`
   and no call in the body but of those builtins, torch functions and value methods of tensors
-  (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), assumed, and
+  (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), no attribute
+  load but a tensor's (`.shape`, `.dtype`, ...), no `del` and no store but into a tensor the
+  function allocated (`del ys[-1]`, `ys[:] = []` through another name of the list), assumed, and
   said: iterating `xs` yields `len(xs)` items; a loop that runs zero times then
   leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
   this way; where code between may have changed that size the loop is no write, but no read on

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.allocations import called_name, shape_args
 from zeroopt.analysis.semantics import ALLOCATION_FUNCTIONS
-from zeroopt.analysis.triton_cover import _bound_once, _param_once
+from zeroopt.analysis.triton_cover import _bindings, _bound_once, _param_once
 
 PROVEN = "proven"
 SAME = "same"
@@ -52,6 +52,11 @@ _VALUE_METHODS = frozenset(
      "view", "reshape", "flatten", "squeeze", "unsqueeze", "contiguous", "tolist", "max", "min",
      "abs", "exp", "log", "sqrt"}
 )  # fmt: skip
+# Attributes of tensors an item may be read through in an `enumerate` body (data, not code;
+# assumed to be a tensor's, as methods named like tensor methods are).
+_TENSOR_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "device", "ndim", "T", "mT", "real", "imag", "is_cuda", "layout"}
+)
 _NOT_QUIET = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda, ast.ListComp,
               ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
 
@@ -102,7 +107,7 @@ def loop_size(
         return SAME
     if kind == "enumerate" and (
         _named_in_body(loop.body, bound.id)  # type: ignore[attr-defined]
-        or not all(_quiet_body(s, qualify) for s in loop.body)
+        or not all(_quiet_body(s, fn, qualify) for s in loop.body)
     ):
         return SAME  # the body may change what iterating `xs` yields
     known = frozenset(names) | int_names
@@ -193,13 +198,36 @@ def _quiet_between(
     return False
 
 
-def _quiet_body(stmt: ast.stmt, qualify: Qualify) -> bool:
+def _quiet_body(stmt: ast.stmt, fn: ast.AST, qualify: Qualify) -> bool:
     """A statement of an `enumerate` loop's body that runs no code able to reach the sequence
     (another reference to a list may shrink it while it is iterated): calls only of the quiet
     builtins, of torch's functions (not its opaque namespaces) and of tensor methods that
-    compute a value."""
+    compute a value; attribute loads only of tensor attributes (a property of an item may pop
+    the list); and no store into anything but a fresh tensor of the function (`del ys[-1]`,
+    `ys[:] = []`, `self.ys[:] = []` or `ys *= 0` shrink a list that `ys` may share)."""
+    callees = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
     for n in ast.walk(stmt):
-        if isinstance(n, _NOT_QUIET):
+        if isinstance(n, (*_NOT_QUIET, ast.Delete, ast.Global, ast.Nonlocal)):
+            return False
+        if (
+            isinstance(n, ast.AugAssign)
+            and not _fresh_store(n.target, fn, qualify)
+            and (not isinstance(n.target, ast.Name) or isinstance(n.op, ast.Mult))
+        ):
+            return False
+        if (
+            isinstance(n, ast.Subscript | ast.Attribute)
+            and not isinstance(n.ctx, ast.Load)
+            and not _fresh_store(n, fn, qualify)
+        ):
+            return False
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load)
+            and id(n) not in callees
+            and n.attr not in _TENSOR_ATTRIBUTES
+            and not (qualify(n) or "").startswith("torch.")
+        ):
             return False
         if not isinstance(n, ast.Call):
             continue
@@ -216,6 +244,27 @@ def _quiet_body(stmt: ast.stmt, qualify: Qualify) -> bool:
             continue
         return False
     return True
+
+
+def _fresh_store(target: ast.expr, fn: ast.AST, qualify: Qualify) -> bool:
+    """`t[...] = v` (or `t[...] += v`) with `t` bound in `fn` only to torch allocations: a tensor
+    the function made, never the enumerated list."""
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+        return False
+    name = target.value.id
+    binds = _bindings(fn).get(name, [])
+    values = {
+        id(t): stmt.value
+        for stmt in ast.walk(fn)
+        if isinstance(stmt, ast.Assign)
+        for t in stmt.targets
+    }
+    return bool(binds) and all(
+        isinstance(b, ast.Name)
+        and isinstance(values.get(id(b)), ast.Call)
+        and qualify(values[id(b)].func) in ALLOCATION_FUNCTIONS  # type: ignore[union-attr]
+        for b in binds
+    )
 
 
 def _inert(e: ast.expr, qualify: Qualify, known: frozenset[str]) -> bool:

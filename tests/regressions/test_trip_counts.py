@@ -528,6 +528,81 @@ def run():
     return f(n, torch.ones(3), A())
 """,
     ),
+    Case(
+        "sequence_shrunk_by_del_through_an_alias",
+        why="`del ys[-1]` in the loop body, `ys` the same list as the enumerated `xs`: no call "
+        "runs, yet iteration stops two items early and the sum reads the rows left.",
+        source=r"""
+import torch
+
+
+def f(xs):
+    ys = xs
+    out = torch.zeros(len(xs))  # <- site
+    for i, x in enumerate(xs):
+        out[i] = x
+        del ys[-1]
+    return out.sum()
+""",
+        scenario=r"""
+def run():
+    return f([1.0, 2.0, 3.0, 4.0])
+""",
+    ),
+    Case(
+        "sequence_cut_by_a_slice_store_on_self",
+        why="`self.ys[:] = []` in the body empties the list being enumerated (stored on self "
+        "before the allocation): one row written, the others read by the sum.",
+        source=r"""
+import torch
+
+
+class M:
+    def f(self, xs):
+        self.ys = xs
+        out = torch.zeros(len(xs))  # <- site
+        for i, x in enumerate(xs):
+            out[i] = x
+            self.ys[:] = []
+        return out.sum()
+""",
+        scenario=r"""
+def run():
+    return M().f([1.0, 2.0, 3.0])
+""",
+    ),
+    Case(
+        "sequence_shrunk_by_a_property_of_its_item",
+        why="`x.value` in the body is a property of the item that pops the list being "
+        "enumerated: iteration stops early, and the sum reads rows never written.",
+        source=r"""
+import torch
+
+
+class V:
+    def __init__(self, xs, v):
+        self.xs, self.v = xs, v
+
+    @property
+    def value(self):
+        if len(self.xs) > 1:
+            self.xs.pop()
+        return self.v
+
+
+def f(xs):
+    out = torch.zeros(len(xs))  # <- site
+    for i, x in enumerate(xs):
+        out[i] = x.value
+    return out.sum()
+""",
+        scenario=r"""
+def run():
+    xs = []
+    xs.extend(V(xs, k + 1.0) for k in range(4))
+    return f(xs)
+""",
+    ),
 ]
 
 NOT_READS = [
