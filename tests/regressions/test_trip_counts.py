@@ -603,6 +603,24 @@ def run():
     return f(xs)
 """,
     ),
+    Case(
+        "base_of_an_empty_view",
+        why="`out[:0]` holds no element, but its `._base` is the whole buffer: the sum of it "
+        "reads every zero, so an attribute of an empty view is no proof that nothing is read.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    out = torch.zeros(n)  # <- site
+    v = out[:0]
+    return v._base.sum()
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
 ]
 
 NOT_READS = [
