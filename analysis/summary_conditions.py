@@ -165,12 +165,14 @@ def reached_with(
     params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
     roots = _roots(fn, {p for p in params if p != param})
+    # A nested def may rebind one (`nonlocal flag`) before the test runs, and a list, dict or
+    # set passed may be changed in place (`seen.append(1)`) before it is tested.
     rebound = {
         n.id
-        for n in _own_nodes(fn)
+        for n in ast.walk(fn)
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in values
-    }
-    if rebound:
+    } | {name for n in ast.walk(fn) if isinstance(n, ast.Nonlocal) for name in n.names}
+    if rebound & set(values) or not all(_immutable(v) for v in values.values()):
         return False
     nodes = _own_nodes(fn)
     for test in _tests(fn, line):
@@ -199,6 +201,15 @@ def reached_with(
             for s in (owner.body if value else owner.orelse)
         ):
             return False
+    return True
+
+
+def _immutable(value: object) -> bool:
+    """A literal value no code can change in place: not a list, dict or set, nor holds one."""
+    if isinstance(value, list | dict | set):
+        return False
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(v) for v in value)
     return True
 
 

@@ -646,6 +646,85 @@ def run():
 # poison changes nothing.
 NOT_READS = [
     Case(
+        "flag_rebound_by_a_nested_def_before_the_test",
+        why="`g` rebinds `flag` through `nonlocal` before `h` tests it: `h(buf, True)` never "
+        "takes the reading branch, so the literal passed is no proof of the read.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    def g():
+        nonlocal flag
+        flag = False
+
+    g()
+    if flag:
+        return x.sum()
+    x.fill_(1.0)
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, True)
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
+        "mutable_default_changed_before_the_test",
+        why="The default `[]` is appended to before `not seen` is tested: the list is never "
+        "empty there, so the reading branch never runs although `[]` evaluates to it.",
+        source=r"""
+import torch
+
+
+def h(x, seen=[]):
+    seen.append(1)
+    if not seen:
+        return x.sum()
+    x.fill_(1.0)
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf)
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
+        "dict_display_changed_before_the_test",
+        why="`h(buf, {})` passes one fixed dict that `h` fills before testing it: `opts == {}` "
+        "is false when tested, so `h` writes the buffer before it reads it.",
+        source=r"""
+import torch
+
+
+def h(x, opts):
+    opts["k"] = 1
+    if opts == {}:
+        return x.sum()
+    x.fill_(1.0)
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, {})
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
         "callee_reads_only_under_a_flag_passed_false",
         why="`h` reads first only where `flag` is true: `h(buf, False)` fills it, then reads "
         "what it wrote.",
