@@ -113,6 +113,25 @@ def _leaves(stmt: ast.AST) -> bool:
     return False
 
 
+def _diverts(branch: list[ast.stmt]) -> bool:
+    """The branch may not fall through to the statement after its `if`: a `return` or `raise`,
+    or a `break`/`continue` of a loop enclosing the `if` (`if flag: continue` skips the rest of
+    that iteration, the read included)."""
+    todo: list[ast.AST] = list(branch)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return | ast.Raise | ast.Break | ast.Continue):
+            return True
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, _LOOPS):
+            todo.extend(node.orelse)  # their own break/continue stay inside them
+            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return | ast.Raise))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _test_of(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
         return [node.test]
@@ -196,10 +215,7 @@ def reached_with(
             branch = owner.body if value else owner.orelse
             if not any(_span(s)[0] <= line <= _span(s)[1] for s in branch):
                 return False
-        elif any(
-            _leaves(s) or isinstance(s, ast.Return | ast.Raise)
-            for s in (owner.body if value else owner.orelse)
-        ):
+        elif _diverts(owner.body if value else owner.orelse):
             return False
     return True
 

@@ -646,6 +646,32 @@ def run():
 # poison changes nothing.
 NOT_READS = [
     Case(
+        "flag_continues_past_the_read",
+        why="`if flag: continue` skips the rest of the iteration, the read included: "
+        "`h(buf, True)` never reads before the fill, although no `return` is in that branch.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    for _ in range(1):
+        if flag:
+            continue
+        return x.sum()
+    x.fill_(1.0)
+    return x.sum()
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, True)
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
         "flag_rebound_by_a_nested_def_before_the_test",
         why="`g` rebinds `flag` through `nonlocal` before `h` tests it: `h(buf, True)` never "
         "takes the reading branch, so the literal passed is no proof of the read.",
