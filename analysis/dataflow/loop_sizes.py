@@ -233,17 +233,30 @@ def _quiet_body(stmt: ast.stmt, fn: ast.AST, qualify: Qualify) -> bool:
             continue
         name = qualify(n.func)
         if name in _QUIET_CALLS or name in _VALUE_BUILTINS:
+            if n.keywords:
+                return False  # `max(a, b, key=f)` runs `f`
             continue
         if (
             name is not None
             and name.startswith(api.KNOWN_READ_NAMESPACES)
             and not name.startswith(api.OPAQUE_NAMESPACES)
+            and _tensor_function(name)
         ):
             continue
         if isinstance(n.func, ast.Attribute) and n.func.attr in _VALUE_METHODS and name is None:
             continue
         return False
     return True
+
+
+def _tensor_function(name: str) -> bool:
+    """`torch.exp`, `torch.nn.functional.relu`: a function of torch's top level or of its
+    numeric namespaces, not of a subpackage that runs the callables it is handed
+    (`torch.fx.symbolic_trace(f)`, `torch.func.vmap(f)`)."""
+    return any(
+        name.startswith(space) and "." not in name[len(space) :]
+        for space in api.KNOWN_READ_NAMESPACES
+    )
 
 
 def _fresh_store(target: ast.expr, fn: ast.AST, qualify: Qualify) -> bool:

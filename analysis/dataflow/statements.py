@@ -142,7 +142,10 @@ class Evaluator(Expressions):
         for (_, seq, kind), size in zip(cover.sizes, sizes, strict=True):
             text = self._src(seq)
             if kind == "enumerate":
-                how += f" (assuming iterating `{text}` yields `len({text})` items)"
+                how += (
+                    f" (assuming iterating `{text}` yields `len({text})` items: nothing its items"
+                    " or the values the body converts run changes it)"
+                )
             elif size == ASSUMED:
                 how += f" (assuming `{text}` gives the same size at the allocation and the loop)"
         self.write(SELF, stmt, full=True, region=None, how=how)

@@ -621,6 +621,59 @@ def run():
     return f(3)
 """,
     ),
+    Case(
+        "sequence_shrunk_by_a_key_function",
+        why="`max(x, 0.0, key=hook)` in the body calls `hook`, which pops the enumerated list: "
+        "a builtin taking a callable is no quiet call, and the sum reads the rows left.",
+        source=r"""
+import torch
+
+
+def f(xs, hook):
+    out = torch.zeros(len(xs))  # <- site
+    for i, x in enumerate(xs):
+        out[i] = max(x, 0.0, key=hook)
+    return out.sum()
+""",
+        scenario=r"""
+def run():
+    xs = [1.0, 2.0, 3.0, 4.0]
+
+    def hook(v):
+        if len(xs) > 2:
+            xs.pop()
+        return v
+
+    return f(xs, hook)
+""",
+    ),
+    Case(
+        "sequence_shrunk_by_a_traced_callable",
+        why="`torch.fx.symbolic_trace(hook)` runs `hook`, which pops the enumerated list: a "
+        "torch subpackage that runs what it is handed is no quiet call.",
+        source=r"""
+import torch
+
+
+def f(xs, hook):
+    out = torch.zeros(len(xs))  # <- site
+    for i, x in enumerate(xs):
+        torch.fx.symbolic_trace(hook)
+        out[i] = x
+    return out.sum()
+""",
+        scenario=r"""
+def run():
+    xs = [1.0, 2.0, 3.0, 4.0]
+
+    def hook(v):
+        if len(xs) > 2:
+            xs.pop()
+        return v
+
+    return f(xs, hook)
+""",
+    ),
 ]
 
 NOT_READS = [
