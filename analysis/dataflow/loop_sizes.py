@@ -96,8 +96,14 @@ def loop_size(
     elif kind != "index" or ast.dump(arg) != ast.dump(bound):
         return None
     names = _size_names(arg, qualify)
-    if names is None or not all(_bound_once_here(n, fn) for n in names):
+    if names is None:
         return None
+    if not all(_bound_once_here(n, fn) for n in names):
+        # A name `fn` never binds (a closure's cell, a global) holds one value unless code run
+        # on the way rebinds it: the same text is no proof of a write, nor its zero-trip path
+        # of a read.
+        free = all(_bound_once_here(n, fn) or not _bindings(fn).get(n) for n in names)
+        return SAME if free else None
     volatile = any(n not in int_names for n in names) or any(
         isinstance(n, ast.Call) for n in ast.walk(arg)
     )

@@ -678,6 +678,29 @@ def run():
 
 NOT_READS = [
     Case(
+        "range_of_a_closure_size_in_a_nested_function",
+        why="`n` is a cell of the enclosing function: `torch.zeros(n)` and `range(n)` in `g` "
+        "read the same value unless code on the way rebinds it, so the zero-trip path is no "
+        "read of a buffer with rows (unproven, not the read of a loop over another size).",
+        source=r"""
+import torch
+
+
+def f(n, xs):
+    def g():
+        out = torch.zeros(n)  # <- site
+        for i in range(n):
+            out[i] = xs[i]
+        return out.sum()
+
+    return g()
+""",
+        scenario=r"""
+def run():
+    return f(3, torch.ones(3)), f(0, torch.ones(0))
+""",
+    ),
+    Case(
         "size_passed_through_a_call_that_keeps_it",
         why="A call between the allocation and the loop may change a tensor passed as `n`: no "
         "`safe`, but the zero-trip path is no read either (here the call changes nothing).",
