@@ -176,6 +176,24 @@ def run():
 """,
     ),
     Case(
+        "full_view_of_an_empty_view_reads_nothing",
+        kind="fix",
+        why="`out[1:1].T` and `out[:0].data` are views of every element of an empty view: "
+        "nothing, so their sums read no zero, and the buffer is never read otherwise.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    out = torch.zeros(n, 3)  # <- site
+    return out[1:1].T.sum() + out[:0].data.sum()
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
         "range_short_of_the_size",
         expect=UNSAFE,
         why="`range(n - 1)` leaves the last row of `torch.zeros(n)` unwritten (and every row on "
