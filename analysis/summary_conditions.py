@@ -194,10 +194,17 @@ def reached_with(
     if rebound & set(values) or not all(_immutable(v) for v in values.values()):
         return False
     nodes = _own_nodes(fn)
+    # A read in an `except` handler is reached by a raise, maybe the one a branch taken makes
+    # (`if flag: raise E`): the direction of the tests on the way is not the fall-through one.
+    in_handler = any(
+        isinstance(n, ast.ExceptHandler) and _span(n)[0] <= line <= _span(n)[1] for n in nodes
+    )
     for test in _tests(fn, line):
         names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
         if not any(roots.get(n, set()) & set(values) for n in names):
             continue
+        if in_handler:
+            return False
         owner = next(
             (n for n in nodes if isinstance(n, ast.If | ast.Assert) and n.test is test), None
         )

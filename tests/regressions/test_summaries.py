@@ -646,6 +646,34 @@ def run():
 # poison changes nothing.
 NOT_READS = [
     Case(
+        "read_in_a_handler_only_a_raise_of_the_flag_reaches",
+        why="The read is in the `except` handler, reached only by `if flag: raise`: with `flag` "
+        "false nothing raises, the handler never runs and `h` fills before it reads.",
+        source=r"""
+import torch
+
+
+def h(x, flag):
+    try:
+        if flag:
+            raise ValueError
+        y = 1
+    except ValueError:
+        return x.sum()
+    x.fill_(1.0)
+    return x.sum() + y
+
+
+def f(n):
+    buf = torch.zeros(n)  # <- site
+    return h(buf, False)
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
         "flag_continues_past_the_read",
         why="`if flag: continue` skips the rest of the iteration, the read included: "
         "`h(buf, True)` never reads before the fill, although no `return` is in that branch.",
