@@ -26,8 +26,8 @@ whether the zero fill is ever observed:
   load but a tensor's (`.shape`, `.dtype`, ...), no `del` and no store but into a tensor the
   function allocated (`del ys[-1]`, `ys[:] = []` through another name of the list), no keyword
   to a builtin (`key=f`) and no torch subpackage that runs callables (`torch.fx`), assumed,
-  and said: iterating `xs` yields `len(xs)` items (nothing its items or the values the body
-  converts run changes it); a loop that runs zero times then
+  and said: iterating `xs` yields `len(xs)` items (no operator, subscript or conversion in
+  the body, `x * 2`, `ys[i]`, `float(x)`, changes it); a loop that runs zero times then
   leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
   this way; where code between may have changed that size the loop is no write, but no read on
   its zero-trip path either: later reads are `unproven`)

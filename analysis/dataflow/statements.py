@@ -143,8 +143,8 @@ class Evaluator(Expressions):
             text = self._src(seq)
             if kind == "enumerate":
                 how += (
-                    f" (assuming iterating `{text}` yields `len({text})` items: nothing its items"
-                    " or the values the body converts run changes it)"
+                    f" (assuming iterating `{text}` yields `len({text})` items: no operator,"
+                    " subscript or conversion in the body changes it)"
                 )
             elif size == ASSUMED:
                 how += f" (assuming `{text}` gives the same size at the allocation and the loop)"
