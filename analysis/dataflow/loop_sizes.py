@@ -57,6 +57,11 @@ _VALUE_METHODS = frozenset(
 _TENSOR_ATTRIBUTES = frozenset(
     {"shape", "dtype", "device", "ndim", "T", "mT", "real", "imag", "is_cuda", "layout"}
 )
+# Nodes of an inert value besides names and calls (checked on their own): literals, displays of
+# lists and tuples, operators (on the size's own names: checked by name).
+_INERT_NODES = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+                ast.Tuple, ast.List, ast.keyword, ast.operator, ast.unaryop, ast.boolop,
+                ast.cmpop, ast.expr_context)  # fmt: skip
 _NOT_QUIET = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda, ast.ListComp,
               ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
 
@@ -272,16 +277,14 @@ def _fresh_store(target: ast.expr, fn: ast.AST, qualify: Qualify) -> bool:
         return False
     name = target.value.id
     binds = _bindings(fn).get(name, [])
-    values = {
-        id(t): stmt.value
+    calls = {
+        id(t): stmt.value.func
         for stmt in ast.walk(fn)
-        if isinstance(stmt, ast.Assign)
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
         for t in stmt.targets
     }
     return bool(binds) and all(
-        isinstance(b, ast.Name)
-        and isinstance(values.get(id(b)), ast.Call)
-        and qualify(values[id(b)].func) in ALLOCATION_FUNCTIONS  # type: ignore[union-attr]
+        isinstance(b, ast.Name) and id(b) in calls and qualify(calls[id(b)]) in ALLOCATION_FUNCTIONS
         for b in binds
     )
 
@@ -311,12 +314,7 @@ def _inert(e: ast.expr, qualify: Qualify, known: frozenset[str]) -> bool:
         elif isinstance(n, ast.Call):
             if qualify(n.func) not in _QUIET_CALLS:
                 return False
-        elif not isinstance(
-            n,
-            ast.Constant | ast.BinOp | ast.UnaryOp | ast.BoolOp | ast.Compare | ast.IfExp
-            | ast.Tuple | ast.List | ast.keyword | ast.operator | ast.unaryop | ast.boolop
-            | ast.cmpop | ast.expr_context,
-        ):
+        elif not isinstance(n, _INERT_NODES):
             return False
     return True
 
