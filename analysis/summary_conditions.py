@@ -113,6 +113,25 @@ def _leaves(stmt: ast.AST) -> bool:
     return False
 
 
+def _diverts(branch: list[ast.stmt]) -> bool:
+    """The branch may not fall through to the statement after its `if`: a `return` or `raise`,
+    or a `break`/`continue` of a loop enclosing the `if` (`if flag: continue` skips the rest of
+    that iteration, the read included)."""
+    todo: list[ast.AST] = list(branch)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return | ast.Raise | ast.Break | ast.Continue):
+            return True
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, _LOOPS):
+            todo.extend(node.orelse)  # their own break/continue stay inside them
+            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return | ast.Raise))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _test_of(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
         return [node.test]
@@ -165,18 +184,27 @@ def reached_with(
     params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
     roots = _roots(fn, {p for p in params if p != param})
+    # A nested def may rebind one (`nonlocal flag`) before the test runs, and a list, dict or
+    # set passed may be changed in place (`seen.append(1)`) before it is tested.
     rebound = {
         n.id
-        for n in _own_nodes(fn)
+        for n in ast.walk(fn)
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in values
-    }
-    if rebound:
+    } | {name for n in ast.walk(fn) if isinstance(n, ast.Nonlocal) for name in n.names}
+    if rebound & set(values) or not all(_immutable(v) for v in values.values()):
         return False
     nodes = _own_nodes(fn)
+    # A read in an `except` handler is reached by a raise, maybe the one a branch taken makes
+    # (`if flag: raise E`): the direction of the tests on the way is not the fall-through one.
+    in_handler = any(
+        isinstance(n, ast.ExceptHandler) and _span(n)[0] <= line <= _span(n)[1] for n in nodes
+    )
     for test in _tests(fn, line):
         names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
         if not any(roots.get(n, set()) & set(values) for n in names):
             continue
+        if in_handler:
+            return False
         owner = next(
             (n for n in nodes if isinstance(n, ast.If | ast.Assert) and n.test is test), None
         )
@@ -194,11 +222,17 @@ def reached_with(
             branch = owner.body if value else owner.orelse
             if not any(_span(s)[0] <= line <= _span(s)[1] for s in branch):
                 return False
-        elif any(
-            _leaves(s) or isinstance(s, ast.Return | ast.Raise)
-            for s in (owner.body if value else owner.orelse)
-        ):
+        elif _diverts(owner.body if value else owner.orelse):
             return False
+    return True
+
+
+def _immutable(value: object) -> bool:
+    """A literal value no code can change in place: not a list, dict or set, nor holds one."""
+    if isinstance(value, list | dict | set):
+        return False
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(v) for v in value)
     return True
 
 

@@ -15,13 +15,19 @@ whether the zero fill is ever observed:
   int name, `x.shape[d]`, `x.size(d)` or `len(x)`; or the same text of names of unknown type each
   bound once (a parameter never bound again, a local assigned once outside loops) and
   `len(name)`, where `x = torch.zeros(...)` (`empty`, `new_zeros`, `new_empty`) is followed in
-  its block by the loop with only bindings of plain names between, from no call other than
-  `len`/`range`/`int`/`min`/`max`/`abs`/`enumerate` or a torch factory (a tensor passed as `n`
-  or a list measured by `len` cannot change in place on the way); `for i, v in enumerate(xs)`
+  its block by the loop with only bindings of plain names between, from aliases, literals, and
+  `len`/`range`/`int`/`min`/`max`/`abs`/`enumerate`, a torch factory or an operator applied to
+  the size's own names and proven ints (no attribute load, subscript, f-string, nor operator or
+  call on another value, whose special methods may shrink a tensor passed as `n`), assumed, and
+  said: `n` gives the same size at the allocation and the loop; `for i, v in enumerate(xs)`
   after `torch.zeros(len(xs))` on the same terms, with `xs` named in the body only as `xs[...]`
   and no call in the body but of those builtins, torch functions and value methods of tensors
-  (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), assumed, and
-  said: iterating `xs` yields `len(xs)` items; a loop that runs zero times then
+  (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), no attribute
+  load but a tensor's (`.shape`, `.dtype`, ...), no `del` and no store but into a tensor the
+  function allocated (`del ys[-1]`, `ys[:] = []` through another name of the list), no keyword
+  to a builtin (`key=f`) and no torch subpackage that runs callables (`torch.fx`), assumed,
+  and said: iterating `xs` yields `len(xs)` items (no operator, subscript or conversion in
+  the body, `x * 2`, `ys[i]`, `float(x)`, changes it); a loop that runs zero times then
   leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
   this way; where code between may have changed that size the loop is no write, but no read on
   its zero-trip path either: later reads are `unproven`)

@@ -638,6 +638,8 @@ class Effects:
                 return base
             return Ref(View.MAYBE, copy=base.copy, derived=base.derived)
         if view is View.FULL:
+            if base.view is View.PART and empty_region(base.region):
+                return base  # `x[:0].T` has no element either
             return Ref(View.FULL) if base.view in (View.SELF, View.FULL) else Ref(View.PART)
         return Ref(View.PART)
 

@@ -10,7 +10,13 @@ from zeroopt.analysis.dataflow.calls import _FRAME_ATTRS, _REFLECTIVE_ATTRS, Cal
 from zeroopt.analysis.dataflow.containers import plain_key
 from zeroopt.analysis.dataflow.first_iteration import zero_index_assumption
 from zeroopt.analysis.dataflow.gather_lists import gather_names
-from zeroopt.analysis.dataflow.places import ANY_ITEM, _comp_targets, place_key, same_bounds
+from zeroopt.analysis.dataflow.places import (
+    ANY_ITEM,
+    _comp_targets,
+    empty_region,
+    place_key,
+    same_bounds,
+)
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import MAYBE, SELF, Ref, Region, View
 
@@ -85,6 +91,10 @@ class Expressions(Calls):
             return self._derive(base, View.FULL)
         if attr in ("real", "imag"):
             return self._derive(base, View.PART)
+        if base.view is View.PART and empty_region(base.region):
+            # `x[:0]._base` is the whole buffer: an attribute not modelled may reach more than
+            # the view's elements, so an empty view is no proof that nothing is read.
+            base = Ref(View.PART)
         self.read(base, e, definite=False, how=f"attribute `.{attr}`")
         return None
 

@@ -6,7 +6,7 @@ import ast
 
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
-from zeroopt.analysis.dataflow.loop_sizes import PROVEN, SAME, loop_size
+from zeroopt.analysis.dataflow.loop_sizes import ASSUMED, PROVEN, SAME, loop_size
 from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
 from zeroopt.analysis.dataflow.outcome import (
     RETURNED,
@@ -139,16 +139,21 @@ class Evaluator(Expressions):
                 )
             return
         how = f"`{cover.text}` writes `{cover.target}` at every index of the dimension"
-        for _, seq, kind in cover.sizes:
+        for (_, seq, kind), size in zip(cover.sizes, sizes, strict=True):
+            text = self._src(seq)
             if kind == "enumerate":
-                text = self._src(seq)
-                how += f" (assuming iterating `{text}` yields `len({text})` items)"
+                how += (
+                    f" (assuming iterating `{text}` yields `len({text})` items: no operator,"
+                    " subscript or conversion in the body changes it)"
+                )
+            elif size == ASSUMED:
+                how += f" (assuming `{text}` gives the same size at the allocation and the loop)"
         self.write(SELF, stmt, full=True, region=None, how=how)
 
     def _loop_size(
         self, position: int, bound: ast.expr, kind: str, target: str, loop: ast.For | None
     ) -> str | None:
-        """PROVEN, SAME or None (loop_sizes.py)."""
+        """PROVEN, ASSUMED, SAME or None (loop_sizes.py)."""
         ctx = self.ctx
         if kind != "stride" and ctx.shape_known:
             found = loop_size(
@@ -156,7 +161,7 @@ class Evaluator(Expressions):
                 ctx.int_names - ctx.volatile_bounds,
                 lambda f: ctx.resolver.qualified(ctx.scope, f),
             )  # fmt: skip
-            if found == PROVEN or kind == "enumerate":
+            if found in (PROVEN, ASSUMED) or kind == "enumerate":
                 return found
             if found == SAME:
                 return PROVEN if self._size_proven(position, bound, kind, target) else SAME

@@ -261,11 +261,16 @@ def _defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]
 
 
 def _literal(e: ast.expr) -> bool:
-    """A value the syntax fixes: a constant, a negated one, or a tuple or list of those."""
+    """A value the syntax fixes: a constant, a negated one, or a tuple, list, set or dict of
+    those (`{}` passed is one value: no assumption that it may take another)."""
     if isinstance(e, ast.Constant):
         return True
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
         return _literal(e.operand)
-    if isinstance(e, ast.Tuple | ast.List):
+    if isinstance(e, ast.Tuple | ast.List | ast.Set):
         return all(_literal(x) for x in e.elts)
+    if isinstance(e, ast.Dict):
+        return all(k is not None and _literal(k) for k in e.keys) and all(
+            _literal(v) for v in e.values
+        )
     return False
