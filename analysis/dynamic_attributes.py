@@ -107,11 +107,25 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
     # imports first, then every call and assignment in that order.
     imports: list[ast.Import | ast.ImportFrom] = []
     binders: list[ast.AST] = []
+    # Loop variables over a literal list or tuple (`for mod, name in [(helpers, "f")]`): name ->
+    # the elements it takes, so a `setattr(mod, name, v)` in the loop stores into those.
+    looped: dict[str, list[ast.expr]] = {}
     for n in walk_bfs([tree]):
         if isinstance(n, ast.Import | ast.ImportFrom):
             imports.append(n)
         elif isinstance(n, ast.Call | ast.Assign | ast.AugAssign | ast.AnnAssign):
             binders.append(n)
+        elif isinstance(n, ast.For | ast.comprehension) and isinstance(
+            n.iter, ast.List | ast.Tuple
+        ):
+            slots = n.target.elts if isinstance(n.target, ast.Tuple | ast.List) else [n.target]
+            for i, slot in enumerate(slots):
+                if isinstance(slot, ast.Name):
+                    looped.setdefault(slot.id, []).extend(
+                        el.elts[i] if isinstance(el, ast.Tuple | ast.List) and i < len(el.elts)
+                        else el
+                        for el in n.iter.elts
+                    )
     for n in imports:
         if isinstance(n, ast.Import):
             for a in n.names:
@@ -122,6 +136,8 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
             for a in n.names:
                 known = n.module and not n.level and a.name != "*"
                 imported[a.asname or a.name] = f"{n.module}.{a.name}" if known else ""
+
+    following: set[str] = set()  # loop variables being resolved (a loop over itself: none)
 
     def module_of(e: ast.expr | None) -> str | None:
         """The module `e` may be: its dotted name, SELF (`globals()`), "" (any module), or None
@@ -139,6 +155,11 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
         if isinstance(e, ast.Name) and e.id in imported:
             base = imported[e.id]
             return ".".join([base, *reversed(parts)]) if base else ""
+        if isinstance(e, ast.Name) and e.id in looped and e.id not in following and not parts:
+            following.add(e.id)
+            known = {module_of(el) for el in looped[e.id]} - {None}
+            following.discard(e.id)
+            return next(iter(known)) if len(known) == 1 else ("" if known else None)
         return None
 
     def add(name: str | None, node: ast.AST, target: ast.expr | None = None) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.lookup_names import LookupNames, Names
@@ -69,8 +70,8 @@ class ModuleOps:
         self.module = module
         self.is_package = is_package
         self.tree = tree
-        # Without one of these words the module holds only stores of literal attribute names
-        # (`T.a = v`), read without their targets (of unknown origin: `a` decides).
+        # Without one of these words the module holds no replacing operation but stores of
+        # literal attribute names (`T.a = v`).
         self.marked = _MARKED.search(text) is not None
         entry = project.entry(module)
         self.bindings: dict[str, frozenset[str]] = dict(entry.bindings) if entry else {}
@@ -112,6 +113,7 @@ class ModuleOps:
         while stack:
             node = stack.pop()
             if node not in roots and isinstance(node, _SCOPES):
+                stack.extend(_evaluated_outside(node))
                 continue
             self._node(node, out)
             stack.extend(ast.iter_child_nodes(node))
@@ -120,11 +122,7 @@ class ModuleOps:
     def _node(self, node: ast.AST, out: list[Op]) -> None:
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            names = frozenset({(node.attr, "", True)})
-            if node.attr == "__class__" and self.marked:
-                self._store(node.value, names, node, out)
-            else:
-                out.append((line, names, "any"))
+            self._store(node.value, frozenset({(node.attr, "", True)}), node, out)
         if not self.marked:
             return
         if isinstance(node, ast.Attribute):
@@ -299,19 +297,31 @@ class ModuleOps:
         return out
 
     # --- what code calls -------------------------------------------------------------------
-    def calls(self, roots: list[ast.AST], scope: ast.AST | None) -> frozenset[str]:
+    def calls(
+        self, roots: list[ast.AST], scope: ast.AST | None, decorators: Sequence[ast.AST] = ()
+    ) -> frozenset[str]:
         """What `roots` call as they run (not inside a def, lambda or class they define), each
         as `M:f` (the def or class `f`, or the method `C.f`, of the tree module M, where the
         called name is certain) or `~f` (any def named `f`: a method of some object, a callable
         of unknown origin); calls of what lies outside the tree are left out."""
         out: set[str] = set()
         stack = list(roots)
+        applied = {id(d) for d in decorators}
         while stack:
             node = stack.pop()
             if node not in roots and isinstance(node, _SCOPES):
+                # A def or class met on the way: its decorators (each called on it), defaults
+                # and bases run here.
+                outside = _evaluated_outside(node)
+                applied |= {id(d) for d in getattr(node, "decorator_list", [])}
+                stack.extend(outside)
                 continue
             if isinstance(node, ast.Call):
                 key = self._callee(node.func, scope)
+                if key:
+                    out.add(key)
+            elif id(node) in applied and isinstance(node, ast.Name | ast.Attribute):
+                key = self._callee(node, scope)
                 if key:
                     out.add(key)
             stack.extend(ast.iter_child_nodes(node))
@@ -442,6 +452,18 @@ class ModuleOps:
         return (
             isinstance(e, ast.Name) and e.id in self.sys_names and self._qual(e.id, e) == {"sys"}
         )
+
+
+def _evaluated_outside(node: ast.AST) -> list[ast.AST]:
+    """What a def, lambda or class statement evaluates where it stands: decorators, defaults,
+    bases and keywords."""
+    out: list[ast.AST] = list(getattr(node, "decorator_list", []))
+    args = getattr(node, "args", None)
+    if isinstance(args, ast.arguments):
+        out += [d for d in (*args.defaults, *args.kw_defaults) if d is not None]
+    if isinstance(node, ast.ClassDef):
+        out += [*node.bases, *node.keywords]
+    return out
 
 
 def params_of(args: ast.arguments) -> list[ast.arg]:

@@ -186,8 +186,14 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
                 todo.append((node, f"{prefix}{node.name}."))
             elif not isinstance(node, ast.Lambda):
                 todo.append((node, prefix))
+    decorators = [
+        d
+        for node in ast.walk(tree)
+        if isinstance(node, (*_DEFS, ast.ClassDef))
+        for d in node.decorator_list
+    ]
     run = tuple(
-        (line, reader.ops(roots), reader.calls(roots, None))
+        (line, reader.ops(roots), reader.calls(roots, None, decorators))
         for line, roots in _surely_run(tree.body)
     )
     return _Facts(module, path, tuple(defs), tuple(classes), run, ())
