@@ -106,13 +106,15 @@ class ModuleOps:
         }
 
     # --- finding the operations -----------------------------------------------------------
-    def ops(self, roots: list[ast.AST]) -> tuple[Op, ...]:
-        """The operations `roots` run (not inside a def, lambda or class they define)."""
+    def ops(self, roots: list[ast.AST], nested: bool = False) -> tuple[Op, ...]:
+        """The operations `roots` run (with `nested`, those of the defs, lambdas and classes
+        they define too: a def's closures may run whenever it does, or later through what it
+        returns)."""
         out: list[Op] = []
         stack = list(roots)
         while stack:
             node = stack.pop()
-            if node not in roots and isinstance(node, _SCOPES):
+            if node not in roots and isinstance(node, _SCOPES) and not nested:
                 stack.extend(_evaluated_outside(node))
                 continue
             self._node(node, out)
@@ -298,7 +300,11 @@ class ModuleOps:
 
     # --- what code calls -------------------------------------------------------------------
     def calls(
-        self, roots: list[ast.AST], scope: ast.AST | None, decorators: Sequence[ast.AST] = ()
+        self,
+        roots: list[ast.AST],
+        scope: ast.AST | None,
+        decorators: Sequence[ast.AST] = (),
+        nested: bool = False,
     ) -> frozenset[str]:
         """What `roots` call as they run (not inside a def, lambda or class they define), each
         as `M:f` (the def or class `f`, or the method `C.f`, of the tree module M, where the
@@ -311,10 +317,14 @@ class ModuleOps:
             node = stack.pop()
             if node not in roots and isinstance(node, _SCOPES):
                 # A def or class met on the way: its decorators (each called on it), defaults
-                # and bases run here.
+                # and bases run here; with `nested`, what its body calls counts too.
                 outside = _evaluated_outside(node)
                 applied |= {id(d) for d in getattr(node, "decorator_list", [])}
                 stack.extend(outside)
+                if nested:
+                    body = node.body if isinstance(node.body, list) else [node.body]
+                    inner = node if not isinstance(node, ast.ClassDef) else scope
+                    out |= self.calls(list(body), inner, (), nested=True)
                 continue
             if isinstance(node, ast.Call):
                 key = self._callee(node.func, scope)

@@ -9,13 +9,15 @@ code ran. A package `__init__` that does `helpers.add_into = _fill`, or puts ano
 `sys.modules` under D's name, or calls a function that does, replaces the def before any call: no
 path runs it.
 
-Told from the text, for the statements a module's import may run on every path (its top-level
-statements, and the bodies of top-level `try`, `with` and loops; not under an `if` or a handler,
-whose condition picks a path where they do not run): one whose text may replace the def (an attribute
-store of its name, `setattr`, a `__dict__`/`globals()`/`vars()` binding, `sys.modules`, an
-import-system change: the spellings summaries.py refuses), or a call of a function defined in one
-of those modules whose body may (directly or through another such function, by name), takes the
-path away; so does a closure too large to read (more than `_LIMIT` modules).
+Read for the statements a module's import may run on every path (its top-level statements, the
+bodies of top-level `try`, `with` and loops, class bodies, the decorators, defaults and bases of
+def and class statements; not under an `if` or a handler, whose condition picks a path where they
+do not run) and the defs they call, transitively: each replacing operation (import_ops.py) with
+what its target and name may be, so a store into a module outside the tree, or of another name,
+leaves the path. A call is followed to its def where the module's bindings make it certain, to
+the methods of a class and its subclasses for `self.m()`, to any def of the name otherwise; one
+into a library is not followed. A closure too large to read (more than `_LIMIT` modules) takes
+the path away.
 """
 
 from __future__ import annotations
@@ -126,7 +128,11 @@ _FACTS: dict[tuple[int, str], _Facts | None] = {}
 # Per project view and the modules a call imports: (every module imported, in the order the
 # walk meets them; why not all could be read, or "").
 _CLOSURES: dict[tuple[int, tuple[str | None, ...]], tuple[tuple[str, ...], str]] = {}
-_CONSTRUCTION = ("__init__", "__new__", "__post_init__")
+# What making a class or an instance of it runs of its own methods (and of its bases', through
+# their classes' entries).
+_CONSTRUCTION = (
+    "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__", "__prepare__"
+)
 
 
 def _facts(project: ProjectView, module: str) -> _Facts | None:
@@ -166,7 +172,8 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
         for node in ast.iter_child_nodes(holder):
             if isinstance(node, _DEFS):
                 key = f"{module}:{prefix}{node.name}"
-                defs.append((key, node.name, reader.ops(node.body), reader.calls(node.body, node)))
+                ops = reader.ops(list(node.body), nested=True)
+                defs.append((key, node.name, ops, reader.calls(list(node.body), node, (), True)))
                 todo.append((node, f"{prefix}{node.name}.<locals>."))
             elif isinstance(node, ast.ClassDef):
                 bases = frozenset(
@@ -180,20 +187,30 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
                 calls: set[str] = set()
                 for m in made:
                     body += m.body
-                    calls |= reader.calls(m.body, m)
+                    calls |= reader.calls(list(m.body), m, (), True)
+                # Its bases' and metaclass's entries: what they run when it is made, or made
+                # an instance of without a method of its own.
+                given: list[ast.AST] = [*node.bases, *(k.value for k in node.keywords)]
+                calls |= reader.calls(given, None, given)
                 key = f"{module}:{prefix}{node.name}"
-                defs.append((key, node.name, reader.ops(body), frozenset(calls)))
+                defs.append((key, node.name, reader.ops(body, nested=True), frozenset(calls)))
                 todo.append((node, f"{prefix}{node.name}."))
             elif not isinstance(node, ast.Lambda):
                 todo.append((node, prefix))
-    decorators = [
+    # Called where they stand: decorators (on what they decorate), a class statement's bases
+    # and metaclass (their `__init_subclass__`, `__new__`, ...).
+    applied = [
         d
         for node in ast.walk(tree)
         if isinstance(node, (*_DEFS, ast.ClassDef))
-        for d in node.decorator_list
+        for d in (
+            *node.decorator_list,
+            *getattr(node, "bases", ()),
+            *(k.value for k in getattr(node, "keywords", ())),
+        )
     ]
     run = tuple(
-        (line, reader.ops(roots), reader.calls(roots, None, decorators))
+        (line, reader.ops(roots), reader.calls(roots, None, applied))
         for line, roots in _surely_run(tree.body)
     )
     return _Facts(module, path, tuple(defs), tuple(classes), run, ())
@@ -359,6 +376,7 @@ def _replaced(
             hit = next((op for op in ops if harmful(op, target, name, through)), None)
             via = _reaches(calls, marked, names, methods) if marked else ""
             if hit is not None or via:
-                what = f"`{via.partition(':')[2]}(...)`, {marked[via]}" if via else _what(hit)
+                what = f"`{via.partition(':')[2]}(...)`, {marked[via]}" if via else ""
+                what = what or (_what(hit) if hit is not None else "")
                 return f"{facts.path}:{line}, run by an import before the call, may replace it ({what})"
     return ""

@@ -535,6 +535,65 @@ _Patcher(helpers)
         ),
     ),
     _named(
+        "package_init_decorates_with_a_patcher_factory",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers
+
+
+def _register(name):
+    def deco(fn):
+        setattr(helpers, name, fn)
+        return fn
+
+    return deco
+
+
+@_register("add_into")
+def _fill(dst, x):
+    dst.copy_(x)
+    return dst
+"""
+        ),
+    ),
+    _named(
+        "package_init_makes_an_instance_of_a_patching_base",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+class _Base:
+    def __init__(self):
+        helpers.add_into = real_helpers.add_into
+
+
+class _Sub(_Base):
+    pass
+
+
+_Sub()
+"""
+        ),
+    ),
+    _named(
+        "package_init_derives_from_a_patching_base",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+class _Base:
+    def __init_subclass__(cls):
+        setattr(helpers, "add_into", real_helpers.add_into)
+
+
+class _Sub(_Base):
+    pass
+"""
+        ),
+    ),
+    _named(
         "package_init_decorates_with_a_patcher",
         _replacing_init(
             r"""
