@@ -488,7 +488,8 @@ def params_of(args: ast.arguments) -> list[ast.arg]:
 
 def harmful(op: Op, module: str, name: str, through: bool = True) -> bool:
     """Whether the operation may replace what `module.name` yields: the def itself (the
-    attribute `name` or `__class__` of the module), an entry of `sys.modules` for the module or
+    attribute `name` or `__class__` of the module, the attribute `name` of any module of the
+    tree, which may re-export it to the caller), an entry of `sys.modules` for the module or
     a package above it, or (`through`: the call reaches the def through the attributes of the
     packages above, `pkg.mod.f(...)`) the attribute of a package naming the next module."""
     _, names, kind = op
@@ -503,9 +504,9 @@ def harmful(op: Op, module: str, name: str, through: bool = True) -> bool:
         return names is None or any(_may(names, a) for a in attrs)
     target = kind[4:]
     if names is None:
-        return target == module or (through and target in above)
-    if target == module and (_may(names, name) or _may(names, "__class__")):
-        return True
+        return True  # any name of a module of the tree: the def's, or its re-export's
+    if _may(names, name) or (target == module and _may(names, "__class__")):
+        return True  # any module of the tree: the call may get the def through its re-export
     return through and any(
         m.startswith(target + ".") and _may(names, m[len(target) + 1 :]) for m in above
     )

@@ -593,6 +593,29 @@ class _Sub(_Base):
 """
         ),
     ),
+    Case(
+        "another_module_stores_over_a_re_export",
+        package="imp_pkg",
+        source=_USER.replace("from imp_pkg.helpers import add_into", "from imp_pkg import add_into"),
+        scenario=_RUN,
+        modules=(
+            (
+                "imp_pkg/__init__",
+                "from imp_pkg.helpers import add_into\nfrom imp_pkg import rebind  # noqa: F401\n",
+            ),
+            (
+                "imp_pkg/rebind",
+                r"""
+import imp_pkg
+from imp_pkg import real_helpers
+
+imp_pkg.add_into = real_helpers.add_into
+""",
+            ),
+            _REAL_HELPERS,
+            _READING_HELPERS,
+        ),
+    ),
     _named(
         "package_init_decorates_with_a_patcher",
         _replacing_init(
