@@ -110,11 +110,20 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
     # Loop variables over a literal list or tuple (`for mod, name in [(helpers, "f")]`): name ->
     # the elements it takes, so a `setattr(mod, name, v)` in the loop stores into those.
     looped: dict[str, list[ast.expr]] = {}
+    # `setattr` handed on as a value (`partial(setattr, m)`, `map(setattr, ...)`): it may bind
+    # any name of any object, a module too.
+    taken: list[ast.Name] = []
+    called: set[int] = set()
+    add_later: list[tuple[str | None, ast.AST, ast.expr]] = []
     for n in walk_bfs([tree]):
         if isinstance(n, ast.Import | ast.ImportFrom):
             imports.append(n)
         elif isinstance(n, ast.Call | ast.Assign | ast.AugAssign | ast.AnnAssign):
             binders.append(n)
+            if isinstance(n, ast.Call):
+                called.add(id(n.func))
+        elif isinstance(n, ast.Name) and n.id == "setattr":
+            taken.append(n)
         elif isinstance(n, ast.For | ast.comprehension) and isinstance(
             n.iter, ast.List | ast.Tuple
         ):
@@ -126,6 +135,22 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
                         else el
                         for el in n.iter.elts
                     )
+    handed: dict[int, tuple[ast.expr | None, ast.expr | None]] = {}
+    for c in binders:  # `addCleanup(setattr, m, "f", v)`, `partial(setattr, m)`: what follows
+        if isinstance(c, ast.Call):
+            for i, arg in enumerate(c.args):
+                if isinstance(arg, ast.Name) and arg.id == "setattr":
+                    rest = [*c.args[i + 1 : i + 3], None, None]
+                    handed[id(arg)] = (rest[0], rest[1])
+    for n in taken:
+        if id(n) in called:
+            continue
+        given, spelled = handed.get(id(n), (None, None))
+        if not isinstance(given, ast.Name | ast.Attribute):
+            found.setdefault(ANY, n.lineno)
+            found.setdefault(MODULE_ANY, n.lineno)
+        else:
+            add_later.append((_const_name(spelled), n, given))
     for n in imports:
         if isinstance(n, ast.Import):
             for a in n.names:
@@ -169,6 +194,8 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
         if module is not None:
             found.setdefault(MODULE_ANY + module, line)
 
+    for later in add_later:
+        add(*later)
     for node in binders:
         if isinstance(node, ast.Call):
             func = node.func

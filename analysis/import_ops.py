@@ -48,9 +48,14 @@ _READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "_
 _READ_CALLS = frozenset({"dict", "list", "len", "sorted", "set", "tuple", "repr", "str", "iter"})
 _IMPORT_SYSTEM = frozenset({"meta_path", "path_hooks", "path_importer_cache", "addsitedir"})
 _DROP = "drop"
+# Binders that may be handed on as values, and attributes reached by a string that hold them.
+_TAKEN = frozenset({"setattr", "vars", "globals", "__setattr__"})
+_REFLECTED = frozenset(
+    {"__dict__", "modules", "meta_path", "path_hooks", "path_importer_cache", "path", "__setattr__"}
+)
 _MARKED = re.compile(
-    r"setattr|__dict__|vars\(|globals\(|locals\(|modules|meta_path|path_hooks|"
-    r"path_importer_cache|addsitedir|__path__|__class__|\bpath\b"
+    r"setattr|__dict__|\bvars\b|\bglobals\b|locals\(|modules|meta_path|path_hooks|"
+    r"path_importer_cache|addsitedir|__path__|__class__|\bpath\b|__setattr__"
 )
 
 
@@ -127,6 +132,18 @@ class ModuleOps:
             self._store(node.value, frozenset({(node.attr, "", True)}), node, out)
         if not self.marked:
             return
+        if isinstance(node, ast.Attribute) and node.attr == "__setattr__":
+            call = self.parents.get(id(node))
+            args = call.args if isinstance(call, ast.Call) and call.func is node else None
+            base = node.value
+            if args and isinstance(base, ast.Name) and base.id in ("object", "type", "super"):
+                args = args if base.id != "super" and len(args) >= 2 else None
+                if args:  # `object.__setattr__(T, k, v)`
+                    self._store(args[0], self._name_of(args[1], node), node, out)
+            elif args:  # `T.__setattr__(k, v)`
+                self._store(base, self._name_of(args[0], node), node, out)
+            else:
+                out.append((line, None, "any"))  # handed on as a value
         if isinstance(node, ast.Attribute):
             if node.attr == "__dict__" and not self._read(node):
                 self._store(node.value, self._key(node), node, out)
@@ -145,11 +162,17 @@ class ModuleOps:
                 and not self._read(node)
             ):
                 out.append((line, self._key(node), "keys"))
+            elif node.id in _TAKEN and not self._called_here(node):
+                # `partial(setattr, m)`, `map(setattr, ...)`: a binder handed on as a value
+                out.append((line, None, "any"))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             f = node.func.id
-            if f == "setattr" and len(node.args) >= 2:
-                given = _literal(node.args[1]) or self.lookup.names(node.args[1], self._scope(node))
-                self._store(node.args[0], given, node, out)
+            spelled = _literal(node.args[1]) if f == "getattr" and len(node.args) >= 2 else None
+            if spelled is not None and next(iter(spelled))[0] in _REFLECTED:
+                # `getattr(m, "__dict__")`, `getattr(sys, "modules")`: reached by a string
+                out.append((line, None, "any"))
+            elif f == "setattr" and len(node.args) >= 2:
+                self._store(node.args[0], self._name_of(node.args[1], node), node, out)
             elif f in ("vars", "globals", "locals") and not self._read(node):
                 if f == "locals" and self._scope(node) is not None:
                     return  # a function's locals: no module's names
@@ -157,6 +180,13 @@ class ModuleOps:
                     self._store(node.args[0], self._key(node), node, out)
                 elif self._scope(node) is None or f == "globals":
                     out.append((line, self._key(node), f"mod:{self.module}"))
+
+    def _name_of(self, e: ast.expr, at: ast.AST) -> Names | None:
+        return _literal(e) or self.lookup.names(e, self._scope(at))
+
+    def _called_here(self, node: ast.AST) -> bool:
+        p = self.parents.get(id(node))
+        return isinstance(p, ast.Call) and p.func is node
 
     def _scope(self, node: ast.AST) -> ast.AST | None:
         """The def or lambda that holds `node` (None at module level or in a class body)."""

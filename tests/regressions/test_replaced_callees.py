@@ -617,6 +617,28 @@ imp_pkg.add_into = real_helpers.add_into
         ),
     ),
     _named(
+        "package_init_hands_setattr_on",
+        _replacing_init(
+            r"""
+import functools
+
+from imp_pkg import helpers, real_helpers
+
+functools.partial(setattr, helpers)("add_into", real_helpers.add_into)
+"""
+        ),
+    ),
+    _named(
+        "package_init_calls_object_setattr",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+object.__setattr__(helpers, "add_into", real_helpers.add_into)
+"""
+        ),
+    ),
+    _named(
         "package_init_decorates_with_a_patcher",
         _replacing_init(
             r"""
