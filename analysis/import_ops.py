@@ -140,8 +140,9 @@ class ModuleOps:
                 args = args if base.id != "super" and len(args) >= 2 else None
                 if args:  # `object.__setattr__(T, k, v)`
                     self._store(args[0], self._name_of(args[1], node), node, out)
-            elif args:  # `T.__setattr__(k, v)`
-                self._store(base, self._name_of(args[0], node), node, out)
+            elif args:  # `T.__setattr__(k, v)`; `super().__setattr__(k, v)`: on self
+                if not _is_super(base):
+                    self._store(base, self._name_of(args[0], node), node, out)
             else:
                 out.append((line, None, "any"))  # handed on as a value
         if isinstance(node, ast.Attribute):
@@ -492,6 +493,11 @@ class ModuleOps:
         return (
             isinstance(e, ast.Name) and e.id in self.sys_names and self._qual(e.id, e) == {"sys"}
         )
+
+
+def _is_super(e: ast.expr) -> bool:
+    """`super()` (or `super(C, self)`): the object a method runs on, as its first parameter."""
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "super"
 
 
 def _evaluated_outside(node: ast.AST) -> list[ast.AST]:

@@ -354,6 +354,8 @@ the def's module (or a package above it, for a call through attributes) and its 
 def's; assumed there: a name imported from outside the tree is no module of the tree, a method's
 first parameter is an instance or class of its class, and code reached only through a call the
 reading cannot follow (a call of a call's result, a lambda held in a name) replaces nothing.
+The refusal itself assumes a `setattr` under a computed name on a parameter stores into no
+module (a literal name, a loop over a literal list, an import or `sys.modules` entry is seen).
 
 Both also decide a buffer the allocating function wrote IN PART (analysis/partial_reads.py): the
 intervals some path of it may have written (as for uncovered reads above) start the reader's
