@@ -107,11 +107,50 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
     # imports first, then every call and assignment in that order.
     imports: list[ast.Import | ast.ImportFrom] = []
     binders: list[ast.AST] = []
+    # Loop variables over a literal list or tuple (`for mod, name in [(helpers, "f")]`): name ->
+    # the elements it takes, so a `setattr(mod, name, v)` in the loop stores into those.
+    looped: dict[str, list[ast.expr]] = {}
+    # `setattr` handed on as a value (`partial(setattr, m)`, `map(setattr, ...)`): it may bind
+    # any name of any object, a module too.
+    taken: list[ast.Name] = []
+    called: set[int] = set()
+    add_later: list[tuple[str | None, ast.AST, ast.expr]] = []
     for n in walk_bfs([tree]):
         if isinstance(n, ast.Import | ast.ImportFrom):
             imports.append(n)
         elif isinstance(n, ast.Call | ast.Assign | ast.AugAssign | ast.AnnAssign):
             binders.append(n)
+            if isinstance(n, ast.Call):
+                called.add(id(n.func))
+        elif isinstance(n, ast.Name) and n.id == "setattr":
+            taken.append(n)
+        elif isinstance(n, ast.For | ast.comprehension) and isinstance(
+            n.iter, ast.List | ast.Tuple
+        ):
+            slots = n.target.elts if isinstance(n.target, ast.Tuple | ast.List) else [n.target]
+            for i, slot in enumerate(slots):
+                if isinstance(slot, ast.Name):
+                    looped.setdefault(slot.id, []).extend(
+                        el.elts[i] if isinstance(el, ast.Tuple | ast.List) and i < len(el.elts)
+                        else el
+                        for el in n.iter.elts
+                    )
+    handed: dict[int, tuple[ast.expr | None, ast.expr | None]] = {}
+    for c in binders:  # `addCleanup(setattr, m, "f", v)`, `partial(setattr, m)`: what follows
+        if isinstance(c, ast.Call):
+            for i, arg in enumerate(c.args):
+                if isinstance(arg, ast.Name) and arg.id == "setattr":
+                    rest = [*c.args[i + 1 : i + 3], None, None]
+                    handed[id(arg)] = (rest[0], rest[1])
+    for n in taken:
+        if id(n) in called:
+            continue
+        given, spelled = handed.get(id(n), (None, None))
+        if not isinstance(given, ast.Name | ast.Attribute):
+            found.setdefault(ANY, n.lineno)
+            found.setdefault(MODULE_ANY, n.lineno)
+        else:
+            add_later.append((_const_name(spelled), n, given))
     for n in imports:
         if isinstance(n, ast.Import):
             for a in n.names:
@@ -122,6 +161,8 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
             for a in n.names:
                 known = n.module and not n.level and a.name != "*"
                 imported[a.asname or a.name] = f"{n.module}.{a.name}" if known else ""
+
+    following: set[str] = set()  # loop variables being resolved (a loop over itself: none)
 
     def module_of(e: ast.expr | None) -> str | None:
         """The module `e` may be: its dotted name, SELF (`globals()`), "" (any module), or None
@@ -139,6 +180,11 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
         if isinstance(e, ast.Name) and e.id in imported:
             base = imported[e.id]
             return ".".join([base, *reversed(parts)]) if base else ""
+        if isinstance(e, ast.Name) and e.id in looped and e.id not in following and not parts:
+            following.add(e.id)
+            known = {module_of(el) for el in looped[e.id]} - {None}
+            following.discard(e.id)
+            return next(iter(known)) if len(known) == 1 else ("" if known else None)
         return None
 
     def add(name: str | None, node: ast.AST, target: ast.expr | None = None) -> None:
@@ -148,6 +194,8 @@ def bound_names(tree: ast.Module) -> dict[str, int]:
         if module is not None:
             found.setdefault(MODULE_ANY + module, line)
 
+    for later in add_later:
+        add(*later)
     for node in binders:
         if isinstance(node, ast.Call):
             func = node.func

@@ -9,31 +9,30 @@ code ran. A package `__init__` that does `helpers.add_into = _fill`, or puts ano
 `sys.modules` under D's name, or calls a function that does, replaces the def before any call: no
 path runs it.
 
-Told from the text, for the statements a module's import may run on every path (its top-level
-statements, and the bodies of top-level `try`, `with` and loops; not under an `if` or a handler,
-whose condition picks a path where they do not run): one whose text may replace the def (an attribute
-store of its name, `setattr`, a `__dict__`/`globals()`/`vars()` binding, `sys.modules`, an
-import-system change: the spellings summaries.py refuses), or a call of a function defined in one
-of those modules whose body may (directly or through another such function, by name), takes the
-path away; so does a closure too large to read (more than `_LIMIT` modules).
+Read for the statements a module's import may run on every path (its top-level statements, the
+bodies of top-level `try`, `with` and loops, class bodies, the decorators, defaults and bases of
+def and class statements; not under an `if` or a handler, whose condition picks a path where they
+do not run) and the defs they call, transitively: each replacing operation (import_ops.py) with
+what its target and name may be, so a store into a module outside the tree, or of another name,
+leaves the path. A call is followed to its def where the module's bindings make it certain, to
+the methods of a class and its subclasses for `self.m()`, to any def of the name otherwise; one
+into a library is not followed. A closure too large to read (more than `_LIMIT` modules) takes
+the path away.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+from zeroopt.analysis.import_ops import ModuleOps, Op, harmful
 
 if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
 
 _LIMIT = 100
-_ANSWERS: dict[tuple[int, tuple[str | None, ...], str], str] = {}
-_MARKERS = re.compile(
-    rb"setattr|__dict__|globals\(\)|vars\(|\bmodules\b|meta_path|path_hooks|"
-    rb"path_importer_cache|sys\.path|addsitedir|__path__"
-)
+_ANSWERS: dict[tuple[int, tuple[str | None, ...], str, bool], str] = {}
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -42,22 +41,36 @@ def _above(module: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _surely_run(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of a module body that its import may run on every path: all but those
-    under an `if` (other than a constant true test), a `match` or an `except` handler, whose
-    condition picks a path where they do not run. Loop bodies count (a loop over a literal)."""
-    out: list[ast.stmt] = []
+def _surely_run(body: list[ast.stmt]) -> list[tuple[int, list[ast.AST]]]:
+    """(line, the code that runs) for the statements of a module or class body that its import
+    may run on every path: all but those under an `if` (other than a constant true test), a
+    `match` or an `except` handler, whose condition picks a path where they do not run. Loop
+    bodies count (a loop over a literal). Of a def: its decorators and defaults; of a class: its
+    decorators, bases and keywords, and its body's statements."""
+    out: list[tuple[int, list[ast.AST]]] = []
     for s in body:
         if isinstance(s, ast.Try):
             out += _surely_run(s.body) + _surely_run(s.orelse) + _surely_run(s.finalbody)
-        elif isinstance(s, ast.With | ast.For | ast.While):
-            out.append(s)
+        elif isinstance(s, ast.With):
+            out.append((s.lineno, [*s.items]))
+            out += _surely_run(s.body)
+        elif isinstance(s, ast.For):
+            out.append((s.lineno, [s.iter, s.target]))
+            out += _surely_run(s.body)
+        elif isinstance(s, ast.While):
+            out.append((s.lineno, [s.test]))
             out += _surely_run(s.body)
         elif isinstance(s, ast.If):
             if isinstance(s.test, ast.Constant) and s.test.value:
                 out += _surely_run(s.body)
-        elif not isinstance(s, (ast.Match, ast.ClassDef, *_DEFS)):
-            out.append(s)
+        elif isinstance(s, ast.ClassDef):
+            out.append((s.lineno, [*s.decorator_list, *s.bases, *s.keywords]))
+            out += _surely_run(s.body)
+        elif isinstance(s, _DEFS):
+            defaults = [d for d in (*s.args.defaults, *s.args.kw_defaults) if d is not None]
+            out.append((s.lineno, [*s.decorator_list, *defaults]))
+        elif not isinstance(s, ast.Match):
+            out.append((s.lineno, [s]))
     return out
 
 
@@ -76,118 +89,168 @@ def _imports(s: ast.stmt, module: str, is_package: bool) -> list[str]:
     return [base, *(f"{base}.{a.name}" for a in s.names if a.name != "*")]
 
 
-def _called(s: ast.stmt) -> set[str]:
-    """Names of what a statement calls as it runs (not inside a lambda it defines)."""
-    out: set[str] = set()
-    stack: list[ast.AST] = [s]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Lambda, ast.ClassDef, *_DEFS)):
-            continue
-        if isinstance(node, ast.Call):
-            f = node.func
-            out.add(f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", ""))
-        stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
-def replaced_at_import(project: ProjectView | None, modules: list[str | None], name: str) -> str:
+def replaced_at_import(
+    project: ProjectView | None, modules: list[str | None], name: str, through: bool = True
+) -> str:
     """Why the import-time code of the modules imported whenever a call in the first of
     `modules` runs the def `name` of the second may already have replaced it ("" if none)."""
     if project is None:
         return "the modules imported before the call were not read"
-    key = (id(project), tuple(modules), name)
+    key = (id(project), tuple(modules), name, through)
     if key not in _ANSWERS:
         if len(_ANSWERS) > 4096:
             _ANSWERS.clear()
-        _ANSWERS[key] = _replaced(project, modules, name)
+        _ANSWERS[key] = _replaced(project, modules, name, through)
     return _ANSWERS[key]
 
 
 @dataclass(frozen=True)
 class _Facts:
-    """What one module contributes, read once per project view: its defs (name, source, the
-    names their bodies call) and the statements its import surely runs (line, the text that
-    decides, the names it calls), with the modules those import."""
+    """What one module contributes, read once per project view: its defs (name, the replacing
+    operations their bodies hold, the names they call; a class stands for its `__init__`,
+    `__new__` and `__post_init__`) and the statements its import surely runs (line, operations,
+    the names it calls), with the modules those import and the entries read to tell targets."""
 
     module: str
     path: str
-    defs: tuple[tuple[str, bytes, frozenset[str]], ...]
-    run: tuple[tuple[int, bytes, frozenset[str]], ...]
-    imports: tuple[str, ...]
+    defs: tuple[tuple[str, str, tuple[Op, ...], frozenset[str]], ...]
+    classes: tuple[tuple[str, str, frozenset[str]], ...]  # key, name, names of its bases
+    run: tuple[tuple[int, tuple[Op, ...], frozenset[str]], ...]
+    deps: tuple[tuple[str, str], ...]
 
 
-# Per project view and module: its facts (None: not readable), built from one parse.
+# Per project view and module: the modules its surely-run statements import (None: not
+# readable). The closure is walked on these alone: most closures of a large tree pass
+# `_LIMIT`, and their modules' facts are then never needed.
+_IMPORTS: dict[tuple[int, str], tuple[str, ...] | None] = {}
+# Per project view and module: its facts (None: not readable), built from a second parse.
 _FACTS: dict[tuple[int, str], _Facts | None] = {}
-# Per project view and the modules a call imports: (the facts of every module imported, in the
-# order the walk meets them; why not all could be read, or "").
-_CLOSURES: dict[tuple[int, tuple[str | None, ...]], tuple[tuple[_Facts, ...], str]] = {}
-
-
-def _segment(starts: list[int], text: bytes, node: ast.AST) -> bytes:
-    """The source bytes of `node` (as ast.get_source_segment, from line offsets made once)."""
-    line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
-    end_line = getattr(node, "end_lineno", None)
-    end_col = getattr(node, "end_col_offset", None)
-    if line is None or col is None or end_line is None or end_col is None:
-        return b""
-    return text[starts[line - 1] + col : starts[end_line - 1] + end_col]
+# Per project view and the modules a call imports: (every module imported, in the order the
+# walk meets them; why not all could be read, or "").
+_CLOSURES: dict[tuple[int, tuple[str | None, ...]], tuple[tuple[str, ...], str]] = {}
+# What making a class or an instance of it runs of its own methods (and of its bases', through
+# their classes' entries).
+_CONSTRUCTION = (
+    "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__", "__prepare__"
+)
 
 
 def _facts(project: ProjectView, module: str) -> _Facts | None:
     key = (id(project), module)
     if key in _FACTS:
+        hit = _FACTS[key]
         project.entry(module)  # the module's SHA, recorded for the cached result that used it
-        return _FACTS[key]
-    if len(_FACTS) > 2048:
+        if hit is not None:
+            project.deps.update(hit.deps)
+        return hit
+    if len(_FACTS) > 4096:
         _FACTS.clear()
-    found = project.module_tree(module)
-    facts = None
-    if found is not None:
-        tree, text, path = found
-        data = text.encode()
-        starts = [0]
-        for line in data.splitlines(keepends=True):
-            starts.append(starts[-1] + len(line))
-        defs = tuple(
-            (
-                node.name,
-                _segment(starts, data, node),
-                frozenset(n for s in node.body for n in _called(s)),
-            )
-            for node in ast.walk(tree)
-            if isinstance(node, _DEFS)
-        )
-        run: list[tuple[int, bytes, frozenset[str]]] = []
-        imports: list[str] = []
-        for s in _surely_run(tree.body):
-            if isinstance(s, ast.With):
-                source = b"".join(_segment(starts, data, i.context_expr) for i in s.items)
-            elif isinstance(s, ast.For | ast.While):
-                source = _segment(starts, data, s.iter if isinstance(s, ast.For) else s.test)
-            elif isinstance(s, ast.Import | ast.ImportFrom):  # `from sys import modules` only
-                source = _segment(starts, data, s) if getattr(s, "module", None) == "sys" else b""
-            else:
-                source = _segment(starts, data, s)
-            run.append((s.lineno, source, frozenset(_called(s))))
-            imports += _imports(s, module, path.endswith("__init__.py"))
-        facts = _Facts(module, path, defs, tuple(run), tuple(imports))
+    outer, project.deps = project.deps, {}
+    try:
+        facts = _read(project, module)
+    finally:
+        consulted = project.deps
+        project.deps = {**outer, **consulted}
+    if facts is not None:
+        facts = replace(facts, deps=tuple(sorted(consulted.items())))
     _FACTS[key] = facts
     return facts
 
 
-def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[_Facts, ...], str]:
-    """The facts of every module imported whenever the call runs (the modules, the packages
-    above them, and what their surely-run statements import, transitively)."""
+def _read(project: ProjectView, module: str) -> _Facts | None:
+    found = project.module_tree(module)
+    if found is None:
+        return None
+    tree, text, path = found
+    is_package = path.endswith("__init__.py")
+    reader = ModuleOps(project, module, is_package, tree, text)
+    defs: list[tuple[str, str, tuple[Op, ...], frozenset[str]]] = []
+    classes: list[tuple[str, str, frozenset[str]]] = []
+    todo: list[tuple[ast.AST, str]] = [(tree, "")]
+    while todo:
+        holder, prefix = todo.pop()
+        for node in ast.iter_child_nodes(holder):
+            if isinstance(node, _DEFS):
+                key = f"{module}:{prefix}{node.name}"
+                ops = reader.ops(list(node.body), nested=True)
+                defs.append((key, node.name, ops, reader.calls(list(node.body), node, (), True)))
+                todo.append((node, f"{prefix}{node.name}.<locals>."))
+            elif isinstance(node, ast.ClassDef):
+                bases = frozenset(
+                    b.id if isinstance(b, ast.Name) else b.attr
+                    for b in node.bases
+                    if isinstance(b, ast.Name | ast.Attribute)
+                )
+                classes.append((f"{module}:{prefix}{node.name}", node.name, bases))
+                made = [s for s in node.body if isinstance(s, _DEFS) and s.name in _CONSTRUCTION]
+                body: list[ast.AST] = []
+                calls: set[str] = set()
+                for m in made:
+                    body += m.body
+                    calls |= reader.calls(list(m.body), m, (), True)
+                # Its bases' and metaclass's entries: what they run when it is made, or made
+                # an instance of without a method of its own.
+                given: list[ast.AST] = [*node.bases, *(k.value for k in node.keywords)]
+                calls |= reader.calls(given, None, given)
+                key = f"{module}:{prefix}{node.name}"
+                defs.append((key, node.name, reader.ops(body, nested=True), frozenset(calls)))
+                todo.append((node, f"{prefix}{node.name}."))
+            elif not isinstance(node, ast.Lambda):
+                todo.append((node, prefix))
+    # Called where they stand: decorators (on what they decorate), a class statement's bases
+    # and metaclass (their `__init_subclass__`, `__new__`, ...).
+    applied = [
+        d
+        for node in ast.walk(tree)
+        if isinstance(node, (*_DEFS, ast.ClassDef))
+        for d in (
+            *node.decorator_list,
+            *getattr(node, "bases", ()),
+            *(k.value for k in getattr(node, "keywords", ())),
+        )
+    ]
+    run = tuple(
+        (line, reader.ops(roots), reader.calls(roots, None, applied))
+        for line, roots in _surely_run(tree.body)
+    )
+    return _Facts(module, path, tuple(defs), tuple(classes), run, ())
+
+
+def _imported(project: ProjectView, module: str) -> tuple[str, ...] | None:
+    key = (id(project), module)
+    if key in _IMPORTS:
+        project.entry(module)  # the module's SHA, recorded for the cached result that used it
+        return _IMPORTS[key]
+    if len(_IMPORTS) > 8192:
+        _IMPORTS.clear()
+    found = project.module_tree(module)
+    out: tuple[str, ...] | None = None
+    if found is not None:
+        tree, _, path = found
+        is_package = path.endswith("__init__.py")
+        out = tuple(
+            m
+            for _, roots in _surely_run(tree.body)
+            for r in roots
+            if isinstance(r, ast.Import | ast.ImportFrom)
+            for m in _imports(r, module, is_package)
+        )
+    _IMPORTS[key] = out
+    return out
+
+
+def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str, ...], str]:
+    """Every module imported whenever the call runs (the modules, the packages above them, and
+    what their surely-run statements import, transitively)."""
     key = (id(project), tuple(modules))
     hit = _CLOSURES.get(key)
     if hit is not None:
-        for facts in hit[0]:
-            project.entry(facts.module)
+        for module in hit[0]:
+            project.entry(module)
         return hit
     todo = [m for module in modules if module for m in _above(module)]
     seen: set[str] = set()
-    out: list[_Facts] = []
+    out: list[str] = []
     why = ""
     while todo:
         module = todo.pop()
@@ -197,14 +260,14 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[_Fa
         if len(seen) > _LIMIT:
             why = f"more than {_LIMIT} modules are imported before the call"
             break
-        read = _facts(project, module)
+        read = _imported(project, module)
         if read is None:
             if module in project.index.modules:
                 why = f"{module}, imported before the call, could not be read"
                 break
             continue  # a namespace package: no code of its own
-        out.append(read)
-        for imported in read.imports:
+        out.append(module)
+        for imported in read:
             todo += _above(imported)
     if len(_CLOSURES) > 1024:
         _CLOSURES.clear()
@@ -212,31 +275,108 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[_Fa
     return _CLOSURES[key]
 
 
-def _replaced(project: ProjectView, modules: list[str | None], name: str) -> str:
-    closure, why = _closure(project, modules)
+def _what(op: Op) -> str:
+    kind = op[2]
+    if kind == "import":
+        return "a change of the import system"
+    if kind == "keys":
+        return "a store into `sys.modules`"
+    store = "a store of an attribute whose name is not known" if op[1] is None else "a store"
+    if kind == "any":
+        return f"{store} into an object of unknown origin"
+    return f"{store} into module `{kind[4:]}`"
+
+
+def _methods(closure: tuple[_Facts, ...]) -> dict[str, frozenset[str]]:
+    """For each `@M:C|m` some code of the closure calls (a method of an instance of C, or of C):
+    the keys of `m` in C and in every class of the closure that may derive from it (its bases
+    read by name), or `~m` (any def named `m`) where C does not define `m` (it may inherit it)."""
+    defined = {key for facts in closure for key, _, _, _ in facts.defs}
+    children: dict[str, set[str]] = {}
+    for facts in closure:
+        for key, _, bases in facts.classes:
+            for b in bases:
+                children.setdefault(b, set()).add(key)
+    out: dict[str, frozenset[str]] = {}
+    for facts in closure:
+        every = [*(calls for _, _, _, calls in facts.defs), *(calls for _, _, calls in facts.run)]
+        for c in (c for calls in every for c in calls if c[:1] == "@"):
+            if c in out:
+                continue
+            cls, _, m = c[1:].partition("|")
+            if f"{cls}.{m}" not in defined:
+                out[c] = frozenset({f"~{m}"})
+                continue
+            family, todo = {cls}, [cls]
+            while todo:
+                for sub in children.get(todo.pop().rpartition(".")[2].rpartition(":")[2], ()):
+                    if sub not in family:
+                        family.add(sub)
+                        todo.append(sub)
+            out[c] = frozenset(f"{k}.{m}" for k in family if f"{k}.{m}" in defined)
+    return out
+
+
+def _reaches(
+    calls: frozenset[str],
+    marked: dict[str, str],
+    names: dict[str, str],
+    methods: dict[str, frozenset[str]],
+) -> str:
+    """The key of a marked def among `calls` (`~f`: any marked def named `f`), or ""."""
+    for c in sorted(calls):
+        if c in marked:
+            return c
+        if c[:1] == "~" and c[1:] in names:
+            return names[c[1:]]
+        if c[:1] == "@":
+            for k in sorted(methods.get(c, {f"~{c.rpartition('|')[2]}"})):
+                if k in marked:
+                    return k
+                if k[:1] == "~" and k[1:] in names:
+                    return names[k[1:]]
+    return ""
+
+
+def _replaced(
+    project: ProjectView, modules: list[str | None], name: str, through: bool
+) -> str:
+    names_in, why = _closure(project, modules)
     if why:
         return why
-    store = re.compile(rb"\.\s*" + re.escape(name.encode()) + rb"\s*(?::[^=\n]*)?=(?!=)")
-    # Functions whose body may replace it, directly or through another of them (by name).
-    marking = {
-        n
-        for facts in closure
-        for n, text, _ in facts.defs
-        if _MARKERS.search(text) or store.search(text)
-    }
-    grew = True
+    read = [_facts(project, m) for m in names_in]
+    if any(f is None for f in read):
+        return "a module imported before the call could not be read"
+    closure = tuple(f for f in read if f is not None)
+    target = modules[1] or ""
+    # Defs whose body may replace it, directly or through a def they call (by key, or by name
+    # where the callee is not certain): key -> where, and short name -> a marked key.
+    marked: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for facts in closure:
+        for key, short, ops, _ in facts.defs:
+            hit = next((op for op in ops if harmful(op, target, name, through)), None)
+            if hit is not None:
+                marked[key] = f"{facts.path}:{hit[0]}: {_what(hit)}"
+                names.setdefault(short, key)
+    methods = _methods(closure) if marked else {}
+    grew = bool(marked)
     while grew:
         grew = False
         for facts in closure:
-            for n, _, called in facts.defs:
-                if n not in marking and called & marking:
-                    marking.add(n)
-                    grew = True
+            for key, short, _, calls in facts.defs:
+                if key not in marked:
+                    via = _reaches(calls, marked, names, methods)
+                    if via:
+                        marked[key] = marked[via]
+                        names.setdefault(short, key)
+                        grew = True
     for facts in closure:
-        for line, source, called in facts.run:
-            hit = _MARKERS.search(source) or store.search(source)
-            calls = called & marking
-            if hit or calls:
-                what = f"`{min(calls)}(...)`" if calls else f"`{hit.group().decode()}`"  # type: ignore[union-attr]
+        for line, ops, calls in facts.run:
+            hit = next((op for op in ops if harmful(op, target, name, through)), None)
+            via = _reaches(calls, marked, names, methods) if marked else ""
+            if hit is not None or via:
+                what = f"`{via.partition(':')[2]}(...)`, {marked[via]}" if via else ""
+                what = what or (_what(hit) if hit is not None else "")
                 return f"{facts.path}:{line}, run by an import before the call, may replace it ({what})"
     return ""

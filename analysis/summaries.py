@@ -210,7 +210,7 @@ class Summaries:
         # which runs wherever nothing replaces it (an `unsafe` may rest on it: possible_callee).
         self._unreplaced: dict[int, tuple[ast.expr, Callee]] = {}
         self._candidate: Callee | None = None
-        self._at_import: dict[tuple[str | None, str | None, str], str] = {}
+        self._at_import: dict[tuple[str | None, str | None, str, bool], str] = {}
 
     # --- resolution ------------------------------------------------------------------------
     def callee(self, scope: Scope, func: ast.expr, qual: str | None) -> Callee | None:
@@ -260,9 +260,18 @@ class Summaries:
             return None
         if self.partial_tree:
             return None  # the files that may replace it, at import or later, were not read
-        key = (self.unit.module, hit[1].unit.module, hit[1].fn.name)
+        # A bare name (`f(...)`, bound by `from D import f` or a def of the module) reaches the
+        # def without the attributes of the packages above D; `pkg.mod.f(...)` goes through them.
+        key = (
+            self.unit.module,
+            hit[1].unit.module,
+            hit[1].fn.name,
+            not isinstance(func, ast.Name),
+        )
         if key not in self._at_import:
-            self._at_import[key] = replaced_at_import(self.project, list(key[:2]), key[2])
+            self._at_import[key] = replaced_at_import(
+                self.project, list(key[:2]), key[2], key[3]
+            )
         if self._at_import[key]:
             return None  # replaced before any call can run (import_time.py)
         return hit[1], (

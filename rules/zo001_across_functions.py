@@ -359,6 +359,14 @@ write, but where nothing replaces the def, it runs: if its summary reads the par
 write, the call is a definite read (`unsafe` on that path), and a caller reached this way counts
 for the returned buffers above. Assumed, and named in the evidence with the store: the path where
 nothing replaces the def. A def that writes the buffer in full or leaves it alone decides nothing.
+Not when the import-time code that surely ran before the call may replace it
+(analysis/import_time.py): read operation by operation, a store counts when its target may be
+the def's module (or a package above it, for a call through attributes) and its name may be the
+def's; assumed there: a name imported from outside the tree is no module of the tree, a method's
+first parameter is an instance or class of its class, and code reached only through a call the
+reading cannot follow (a call of a call's result, a lambda held in a name) replaces nothing.
+The refusal itself assumes a `setattr` under a computed name on a parameter stores into no
+module (a literal name, a loop over a literal list, an import or `sys.modules` entry is seen).
 
 Both also decide a buffer the allocating function wrote IN PART (analysis/partial_reads.py): the
 intervals some path of it may have written (as for uncovered reads above) start the reader's

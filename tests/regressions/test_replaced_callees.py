@@ -63,6 +63,11 @@ def shape_of(dst):
 """,
 )
 
+_RUN_TOTAL = r"""
+def run():
+    return total(torch.ones(3))
+"""
+
 CASES = [
     Case(
         "helper_of_a_replaceable_module_accumulates",
@@ -173,6 +178,67 @@ if sys.platform == "no-such-platform":
     from rcp_pkg.stubs import install
 
     install("rcp_pkg.helpers", object())
+""",
+            ),
+            _STUBS,
+            _HELPERS,
+        ),
+    ),
+]
+
+
+# The package's import runs code that stores into what cannot be the helpers' module: a module
+# outside the tree (any name of `json`), a `sys.modules` entry under a name no module of the
+# package has. The path where nothing replaces `add_into` stays: the read is real.
+_KEEP_USER = r"""
+import torch
+
+from rcp_pkg.helpers import add_into
+
+
+def total(x):
+    buf = torch.zeros(3)  # <- site
+    return add_into(buf, x)
+"""
+CASES += [
+    Case(
+        "package_init_patches_an_outside_module",
+        expect=UNSAFE,
+        package="rcp_pkg",
+        why="the package sets attributes of `json` (names computed at run time): `json` is no "
+        "module of the tree, so `add_into` is still the helper that accumulates.",
+        source=_KEEP_USER,
+        scenario=_RUN_TOTAL,
+        modules=(
+            (
+                "rcp_pkg/__init__",
+                r"""
+import json
+
+for _name in list(json.__all__):
+    setattr(json, _name, getattr(json, _name))
+json.JSONDecoder.add_into = None
+""",
+            ),
+            _STUBS,
+            _HELPERS,
+        ),
+    ),
+    Case(
+        "package_init_stores_a_stub_under_another_name",
+        expect=UNSAFE,
+        package="rcp_pkg",
+        why="the package puts a stub in `sys.modules` under a name that is no module of it.",
+        source=_KEEP_USER,
+        scenario=_RUN_TOTAL,
+        modules=(
+            (
+                "rcp_pkg/__init__",
+                r"""
+import sys
+import types
+
+sys.modules["rcp_fake_dependency"] = types.ModuleType("rcp_fake_dependency")
 """,
             ),
             _STUBS,
@@ -362,6 +428,233 @@ for _name in ("imp_pkg.helpers",):
             ),
             _REAL_HELPERS,
             _READING_HELPERS,
+        ),
+    ),
+]
+
+
+
+def _replacing_init(text: str) -> Case:
+    return Case(
+        "",
+        package="imp_pkg",
+        source=_USER,
+        scenario=_RUN,
+        modules=(("imp_pkg/__init__", text), _REAL_HELPERS, _READING_HELPERS),
+    )
+
+
+def _named(name: str, case: Case, *more: tuple[str, str]) -> Case:
+    return Case(
+        name,
+        package=case.package,
+        source=case.source,
+        scenario=case.scenario,
+        modules=(*case.modules, *more),
+    )
+
+
+REPLACED_AT_IMPORT += [
+    _named(
+        "package_init_calls_a_function_that_sets_the_def",
+        _replacing_init("from imp_pkg.patching import apply\n\napply()\n"),
+        (
+            "imp_pkg/patching",
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+def apply():
+    setattr(helpers, "add_into", real_helpers.add_into)
+""",
+        ),
+    ),
+    _named(
+        "package_init_loops_over_pairs_that_include_the_def",
+        _replacing_init(
+            r"""
+import json
+
+from imp_pkg import helpers, real_helpers
+
+for _mod, _attr, _fn in [(json, "dumps", json.dumps), (helpers, "add_into", real_helpers.add_into)]:
+    setattr(_mod, _attr, _fn)
+"""
+        ),
+    ),
+    _named(
+        "package_init_patches_a_parameter",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+def _patch(target, fn):
+    target.add_into = fn
+
+
+_patch(helpers, real_helpers.add_into)
+"""
+        ),
+    ),
+    _named(
+        "package_init_stores_under_a_computed_key",
+        _replacing_init(
+            r"""
+import sys
+
+from imp_pkg import real_helpers
+
+
+def _names():
+    return ["helpers"]
+
+
+for _n in _names():
+    sys.modules[f"imp_pkg.{_n}"] = real_helpers
+"""
+        ),
+    ),
+    _named(
+        "package_init_builds_a_patcher",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+class _Patcher:
+    def __init__(self, module):
+        self.install(module)
+
+    def install(self, module):
+        module.add_into = real_helpers.add_into
+
+
+_Patcher(helpers)
+"""
+        ),
+    ),
+    _named(
+        "package_init_decorates_with_a_patcher_factory",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers
+
+
+def _register(name):
+    def deco(fn):
+        setattr(helpers, name, fn)
+        return fn
+
+    return deco
+
+
+@_register("add_into")
+def _fill(dst, x):
+    dst.copy_(x)
+    return dst
+"""
+        ),
+    ),
+    _named(
+        "package_init_makes_an_instance_of_a_patching_base",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+class _Base:
+    def __init__(self):
+        helpers.add_into = real_helpers.add_into
+
+
+class _Sub(_Base):
+    pass
+
+
+_Sub()
+"""
+        ),
+    ),
+    _named(
+        "package_init_derives_from_a_patching_base",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+
+class _Base:
+    def __init_subclass__(cls):
+        setattr(helpers, "add_into", real_helpers.add_into)
+
+
+class _Sub(_Base):
+    pass
+"""
+        ),
+    ),
+    Case(
+        "another_module_stores_over_a_re_export",
+        package="imp_pkg",
+        source=_USER.replace("from imp_pkg.helpers import add_into", "from imp_pkg import add_into"),
+        scenario=_RUN,
+        modules=(
+            (
+                "imp_pkg/__init__",
+                "from imp_pkg.helpers import add_into\nfrom imp_pkg import rebind  # noqa: F401\n",
+            ),
+            (
+                "imp_pkg/rebind",
+                r"""
+import imp_pkg
+from imp_pkg import real_helpers
+
+imp_pkg.add_into = real_helpers.add_into
+""",
+            ),
+            _REAL_HELPERS,
+            _READING_HELPERS,
+        ),
+    ),
+    _named(
+        "package_init_hands_setattr_on",
+        _replacing_init(
+            r"""
+import functools
+
+from imp_pkg import helpers, real_helpers
+
+functools.partial(setattr, helpers)("add_into", real_helpers.add_into)
+"""
+        ),
+    ),
+    _named(
+        "package_init_calls_object_setattr",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers, real_helpers
+
+object.__setattr__(helpers, "add_into", real_helpers.add_into)
+"""
+        ),
+    ),
+    _named(
+        "package_init_decorates_with_a_patcher",
+        _replacing_init(
+            r"""
+from imp_pkg import helpers
+
+
+def _install(fn):
+    helpers.add_into = fn
+    return fn
+
+
+@_install
+def _fill(dst, x):
+    dst.copy_(x)
+    return dst
+"""
         ),
     ),
 ]
