@@ -282,6 +282,17 @@ def poisoned_runs(
     return base, differences
 
 
+def check_never_read(case: Case, folder: Path) -> None:
+    """A program that never reads its zeros before writing them, in a shape a mechanism could
+    mistake for a read: `unproven` at every site, in the listing and as run, and no poison pattern
+    changes its result (so `unsafe` would be a false alarm there)."""
+    for text in (case.source.lstrip("\n"), case.program):
+        for line, verdicts in site_verdicts(case, text).items():
+            assert verdicts == [Verdict.UNPROVEN], (line, verdicts)
+    base, differences = poisoned_runs(case, folder)
+    assert all(d is None for d in differences.values()), (base, differences)
+
+
 def check_execution(case: Case, folder: Path) -> None:
     if case.gpu and not torch.cuda.is_available():
         pytest.skip("needs CUDA")

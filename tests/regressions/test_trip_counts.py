@@ -24,8 +24,8 @@ from tests.regressions.harness import (
     Case,
     Verdict,
     check_case,
+    check_never_read,
     params,
-    poisoned_runs,
     site_verdicts,
 )
 
@@ -443,11 +443,7 @@ def test_case(case: Case, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("case", params(NOT_READS))
 def test_never_read_is_not_unsafe(case: Case, tmp_path: Path) -> None:
-    for text in (case.source.lstrip("\n"), case.program):
-        for line, verdicts in site_verdicts(case, text).items():
-            assert verdicts == [Verdict.UNPROVEN], (line, verdicts)
-    base, differences = poisoned_runs(case, tmp_path)
-    assert all(d is None for d in differences.values()), (base, differences)
+    check_never_read(case, tmp_path)
 
 
 GUARD_CASES = [
