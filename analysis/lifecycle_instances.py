@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import parameter_names, walk
 
 _SPECIAL = frozenset({"__new__", "__class__", "__init_subclass__", "__class_getitem__"})
 
@@ -84,10 +84,7 @@ def _plain_target(name: ast.Name, fn: ast.AST) -> bool:
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    a = fn.args
-    names = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-    names += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
-    return names
+    return parameter_names(fn)
 
 
 def _binds(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:

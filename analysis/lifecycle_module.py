@@ -17,7 +17,7 @@ from zeroopt.analysis.lifecycle_program import (
     decorator_name,
 )
 from zeroopt.analysis.lifecycles import Lifecycle
-from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Resolver, walk
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Resolver, parameter_names, walk
 
 # The words of a module-level reason that only adds paths (another object's method called).
 OUTSIDE_ORDER = "outside the modelled order"
@@ -486,9 +486,7 @@ def _assign_of(use: _Use) -> ast.Assign | None:
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    a = fn.args
-    names = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
-    return names | {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    return set(parameter_names(fn))
 
 
 class _FnNames:

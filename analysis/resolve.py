@@ -114,6 +114,14 @@ def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     return _preorder(list(roots), _SYNTAX_CHILDREN)
 
 
+def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    """Every name a def's parameters bind, in signature order: positional-only, positional,
+    keyword-only, then `*args` and `**kwargs` where present."""
+    a = fn.args
+    names = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+    return names + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+
+
 # The fields of a statement (or of an `except` clause or `case`) that hold statements.
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from zeroopt.analysis.resolve import declared_globals, walk, walk_bfs
+from zeroopt.analysis.resolve import declared_globals, parameter_names, walk, walk_bfs
 from zeroopt.analysis.triton_cover import StoreCover, kernel_covers
 from zeroopt.analysis.triton_reads import KernelReads, collect
 
@@ -390,8 +390,7 @@ def _decorator_uses(fn: ast.FunctionDef, summary: TritonSummary) -> None:
                 e.line = e.line or line
 
     def lambda_uses(lam: ast.Lambda) -> None:
-        a = lam.args
-        names = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+        names = set(parameter_names(lam))
         parents: dict[int, ast.AST] = {}
         for n in ast.walk(lam.body):
             for c in ast.iter_child_nodes(n):

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from zeroopt.analysis import semantics as api
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import parameter_names, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp,
            ast.ListComp, ast.SetComp, ast.DictComp)  # fmt: skip
@@ -83,10 +83,7 @@ def _names(
     escaping: frozenset[str],
 ) -> AppendLists:
     bad: set[str] = set(escaping)
-    a = fn.args
-    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
-        if p is not None:
-            bad.add(p.arg)
+    bad.update(parameter_names(fn))
     parent: dict[int, ast.AST] = {}
     nodes = list(walk(fn.body))
     for node in nodes:

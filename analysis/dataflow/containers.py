@@ -19,7 +19,7 @@ import ast
 from collections.abc import Sequence
 
 from zeroopt.analysis import semantics as api
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import parameter_names, walk
 
 _DISPLAYS = (ast.Dict, ast.List, ast.Tuple)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
@@ -144,8 +144,6 @@ def _nested(nodes: list[ast.AST]) -> set[int]:
 
 
 def _params(fn: ast.AST) -> list[str]:
-    args = getattr(fn, "args", None)
-    if not isinstance(args, ast.arguments):
+    if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
         return []
-    names = [p.arg for p in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
-    return names + [p.arg for p in (args.vararg, args.kwarg) if p is not None]
+    return parameter_names(fn)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from zeroopt.analysis import semantics as api
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import parameter_names, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp)
 
@@ -43,10 +43,7 @@ def gather_names(fn: ast.AST, escaping: frozenset[str]) -> frozenset[str]:
 
 def _names(fn: ast.FunctionDef | ast.AsyncFunctionDef, escaping: frozenset[str]) -> frozenset[str]:
     bad: set[str] = set(escaping)
-    a = fn.args
-    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
-        if p is not None:
-            bad.add(p.arg)
+    bad.update(parameter_names(fn))
     candidates: dict[str, ast.Name] = {}
     stores: dict[str, int] = {}
     nodes = list(walk(fn.body))
