@@ -114,6 +114,18 @@ def walk(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     return _preorder(list(roots), _SYNTAX_CHILDREN)
 
 
+def record_parent(node: ast.AST, parents: dict[int, ast.AST]) -> None:
+    """Record `node` as the parent of each of its children (by id), context and operator
+    leaves left out: called on every node of a walk, it builds the walk's parent map."""
+    for f in _SYNTAX_CHILDREN[type(node)] or ():
+        v = getattr(node, f)
+        if type(v) is list:
+            for child in v:
+                parents[id(child)] = node
+        elif v is not None:
+            parents[id(v)] = node
+
+
 def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
     """Every name a def's parameters bind, in signature order: positional-only, positional,
     keyword-only, then `*args` and `**kwargs` where present."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, walk, walk_scope
+from zeroopt.analysis.resolve import record_parent, walk, walk_scope
 from zeroopt.analysis.semantics import INT_RESULT_BUILTINS, INT_RESULT_METHODS
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
@@ -211,13 +211,7 @@ def volatile_bounds(
     # One pre-order walk: a node's parent is met (and its children recorded) before it.
     parents: dict[int, ast.AST] = {}
     for node in walk(body):
-        for f in _SYNTAX_CHILDREN[type(node)] or ():
-            v = getattr(node, f)
-            if type(v) is list:
-                for child in v:
-                    parents[id(child)] = node
-            elif v is not None:
-                parents[id(v)] = node
+        record_parent(node, parents)
         if (
             isinstance(node, ast.Name)
             and node.id in candidates

@@ -43,7 +43,7 @@ from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.partial_reads import carried, empty_guard, written
-from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, Scope, runs_body_when_called, walk_bfs
+from zeroopt.analysis.resolve import Scope, record_parent, runs_body_when_called, walk_bfs
 from zeroopt.analysis.returned import _computed_getattr, _reflective
 from zeroopt.analysis.summaries import function_context, plain_decorators
 from zeroopt.analysis.tree_naming import word_pattern
@@ -243,13 +243,7 @@ def _module_uses(
     parents: dict[int, ast.AST] = {}
     uses: list[ast.Constant | ast.Attribute] = []
     for n in walk_bfs([tree]):
-        for f in _SYNTAX_CHILDREN[type(n)] or ():
-            v = getattr(n, f)
-            if type(v) is list:
-                for c in v:
-                    parents[id(c)] = n
-            elif v is not None:
-                parents[id(v)] = n
+        record_parent(n, parents)
         if isinstance(n, ast.Attribute) or (
             isinstance(n, ast.Constant) and isinstance(n.value, str)
         ):
