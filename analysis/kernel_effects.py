@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from zeroopt.analysis.kernel_library import OpContract, op_contract_for
+from zeroopt.analysis.kernel_library import OpContract, group_membership, op_contract_for
 from zeroopt.analysis.resolve import Resolver, Scope
 from zeroopt.analysis.state import Ref, Region, View
 from zeroopt.analysis.triton_cover import StoreCover, launch_cover
@@ -238,12 +238,31 @@ def _op_plan(e: ast.Call, op: OpContract) -> Plan | None:
         if p in op.unless_false and not (isinstance(a, ast.Constant) and a.value is False):
             return None  # async_op=True: nothing is written yet when the call returns
     src = f"contract of `{op.name}` ({op.source})"
+    outside = False  # this rank may be outside `group`: the op then reads and writes nothing
+    if "group" in op.params:
+        member = group_membership(e, op.params.index("group"))
+        outside = member is None
+        if member:
+            src = f"{src}, {member}"
+    if outside:
+        # Where this rank is in the group the op reads what the contract says (an `unsafe`
+        # may rest on that, said); its writes are not certain (kernel_library.py).
+        src = f"{src}, assuming this rank is in its `group` to read (outside it, the op returns)"
     effects = []
     for p, a in bound:
-        if p in op.reads_writes:
+        if p in op.reads_writes and outside:
+            how = f"`{p}` read, then written only where this rank is in `group`: {src}"
+            effects.append(ArgEffect(a, "read-write-part", how))
+        elif p in op.reads_writes:
             effects.append(ArgEffect(a, "read-write", f"`{p}` read then written in full: {src}"))
+        elif p in op.writes and outside:
+            how = f"`{p}` written only where this rank is in `group`: {src}"
+            effects.append(ArgEffect(a, "write-part", how))
         elif p in op.writes:
             effects.append(ArgEffect(a, "write", f"`{p}` written in full: {src}"))
+        elif p in op.writes_each and outside:
+            how = f"`{p}`: each tensor written only where this rank is in `group` ({src})"
+            effects.append(ArgEffect(a, "opaque", how))
         elif p in op.writes_each:
             effects.append(
                 ArgEffect(a, "write-each", f"each tensor of `{p}` written in full: {src}")
@@ -277,7 +296,15 @@ def kernel_plan(e: ast.Call, qual: str | None, resolver: Resolver, scope: Scope)
     return None
 
 
-_ORDER = {"none": 0, "read": 1, "maybe-read": 1, "opaque": 1, "read-write": 1, "accumulate": 1}
+_ORDER = {
+    "none": 0,
+    "read": 1,
+    "maybe-read": 1,
+    "opaque": 1,
+    "read-write": 1,
+    "read-write-part": 1,
+    "accumulate": 1,
+}
 
 
 def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
@@ -317,9 +344,9 @@ def apply_plan(ev: Any, e: ast.Call, plan: Plan) -> None:
         elif alone and _unread_memory(ev, eff, ref):
             if eff.action == "accumulate":  # read unwritten memory, reported by `ev.read`
                 writes_after.append((eff, ref))
-        elif eff.action in ("read", "read-write"):
+        elif eff.action in ("read", "read-write", "read-write-part"):
             ev.read(ref, a, definite=True, how=eff.how)
-            if eff.action == "read-write":
+            if eff.action != "read":
                 writes_after.append((eff, ref))
         elif eff.action == "maybe-read":
             ev.read(ref, a, definite=False, how=eff.how)

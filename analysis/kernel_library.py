@@ -23,6 +23,7 @@ Semantics, per parameter (any parameter not listed keeps the default for unknown
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 
 
@@ -43,6 +44,43 @@ class OpContract:
 
 
 _TORCH_C10D = "torch 2.13 torch/distributed/distributed_c10d.py"
+
+# A rank outside a process group returns at once from every collective and point-to-point op,
+# writing nothing (torch 2.13 distributed_c10d.py:1095 `_rank_not_in_group`, tested first by
+# irecv :2697, all_gather :4268, all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single
+# :5112; `new_group` hands such a rank the `NON_GROUP_MEMBER` sentinel). So a contract that writes
+# holds only for a group this rank is in: `group` absent or `None` (the default group, every rank
+# of the job), or the group a vLLM/SGLang `GroupCoordinator` keeps for its own rank, which it
+# stores only from the `ranks` that hold `self.rank` (vllm 0.33.0
+# vllm/distributed/parallel_state.py:514-528; sglang 0.5.23 sglang/srt/distributed/
+# parallel_state.py:411-416): an attribute `device_group` or `cpu_group`, named as an assumption.
+MEMBER_GROUP_ATTRS = frozenset({"device_group", "cpu_group"})
+# The position of `group` in each op's signature (torch 2.13), for a group passed positionally.
+GROUP_POSITION = {
+    "torch.distributed.all_gather_into_tensor": 2,
+    "torch.distributed.reduce_scatter_tensor": 3,
+    "torch.distributed.all_to_all_single": 4,
+    "torch.distributed.recv": 2,
+    "torch.distributed.irecv": 2,
+    "deepspeed.comm.all_gather_into_tensor": 2,
+    "deepspeed.comm.reduce_scatter_tensor": 3,
+}
+
+
+def group_membership(call: ast.Call, position: int | None) -> str | None:
+    """For a collective's call: None where this rank may be outside its `group` (the op may
+    write nothing), "" where it is surely in it, or the assumption it rests on."""
+    arg: ast.expr | None = next((k.value for k in call.keywords if k.arg == "group"), None)
+    if arg is None and position is not None and len(call.args) > position:
+        arg = call.args[position]
+    if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        return ""
+    if isinstance(arg, ast.Attribute) and arg.attr in MEMBER_GROUP_ATTRS:
+        return (
+            f"assuming this rank is in `{ast.unparse(arg)}` (a GroupCoordinator keeps there "
+            "only its own rank's group; a rank outside a group writes nothing)"
+        )
+    return None
 _DS_COMM = "deepspeed/comm/comm.py@09ce632 (forwards to the torch.distributed op)"
 
 

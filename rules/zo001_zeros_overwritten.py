@@ -40,6 +40,15 @@ whether the zero fill is ever observed:
   it the whole buffer: a possible read, `unproven`). ZO002 is stricter for empties
   (its `unsafe` fails CI): where such a read sees unwritten memory only on paths on which an
   earlier write did not run, it says `unproven` and names the write; `scan --since` flags it.
+  ZO001 says `unproven` too for a read that finds nothing written only where a loop writing the
+  buffer on each pass runs none, a loop whose passes write every element when it counts the
+  buffer's own size (`x[i] = ...` over `range(n)`, nested loops, strides; loops.py), where the
+  code does not relate its count to the size (`torch.zeros(seq_len.shape)` filled over
+  `range(x.shape[0])`): that path reads unwritten memory only if the loop can run none while the
+  buffer has elements. It stays `unsafe` where a branch or an earlier `continue` may skip the
+  write, where the count is visibly short (`range(n - 1)` over `n` rows, `range(n)` over
+  `n + 1`), and for loops writing part of each row, through a mask or at moving bounds, whose
+  unwritten elements the zero-trip path stands in for (analysis/dataflow/zero_trip.py).
   Also `unsafe`: a definite read of an element that no write on any path can cover. Every write
   that may have run (in a branch too) is kept as an interval along its dimension: a slice or
   index with literal bounds (`x[1:] = ...` is [1, end), `mask[:, :, 0] = 1` is [0, 1) along

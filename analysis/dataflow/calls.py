@@ -13,6 +13,7 @@ from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import ANY_ITEM, place_key
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
+from zeroopt.analysis.kernel_library import GROUP_POSITION, group_membership, op_contract_for
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View, evolve
 
 _ELEMENT = re.compile(r"\[\d+\]")  # a path one literal index under a sequence name
@@ -117,6 +118,13 @@ class Calls(DispatchCalls):
             for k in e.keywords
         ):
             contract = None  # an asynchronous collective has not written anything yet
+        member = ""
+        if contract is not None and qual in GROUP_POSITION:
+            found = group_membership(e, GROUP_POSITION[qual])
+            if found is None:
+                contract = None  # a rank outside `group` writes nothing (kernel_library.py)
+                self._outside_group(e, name)
+            member = found or ""
         if qual in api.FULL_WRITE_FUNCTIONS and e.args:
             # torch.nn.init.*_: fill the first argument in full, reading only its shape.
             target = self.eval(e.args[0])
@@ -127,6 +135,13 @@ class Calls(DispatchCalls):
             return target
         # Triton launches of this module's kernels and the built-in custom-op library.
         plan = kernel_plan(e, qual, self.ctx.resolver, self.ctx.scope)
+        op = op_contract_for(qual) if plan is not None else None
+        if (
+            op is not None
+            and "group" in op.params
+            and group_membership(e, op.params.index("group")) is None
+        ):
+            self._outside_group(e, name)
         if (
             plan is not None
             and contract is None
@@ -190,14 +205,16 @@ class Calls(DispatchCalls):
                         self.rec.note(
                             self.rec.outcome.contracts,
                             e.lineno,
-                            f"{contract.function} writes argument {key!r} in full ({contract.source})",
+                            f"{contract.function} writes argument {key!r} in full "
+                            f"({contract.source}{', ' + member if member else ''})",
                         )
                     self.write(
                         ref,
                         a,
                         full=True,
                         region=None,
-                        how=f"{self._src(e)[:80]} (contract: {contract.source})",
+                        how=f"{self._src(e)[:80]} (contract: {contract.source}"
+                        + (f", {member})" if member else ")"),
                     )
                 continue
             if key == "out" and (qual in api.OUT_FUNCTIONS or _torch_op_out(qual, reader)):
@@ -347,6 +364,16 @@ class Calls(DispatchCalls):
             self.read(ref, a, definite=definite, how=how, whole=whole)
         return True
 
+    def _outside_group(self, e: ast.Call, name: str) -> None:
+        """Say why a collective's contract was not applied: its group may not hold this rank."""
+        if self.rec is not None and self.st.live and not self.st.full:
+            self.rec.note(
+                self.rec.outcome.contracts,
+                e.lineno,
+                f"`{name}` writes nothing on a rank outside its `group`: its contract holds only "
+                "for the default group or a GroupCoordinator's own `device_group`/`cpu_group`",
+            )
+
     def _buffer_method(self, recv: Ref, m: str, e: ast.Call, args_done: bool = False) -> Ref | None:
         how = self._src(e)[:100]
         if not args_done:
@@ -476,6 +503,8 @@ def _torch_op_out(qual: str | None, reader: bool) -> bool:
 def _one_positional(e: ast.Call) -> bool:
     """One plain positional argument: `vars(x)`, never `vars()` or `vars(*a)` (a frame)."""
     return len(e.args) == 1 and not e.keywords and not isinstance(e.args[0], ast.Starred)
+
+
 # Maybe-copies whose result holds every element of the receiver, in order, whatever dtype,
 # device or layout it takes (`type` is not one: with no argument it returns a string; `expand`
 # repeats elements and may not hold them all).

@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from functools import partial
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
 from zeroopt.analysis.dataflow import gaps, uncovered
 from zeroopt.analysis.dataflow.const_gaps import negative_size_name
+from zeroopt.analysis.dataflow.loops import cached_loop_cover
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
 from zeroopt.analysis.dataflow.places import (
     _alloc_dims,
@@ -20,6 +22,7 @@ from zeroopt.analysis.dataflow.places import (
     _written_place,
     empty_region,
 )
+from zeroopt.analysis.dataflow.zero_trip import short_of_size, zero_trip_loop
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import (
     CELL,
@@ -264,6 +267,25 @@ class Effects:
         if not self.st.touched and not self.conditional:
             self.st = evolve(self.st, touched=True)
 
+    def _zero_trip(self, node: ast.AST) -> ast.For | ast.AsyncFor | ast.While | None:
+        ctx = self.ctx
+        loop = zero_trip_loop(
+            ctx.scope.node, ctx.alloc, node, self.st.some_write, ctx.zero_trip_memo
+        )
+        if loop is None or short_of_size(loop, ctx.alloc, self.st.dims):
+            return None
+        if not isinstance(loop, ast.For):
+            return None
+        # Only a loop whose passes would write every element if it counted the buffer's own size
+        # (loops.py): partial rows, masks and strided slices leave elements a later read may
+        # take, which the zero-trip path only stands in for.
+        qualified = partial(ctx.resolver.qualified, ctx.scope)
+        for name, place in self.st.must_map().items():
+            cover = cached_loop_cover(loop, qualified, ctx.src_memo, name)
+            if place == SELF and cover is not None and cover.full:
+                return loop
+        return None
+
     def _assumed(self, node: ast.AST) -> str:
         """The callees assumed not to write the buffer before this read, for the evidence."""
         if self.rec is None:
@@ -347,13 +369,25 @@ class Effects:
             # in the buffer, where the reader may never look again (the generated programs
             # showed such dead reads); a later read of the element is judged on its own.
             element = None
+        # The buffer untouched only where a loop that writes it ran no pass (zero_trip.py).
+        zero_trip = (
+            self._zero_trip(node)
+            if definite and not st.touched and st.some_write and not self.ctx.certain_reads_only
+            else None
+        )
         gap = None
         if definite and whole and not self.conditional and element is None:
-            if st.touched and not self.ctx.certain_reads_only:
+            if (st.touched or zero_trip is not None) and not self.ctx.certain_reads_only:
                 gap = gaps.unwritten(st, ref)  # assumed patterns: never for the CI guard
-            if gap is None and not in_place and (st.touched or self.ctx.certain_reads_only):
+            if (
+                gap is None
+                and not in_place
+                and (st.touched or self.ctx.certain_reads_only or zero_trip is not None)
+            ):
                 gap = gaps.const_read(st, ref, self.ctx.alloc)  # as certain as `element`
-        if element is not None and (st.touched or self.ctx.certain_reads_only):
+        if element is not None and (
+            st.touched or self.ctx.certain_reads_only or zero_trip is not None
+        ):
             assert st.may_writes
             note = uncovered.nonempty_note(st.dims, element, target)
             if carried is not None and ref.assumes:
@@ -376,6 +410,16 @@ class Effects:
                 "read",
                 f"read before any write only where the write at line {st.some_write} does not "
                 f"run (a branch not taken, a loop with no iteration): {how}",
+            )
+        elif zero_trip is not None:
+            self._issue(
+                UNPROVEN,
+                node,
+                "read",
+                f"read before any write only where the loop at line {zero_trip.lineno} runs no pass "
+                "(counting the buffer's own size, its passes would write every element): a read "
+                "of unwritten memory only if it can run none while the buffer has elements, which "
+                f"the code does not show (a loop over the buffer's own size would decide it): {how}",
             )
         elif definite and not st.touched:
             self._issue(UNSAFE, node, "read", f"read before any write: {how}{self._assumed(node)}")
@@ -653,9 +697,7 @@ class Effects:
 def _bounds_name(ref: Ref, name: str) -> bool:
     """A slice bound of the reference, or of the elements it holds, mentions `name`."""
     inner = ref.elements.region if ref.elements is not None else None
-    return bool(
-        (ref.region and name in ref.region.names) or (inner and name in inner.names)
-    )
+    return bool((ref.region and name in ref.region.names) or (inner and name in inner.names))
 
 
 def _other_slot(key: str, component: str, owner: str, distinct: frozenset[str]) -> bool:

@@ -19,12 +19,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from zeroopt.analysis import semantics as api
 
 # Methods that change a tensor's shape or layout in place: in the body, `x[e]` may name
 # another row than on the first iteration.
 _RESHAPING = api.INPLACE_LAYOUT_METHODS | api.RESIZE_METHODS
+
+_ITERATORS = frozenset({"builtins.range", "builtins.enumerate"})
 
 # Items of the written index: ("all",), ("var", name), ("stride", name, step expression).
 _Item = tuple
@@ -99,8 +102,10 @@ def _index_items(index: ast.expr) -> list[_Item] | None:
     return out
 
 
-def _written(stmt: ast.stmt, inner: Callable[[ast.For], LoopCover | None]) -> LoopCover | None:
-    """What one top-level statement of a loop body writes, as a pattern over loop variables."""
+def _written(
+    stmt: ast.stmt, inner: Callable[[ast.For], tuple[LoopCover, ...]]
+) -> tuple[LoopCover, ...]:
+    """What one top-level statement of a loop body writes, as patterns over loop variables."""
     if (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
@@ -111,15 +116,16 @@ def _written(stmt: ast.stmt, inner: Callable[[ast.For], LoopCover | None]) -> Lo
         assert isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)  # above
         items = _index_items(target.slice)
         if items is None:
-            return None
-        return LoopCover(target.value.id, tuple(items), (), "")
+            return ()
+        return (LoopCover(target.value.id, tuple(items), (), ""),)
     if isinstance(stmt, ast.For):
         return inner(stmt)
-    return None
+    return ()
 
 
-def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> LoopCover | None:
-    """What the loop writes on every normal exit, or None when its shape proves nothing.
+def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> tuple[LoopCover, ...]:
+    """What the loop writes on every normal exit, one pattern per statement of its body that
+    writes through the loop variable (each buffer its own), or () when its shape proves nothing.
     `iterator` names what the loop's `iter` calls: "range", or "enumerate" for
     `for i, x in enumerate(xs)` (i counts the items: `len(xs)` of them, checked later)."""
     if (
@@ -135,7 +141,7 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> Loo
             for n in ast.walk(b)
         )
     ):
-        return None
+        return ()
     called = iterator(stmt.iter.func)
     bound = stmt.iter.args[0]
     assigned = _assigned(stmt.body)
@@ -156,41 +162,63 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> Loo
         # The item is bound again on every iteration, as if by the body.
         assigned |= _assigned([ast.Assign(targets=[stmt.target.elts[1]], value=bound)])
     else:
-        return None
+        return ()
     if var in assigned or any(
         isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(bound)
     ):
-        return None
+        return ()
     if any(isinstance(n, ast.NamedExpr | ast.Call) for n in ast.walk(bound)) and not _own(bound):
-        return None
+        return ()
+    found: list[LoopCover] = []
     for body_stmt in stmt.body:
-        inner = _written(body_stmt, lambda s: loop_cover(s, iterator))
-        if inner is None or inner.target in assigned:
-            continue
-        if any(
-            isinstance(n, ast.Name) and n.id in assigned
-            for _, size, _ in inner.sizes
-            for n in ast.walk(size)
-        ):
-            continue  # a nested loop's range may differ from one iteration to the next
-        hits = [i for i, item in enumerate(inner.items) if item[0] != "all" and item[1] == var]
-        if len(hits) != 1:
-            continue
-        p = hits[0]
-        item = inner.items[p]
-        if item[0] == "stride" and (counted != "index" or ast.dump(item[2]) != ast.dump(bound)):
-            continue
-        items = list(inner.items)
-        items[p] = ("all",)
-        names = stmt.target.elts if isinstance(stmt.target, ast.Tuple) else [stmt.target]
-        header = f"for {', '.join(map(ast.unparse, names))} in {ast.unparse(stmt.iter)}"
-        return LoopCover(
-            inner.target,
-            tuple(items),
-            ((p, bound, "stride" if item[0] == "stride" else counted), *inner.sizes),
-            header + (f" ({inner.text})" if inner.text else ""),
-        )
-    return None
+        for inner in _written(body_stmt, lambda s: loop_cover(s, iterator)):
+            if inner.target in assigned:
+                continue
+            if any(
+                isinstance(n, ast.Name) and n.id in assigned
+                for _, size, _ in inner.sizes
+                for n in ast.walk(size)
+            ):
+                continue  # a nested loop's range may differ from one iteration to the next
+            hits = [i for i, item in enumerate(inner.items) if item[0] != "all" and item[1] == var]
+            if len(hits) != 1:
+                continue
+            p = hits[0]
+            item = inner.items[p]
+            if item[0] == "stride" and (counted != "index" or ast.dump(item[2]) != ast.dump(bound)):
+                continue
+            items = list(inner.items)
+            items[p] = ("all",)
+            names = stmt.target.elts if isinstance(stmt.target, ast.Tuple) else [stmt.target]
+            header = f"for {', '.join(map(ast.unparse, names))} in {ast.unparse(stmt.iter)}"
+            found.append(
+                LoopCover(
+                    inner.target,
+                    tuple(items),
+                    ((p, bound, "stride" if item[0] == "stride" else counted), *inner.sizes),
+                    header + (f" ({inner.text})" if inner.text else ""),
+                )
+            )
+    return tuple(found)
+
+
+def cached_loop_cover(
+    stmt: ast.For, qualified: Callable[[ast.expr], str | None], memo: dict[int, Any], target: str
+) -> LoopCover | None:
+    """The pattern `loop_cover` finds for the buffer named `target` (its first statement writing
+    that name), with `range`/`enumerate` resolved by `qualified`; the patterns memoised in the
+    dataflow's source memo, keyed by the body list's id, which no expression node shares, the
+    body kept alive with the entry."""
+    hit = memo.get(id(stmt.body))
+    if hit is None or hit[0] is not stmt.body:
+
+        def iterator(f: ast.expr) -> str | None:
+            name = qualified(f)
+            return name[len("builtins.") :] if name in _ITERATORS else None
+
+        hit = (stmt.body, loop_cover(stmt, iterator))
+        memo[id(stmt.body)] = hit
+    return next((c for c in hit[1] if c.target == target), None)
 
 
 def _own(bound: ast.expr) -> bool:

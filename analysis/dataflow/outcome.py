@@ -170,6 +170,9 @@ class Context:
     # every visit of the fixpoint. The node is kept with its text, so its id cannot be reused
     # while the memo lives. Share one memo only among contexts over the same trees.
     src_memo: dict[int, tuple[ast.AST, str]] = field(default_factory=dict)
+    # Parent maps of functions asked whether a loop's zero-trip path is a read's only one
+    # (zero_trip.py), by the function's id, kept with the function.
+    zero_trip_memo: dict[int, object] = field(default_factory=dict)
     # Summaries of the functions of the scanned tree (summaries.py): None leaves calls unknown.
     summaries: Summaries | None = None
     # False where the allocation is a call of a function of the tree that returns a buffer

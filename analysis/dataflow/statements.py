@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 from zeroopt.analysis.cfg import Kind
 from zeroopt.analysis.dataflow.expressions import Expressions
 from zeroopt.analysis.dataflow.loop_sizes import ASSUMED, PROVEN, SAME, loop_size
-from zeroopt.analysis.dataflow.loops import LoopCover, loop_cover
+from zeroopt.analysis.dataflow.loops import cached_loop_cover
 from zeroopt.analysis.dataflow.outcome import (
     RETURNED,
     RETURNED_VIEW,
@@ -24,8 +25,6 @@ from zeroopt.analysis.dataflow.places import (
 )
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import SELF, Ref, Region, State, View, evolve
-
-_ITERATORS = frozenset({"builtins.range", "builtins.enumerate"})
 
 
 class Evaluator(Expressions):
@@ -93,28 +92,21 @@ class Evaluator(Expressions):
         """The exit of `for e in range(n): x[e] = ...` with n the size of that dimension of x
         (loops.py): every index was written, or the dimension is empty (no iteration)."""
         ctx = self.ctx
-        memo = ctx.src_memo
-        # The source memo doubles as the loop-cover memo: keyed by the body list's id, which no
-        # expression node shares, and the body is kept alive with the entry.
-        hit: tuple[object, object] | None = memo.get(id(stmt.body))
-        if hit is None:
-
-            def iterator(f: ast.expr) -> str | None:
-                name = ctx.resolver.qualified(ctx.scope, f)
-                return name[len("builtins.") :] if name in _ITERATORS else None
-
-            hit = (stmt.body, loop_cover(stmt, iterator))
-            memo[id(stmt.body)] = hit  # type: ignore[assignment]
-        cover = hit[1]
-        if not isinstance(cover, LoopCover) or not cover.full:
-            return
         st = self.st
-        if (
-            st.escaped
-            or st.lost
-            or cover.target in ctx.escape_on_bind
-            or st.must_map().get(cover.target) != SELF
-        ):
+        qualified = partial(ctx.resolver.qualified, ctx.scope)
+        cover = next(
+            (
+                c
+                for name, place in st.must_map().items()
+                if place == SELF
+                and (c := cached_loop_cover(stmt, qualified, ctx.src_memo, name)) is not None
+                and c.full
+            ),
+            None,
+        )
+        if cover is None:
+            return
+        if st.escaped or st.lost or cover.target in ctx.escape_on_bind:
             return  # code elsewhere may rebind, reshape or resize it while the loop runs
         # Only the outermost loop's range runs right after the code between the allocation and
         # the loop; a nested loop's runs after its outer body's statements.

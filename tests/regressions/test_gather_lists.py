@@ -63,14 +63,15 @@ def run():
     ),
     Case(
         "all_gather_by_keyword_with_a_group_then_iterated",
-        why="The list by keyword, a group given: each element written, then each one read.",
+        why="The list by keyword, a GroupCoordinator's own group given (this rank is in it, "
+        "assumed): each element written, then each one read.",
         source=r"""
 import torch
 
 
-def gather_sum(x, world, group):
+def gather_sum(x, world, coordinator):
     outs = [torch.zeros(x.shape, dtype=x.dtype) for _ in range(world)]  # <- site
-    torch.distributed.all_gather(tensor_list=outs, tensor=x, group=group)
+    torch.distributed.all_gather(tensor_list=outs, tensor=x, group=coordinator.device_group)
     total = torch.zeros(())
     for t in outs:
         total = total + t.sum() * 2
@@ -78,8 +79,11 @@ def gather_sum(x, world, group):
 """,
         scenario=scenario(r"""
 def run():
+    import types
+
     _group()
-    return gather_sum(torch.tensor([1.5, -2.0, 3.0]), 1, None)
+    coordinator = types.SimpleNamespace(device_group=None)
+    return gather_sum(torch.tensor([1.5, -2.0, 3.0]), 1, coordinator)
 """),
         kind="fix",
     ),

