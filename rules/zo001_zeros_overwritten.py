@@ -10,8 +10,9 @@ whether the zero fill is ever observed:
   (`x[::2]`, `x[1::2]`), a bool mask and its complement (`x[m] = a; x[~m] = b`, `m` only ever a
   bool tensor that nothing changes), every piece of `a, b = x.chunk(2)` (`split`, `unbind`), or
   a declared kernel contract, a `for e in range(n)` loop writing `x[e]` (or `x[:, e]`, two nested
-  loops `x[i, j]`, every residue `x[:, i::p]` of `range(p)`) at the top of its body with no
-  `break`/`continue`, where `n` is that dimension: the allocation's size through the same unchanged
+  loops `x[i, j]`, every residue `x[:, i::p]` of `range(p)`; each buffer the body writes so,
+  not only the first) at the top of its body with no `break`/`continue` and no loop variable
+  declared `global`/`nonlocal` (a call could rebind it), where `n` is that dimension: the allocation's size through the same unchanged
   int name, `x.shape[d]`, `x.size(d)` or `len(x)`; or the same text of names of unknown type each
   bound once (a parameter never bound again, a local assigned once outside loops) and
   `len(name)`, where `x = torch.zeros(...)` (`empty`, `new_zeros`, `new_empty`) is followed in
@@ -25,8 +26,10 @@ whether the zero fill is ever observed:
   (`.float()`, `.item()`, `.to()`, ...: other code may shrink a list it shares), no attribute
   load but a tensor's (`.shape`, `.dtype`, ...), no `del` and no store but into a tensor the
   function allocated (`del ys[-1]`, `ys[:] = []` through another name of the list), no keyword
-  to a builtin (`key=f`) and no torch subpackage that runs callables (`torch.fx`), assumed,
-  and said: iterating `xs` yields `len(xs)` items (no operator, subscript or conversion in
+  to a builtin (`key=f`), no torch subpackage that runs callables (`torch.fx`) and no
+  `torch.save`/`load`/`cond`/`while_loop`/`vmap`/`compile` (file objects, callables), assumed,
+  and said: iterating `xs` yields `len(xs)` items (no operator, subscript, conversion or
+  builtin's special method (`__len__` of `len(obj)`, `__index__`) in
   the body, `x * 2`, `ys[i]`, `float(x)`, changes it); a loop that runs zero times then
   leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
   this way; where code between may have changed that size the loop is no write, but no read on
@@ -42,13 +45,18 @@ whether the zero fill is ever observed:
   earlier write did not run, it says `unproven` and names the write; `scan --since` flags it.
   ZO001 says `unproven` too for a read that finds nothing written only where a loop writing the
   buffer on each pass runs none, a loop whose passes write every element when it counts the
-  buffer's own size (`x[i] = ...` over `range(n)`, nested loops, strides; loops.py), where the
-  code does not relate its count to the size (`torch.zeros(seq_len.shape)` filled over
-  `range(x.shape[0])`): that path reads unwritten memory only if the loop can run none while the
+  buffer's own size (`x[i] = ...` over `range(n)`, nested loops, strides; loops.py), where its
+  count and the size are spelled from different values (`torch.zeros(seq_len.shape)` filled
+  over `range(x.shape[0])`; through one binding of each name) or the count spells the dimension
+  itself from names the function never binds (`zeros(x.shape)` over `range(x.shape[0])`: no
+  pass, no element): that path reads unwritten memory only if the loop can run none while the
   buffer has elements. It stays `unsafe` where a branch or an earlier `continue` may skip the
-  write, where the count is visibly short (`range(n - 1)` over `n` rows, `range(n)` over
-  `n + 1`), and for loops writing part of each row, through a mask or at moving bounds, whose
-  unwritten elements the zero-trip path stands in for (analysis/dataflow/zero_trip.py).
+  write, where the code relates count and size otherwise (`range(n - 1)` or `range(n // 2)`
+  over `n` rows, `zeros(n + 1)`, `n = n - 1` in between, `k = 0` before `range(k)`, a literal
+  size), where an inner count names an outer loop's variable (ragged rows), where a test on the
+  way to the read names the count (`if k == 0:`), and for loops writing part of each row,
+  through a mask or at moving bounds, whose unwritten elements the zero-trip path stands in
+  for (analysis/dataflow/zero_trip.py).
   Also `unsafe`: a definite read of an element that no write on any path can cover. Every write
   that may have run (in a branch too) is kept as an interval along its dimension: a slice or
   index with literal bounds (`x[1:] = ...` is [1, end), `mask[:, :, 0] = 1` is [0, 1) along

@@ -22,7 +22,7 @@ from zeroopt.analysis.dataflow.places import (
     _written_place,
     empty_region,
 )
-from zeroopt.analysis.dataflow.zero_trip import short_of_size, zero_trip_loop
+from zeroopt.analysis.dataflow.zero_trip import counts_its_size, unrelated, zero_trip_loop
 from zeroopt.analysis.resolve import walk
 from zeroopt.analysis.state import (
     CELL,
@@ -269,11 +269,8 @@ class Effects:
 
     def _zero_trip(self, node: ast.AST) -> ast.For | ast.AsyncFor | ast.While | None:
         ctx = self.ctx
-        loop = zero_trip_loop(
-            ctx.scope.node, ctx.alloc, node, self.st.some_write, ctx.zero_trip_memo
-        )
-        if loop is None or short_of_size(loop, ctx.alloc, self.st.dims):
-            return None
+        fn = ctx.scope.node
+        loop = zero_trip_loop(fn, ctx.alloc, node, self.st.some_write, ctx.zero_trip_memo)
         if not isinstance(loop, ast.For):
             return None
         # Only a loop whose passes would write every element if it counted the buffer's own size
@@ -281,9 +278,12 @@ class Effects:
         # take, which the zero-trip path only stands in for.
         qualified = partial(ctx.resolver.qualified, ctx.scope)
         for name, place in self.st.must_map().items():
-            cover = cached_loop_cover(loop, qualified, ctx.src_memo, name)
+            cover = cached_loop_cover(loop, qualified, ctx.src_memo, name, fn)
             if place == SELF and cover is not None and cover.full:
-                return loop
+                bounds = [bound for _, bound, _ in cover.sizes]
+                if counts_its_size(cover.sizes, ctx.alloc, fn):
+                    return loop  # run no pass, the loop leaves the buffer empty
+                return loop if unrelated(bounds, cover.variables, ctx.alloc, fn) else None
         return None
 
     def _assumed(self, node: ast.AST) -> str:

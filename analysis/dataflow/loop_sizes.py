@@ -46,6 +46,12 @@ _QUIET_CALLS = frozenset(
      "builtins.abs", "builtins.enumerate"}
 ) | ALLOCATION_FUNCTIONS  # fmt: skip
 _VALUE_BUILTINS = frozenset({"builtins.float", "builtins.bool", "builtins.round"})
+# Top-level torch functions that run code they are handed: a file object's `write`/`read`
+# (https://pytorch.org/docs/stable/generated/torch.save.html, torch.load.html) or callables
+# (torch.cond, torch.while_loop, torch.vmap's result, torch.compile's wrapper).
+_RUNS_CODE = frozenset(
+    {"torch.save", "torch.load", "torch.cond", "torch.while_loop", "torch.vmap", "torch.compile"}
+)
 # Tensor methods that compute a value from the tensor and run no user code.
 _VALUE_METHODS = frozenset(
     {"float", "double", "half", "int", "long", "item", "sum", "mean", "clone", "detach", "to",
@@ -252,6 +258,7 @@ def _quiet_body(stmt: ast.stmt, fn: ast.AST, qualify: Qualify) -> bool:
             and name.startswith(api.KNOWN_READ_NAMESPACES)
             and not name.startswith(api.OPAQUE_NAMESPACES)
             and _tensor_function(name)
+            and name not in _RUNS_CODE
         ):
             continue
         if isinstance(n.func, ast.Attribute) and n.func.attr in _VALUE_METHODS and name is None:

@@ -40,6 +40,7 @@ class LoopCover:
     # (position, range argument, "index" or "stride") for each loop of the chain.
     sizes: tuple[tuple[int, ast.expr, str], ...]
     text: str  # the loop header, for the evidence
+    variables: tuple[str, ...] = ()  # the loop variable of each loop of the chain, outermost first
 
     @property
     def full(self) -> bool:
@@ -197,18 +198,24 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> tup
                     tuple(items),
                     ((p, bound, "stride" if item[0] == "stride" else counted), *inner.sizes),
                     header + (f" ({inner.text})" if inner.text else ""),
+                    (var, *inner.variables),
                 )
             )
     return tuple(found)
 
 
 def cached_loop_cover(
-    stmt: ast.For, qualified: Callable[[ast.expr], str | None], memo: dict[int, Any], target: str
+    stmt: ast.For,
+    qualified: Callable[[ast.expr], str | None],
+    memo: dict[int, Any],
+    target: str,
+    fn: ast.AST,
 ) -> LoopCover | None:
     """The pattern `loop_cover` finds for the buffer named `target` (its first statement writing
     that name), with `range`/`enumerate` resolved by `qualified`; the patterns memoised in the
     dataflow's source memo, keyed by the body list's id, which no expression node shares, the
-    body kept alive with the entry."""
+    body kept alive with the entry. None where a loop variable is declared `global` or
+    `nonlocal` in `fn` or a function nested in it: any call in the body may rebind it."""
     hit = memo.get(id(stmt.body))
     if hit is None or hit[0] is not stmt.body:
 
@@ -216,7 +223,14 @@ def cached_loop_cover(
             name = qualified(f)
             return name[len("builtins.") :] if name in _ITERATORS else None
 
-        hit = (stmt.body, loop_cover(stmt, iterator))
+        declared = {
+            name
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Global | ast.Nonlocal)
+            for name in n.names
+        }
+        covers = tuple(c for c in loop_cover(stmt, iterator) if not declared & set(c.variables))
+        hit = (stmt.body, covers)
         memo[id(stmt.body)] = hit
     return next((c for c in hit[1] if c.target == target), None)
 

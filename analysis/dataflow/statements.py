@@ -99,7 +99,8 @@ class Evaluator(Expressions):
                 c
                 for name, place in st.must_map().items()
                 if place == SELF
-                and (c := cached_loop_cover(stmt, qualified, ctx.src_memo, name)) is not None
+                and (c := cached_loop_cover(stmt, qualified, ctx.src_memo, name, ctx.scope.node))
+                is not None
                 and c.full
             ),
             None,
@@ -136,7 +137,8 @@ class Evaluator(Expressions):
             if kind == "enumerate":
                 how += (
                     f" (assuming iterating `{text}` yields `len({text})` items: no operator,"
-                    " subscript or conversion in the body changes it)"
+                    " subscript, conversion or builtin's special method (`__len__`, `__index__`)"
+                    " in the body changes it)"
                 )
             elif size == ASSUMED:
                 how += f" (assuming `{text}` gives the same size at the allocation and the loop)"

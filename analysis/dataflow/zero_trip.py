@@ -29,10 +29,14 @@ outermost loop `L` (its ancestors there are only `for`/`while` bodies and `with`
 `break` or `continue` earlier in those bodies); the read is in a statement after `L` in `L`'s
 statement list, and the allocation is not in `L` nor between it and the read (a block is entered
 at its top, so every path from the allocation to the read runs `L`). Then a path reaching the
-read with nothing written is one on which some loop of that chain ran no pass. Not where the
-code shows that path keeps elements: `range(n - k)` over a dimension `n`, `range(m)` over a
-dimension `m + k` (`short_of_size`: k elements are left where the loop runs none). Demoting
-`unsafe` to `unproven` never makes a `safe`.
+read with nothing written is one on which some loop of that chain ran no pass, and no test on
+the way to the read names the count (`if k == 0:` reads on that path itself). And only where
+each count spells the dimension it writes from names the function never binds
+(`counts_its_size`: no pass, no element), or the code does not relate the counts to the
+buffer's size (`unrelated`): spelled from different values, through one binding of each name; a count visibly short of the size
+(`range(n - 1)` over `n`, `zeros(n + 1)`, `n = n - 1` in between, `range(k)` after `k = 0`), a
+literal size or count, and inner counts that name an outer loop's variable (ragged rows) keep
+their `unsafe`. Demoting `unsafe` to `unproven` never makes a `safe`.
 """
 
 from __future__ import annotations
@@ -83,81 +87,148 @@ def zero_trip_loop(
     # later in this one through a loop around it, a path runs `L` again before the read).
     if last is None or not at < last or (first is not None and at <= first <= last):
         return None
-    if _count_rebound(loop, block[first + 1 if first is not None and first < at else 0 : at]):
-        return None
+    if _guarded_by_count(read, block[last], loop, parents):
+        return None  # `if k == 0: return out.sum()`: the code reads on the zero-trip path itself
     return loop
 
 
-def _count_rebound(loop: Loop, between: list[ast.stmt]) -> bool:
-    """A name of the loop's count is bound by a statement before the loop (after the allocation
-    where it is in the same list): `n = n - 1` shows a count other than the size it had."""
+def _guarded_by_count(
+    read: ast.AST, top: ast.stmt, loop: Loop, parents: dict[int, ast.AST]
+) -> bool:
+    """A test on the way from `top` down to the read mentions a name of the loop's count."""
     if not isinstance(loop, ast.For | ast.AsyncFor):
         return True
     names = {n.id for n in walk([loop.iter]) if isinstance(n, ast.Name)}
-    return any(
-        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del) and n.id in names
-        for n in walk(between)
-    )
+    here: ast.AST | None = read
+    while here is not None:
+        test = getattr(here, "test", None)
+        if (
+            isinstance(here, ast.If | ast.While | ast.IfExp | ast.Assert)
+            and isinstance(test, ast.expr)
+            and any(isinstance(n, ast.Name) and n.id in names for n in walk([test]))
+        ):
+            return True
+        if here is top:
+            return False
+        here = parents.get(id(here))
+    return False
 
 
-def short_of_size(
-    loop: Loop, alloc: ast.Call, dims: tuple[tuple[str | None, frozenset[str]], ...]
+def counts_its_size(
+    sizes: tuple[tuple[int, ast.expr, str], ...], alloc: ast.Call, fn: ast.AST
 ) -> bool:
-    """`for i in range(n - k)` over a buffer with a dimension spelled `n`, or `range(m)` over one
-    spelled `m + k` (k a positive literal): where the loop runs no pass the buffer still has k
-    elements along it, so that path is a real read (kept `unsafe`)."""
-    if not isinstance(loop, ast.For | ast.AsyncFor):
-        return False
-    it = loop.iter
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
-        return False
-    if it.keywords or not 1 <= len(it.args) <= 2:
-        return False
-    if len(it.args) == 2 and not (isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
-        return False
-    count = it.args[-1]
-    spelled = [e for text, _ in dims if text is not None and (e := _parse(text)) is not None]
-    sizes = alloc.args
-    if len(sizes) == 1 and isinstance(sizes[0], ast.Tuple | ast.List):
-        sizes = sizes[0].elts
-    spelled += [a for a in sizes if not isinstance(a, ast.Starred)]
-    base = _minus_literal(count)
-    if base is not None and any(ast.dump(base) == ast.dump(e) for e in spelled):
-        return True
-    return any(
-        (left := _plus_literal(e)) is not None and ast.dump(left) == ast.dump(count)
-        for e in spelled
-    )
+    """Every loop of the chain counts the dimension it writes, spelled as the allocation spells
+    it from names `fn` never binds: `range(x.shape[0])` over `torch.zeros(x.shape)` or
+    `torch.zeros_like(x)`, `range(n)` over `torch.zeros(n, 4)`. Run no pass, it leaves that
+    dimension empty: no element to read."""
+    bound = _bindings(fn)
+    for p, count, kind in sizes:
+        if kind == "stride":
+            continue
+        tokens = _tokens(count)
+        if not tokens or any("." in t or t in bound for t in tokens):
+            return False  # `self.n`, or a name bound again: its value may differ from the size's
+        if not _spellings(count) & _dimension(alloc, p):
+            return False
+    return True
 
 
-def _parse(text: str) -> ast.expr | None:
-    try:
-        return ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
-
-
-def _minus_literal(e: ast.expr | None) -> ast.expr | None:
-    """`n` of `n - k`, k a positive int literal."""
+def _spellings(e: ast.expr) -> set[str]:
+    text = ast.unparse(e)
+    out = {text}
     if (
-        isinstance(e, ast.BinOp)
-        and isinstance(e.op, ast.Sub)
-        and isinstance(e.right, ast.Constant)
-        and type(e.right.value) is int
-        and e.right.value > 0
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr == "size"
+        and len(e.args) == 1
     ):
-        return e.left
-    return None
+        out.add(f"{ast.unparse(e.func.value)}.shape[{ast.unparse(e.args[0])}]")
+    return out
 
 
-def _plus_literal(e: ast.expr | None) -> ast.expr | None:
-    """`m` of `m + k` or `k + m`, k a positive int literal."""
-    if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add)):
-        return None
-    for lit, other in ((e.right, e.left), (e.left, e.right)):
-        if isinstance(lit, ast.Constant) and type(lit.value) is int and lit.value > 0:
-            return other
-    return None
+def _dimension(alloc: ast.Call, p: int) -> set[str]:
+    """How the allocation spells its dimension `p`."""
+    args = [a for a in alloc.args if not isinstance(a, ast.Starred)]
+    if len(args) != len(alloc.args) or not args:
+        return set()
+    called = alloc.func.attr if isinstance(alloc.func, ast.Attribute) else ""
+    called = alloc.func.id if isinstance(alloc.func, ast.Name) else called
+    if called.endswith("_like"):
+        x = ast.unparse(args[0])
+        return {f"{x}.shape[{p}]", f"{x}.size({p})"} | ({f"len({x})"} if p == 0 else set())
+    if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
+        elts = args[0].elts
+        return {ast.unparse(elts[p])} if p < len(elts) else set()
+    if len(args) == 1 and not isinstance(args[0], ast.Constant | ast.BinOp | ast.Name):
+        shape = ast.unparse(args[0])  # `x.shape`, `x.size()`: a shape object
+        out = {f"{shape}[{p}]"}
+        if shape.endswith(".shape"):
+            out.add(f"{shape[: -len('.shape')]}.size({p})")
+        return out
+    return {ast.unparse(args[p])} if p < len(args) else set()
+
+
+def unrelated(
+    bounds: list[ast.expr], variables: tuple[str, ...], alloc: ast.Call, fn: ast.AST
+) -> bool:
+    """The loop's counts and the buffer's size are spelled from different values: they share no
+    name (`self.x` counts as one), even through the bindings of those names in `fn`, each
+    mentions one, no count is bound to a literal and no inner count names a loop variable of
+    the chain (`range(i)`, `range(len(seqs[i]))`: ragged rows). Anything else shows how the two
+    relate (`range(n - 1)` over `n`, `n = n - 1` after the allocation, `zeros(n + 1)`), and the
+    zero-trip path keeps its `unsafe`."""
+    counts = set().union(*(_tokens(b) for b in bounds)) if bounds else set()
+    if not counts or counts & set(variables):
+        return False
+    sizes = set().union(*(_tokens(a) for a in alloc.args if not isinstance(a, ast.Starred)))
+    if not sizes:
+        return False
+    bound = _bindings(fn)
+    count_all, size_all = set(counts), set(sizes)
+    for name in counts:
+        for value in bound.get(name, ()):
+            if isinstance(value, ast.Constant):
+                return False  # `k = 0` before `range(k)`
+            count_all |= _tokens(value)
+    for name in sizes:
+        for value in bound.get(name, ()):
+            size_all |= _tokens(value)
+    return not count_all & size_all
+
+
+def _tokens(e: ast.expr) -> set[str]:
+    """The values an expression is spelled from: each name (`x` of `x.shape[0]`), `self.a` for
+    an attribute of `self`/`cls`; not the functions it calls (`len`, `max`)."""
+    callees = {id(n.func) for n in walk([e]) if isinstance(n, ast.Call)}
+    out: set[str] = set()
+    for n in walk([e]):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            if n.value.id in ("self", "cls"):
+                out.add(f"{n.value.id}.{n.attr}")
+        elif isinstance(n, ast.Name) and id(n) not in callees and n.id not in ("self", "cls"):
+            out.add(n.id)
+    return out
+
+
+def _bindings(fn: ast.AST) -> dict[str, list[ast.expr]]:
+    """The values each plain name of `fn` is bound to by an assignment or a `for` (a tuple
+    target takes the whole value)."""
+    out: dict[str, list[ast.expr]] = {}
+    for n in walk([fn]):
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        if isinstance(n, ast.Assign):
+            pairs = [(t, n.value) for t in n.targets]
+        elif isinstance(n, ast.AnnAssign | ast.AugAssign) and n.value is not None:
+            pairs = [(n.target, n.value)]
+        elif isinstance(n, ast.For | ast.AsyncFor):
+            pairs = [(n.target, n.iter)]
+        elif isinstance(n, ast.NamedExpr):
+            pairs = [(n.target, n.value)]
+        for target, value in pairs:
+            for t in walk([target]):
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(value)
+    return out
 
 
 def _parents(fn: ast.AST, memo: dict[int, object]) -> dict[int, ast.AST] | None:

@@ -9,7 +9,8 @@ row, through a mask or at moving bounds, a loop skipped by a branch or a `contin
 visibly short of the size (`range(n - 1)` over `n` rows) keep their `unsafe`.
 
 `CASES`: each is read unwritten on the run its scenario makes (poison changes the result) and
-must not be `safe` (`UNSAFE` where the read stays certain). `NOT_READS`: programs that never
+must not be `safe` (`UNSAFE` where the read stays certain); "fix" cases are `safe` and behave the
+same once rewritten. `NOT_READS`: programs that never
 read their zeros unwritten, in the shape the zero-trip path made look like a read: `unproven`,
 never `unsafe`, and no poison changes their result.
 """
@@ -147,6 +148,226 @@ def f(labels, n):
         scenario=r"""
 def run():
     return f(torch.tensor([0, 1, 1]), 3)
+""",
+    ),
+    Case(
+        "second_buffer_of_the_loop",
+        kind="fix",
+        why="One loop over `range(n)` writes row i of two buffers of n rows: each is written in "
+        "full once it finishes (the pattern of each buffer, not only the first statement's).",
+        source=r"""
+import torch
+
+
+def f(xs, n: int):
+    a = torch.zeros(n)  # <- site
+    b = torch.zeros(n)  # <- site
+    for i in range(n):
+        a[i] = xs[i]
+        b[i] = xs[i] * 2
+    return a + b
+""",
+        scenario=r"""
+def run():
+    return f(torch.arange(3.0), 3), f(torch.ones(0), 0)
+""",
+    ),
+    Case(
+        "loop_variable_set_back_by_a_callee",
+        why="`i` is `nonlocal` to a helper the body calls between the two writes: the helper sets "
+        "it back to 0, so `b[i]` writes row 0 on every pass and the other rows keep their zeros.",
+        source=r"""
+import torch
+
+
+def fill(n: int):
+    a = torch.zeros(n)
+    b = torch.zeros(n)  # <- site
+
+    def rewind():
+        nonlocal i
+        i = 0
+
+    for i in range(n):
+        a[i] = 1.0
+        rewind()
+        b[i] = 2.0
+    return a.sum() + b.sum()
+""",
+        scenario=r"""
+def run():
+    return fill(4)
+""",
+    ),
+    Case(
+        "global_loop_variable_set_back",
+        why="The loop variable is a module global that a called function rebinds: the write "
+        "after the call lands on row 0 every pass.",
+        source=r"""
+import torch
+
+
+def rewind():
+    global i
+    i = 0
+
+
+def fill(n: int):
+    global i
+    a = torch.zeros(n)
+    b = torch.zeros(n)  # <- site
+    for i in range(n):
+        a[i] = 1.0
+        rewind()
+        b[i] = 2.0
+    return a.sum() + b.sum()
+""",
+        scenario=r"""
+def run():
+    return fill(4)
+""",
+    ),
+    Case(
+        "torch_save_to_a_sink_that_shrinks_the_list",
+        why="`torch.save(a, sink)` calls the sink's `write`, which pops the enumerated list: the "
+        "loop stops early and the last rows of `b` keep their zeros.",
+        source=r"""
+import torch
+
+
+class Sink:
+    def __init__(self, queue):
+        self.queue = queue
+
+    def write(self, data):
+        if self.queue:
+            self.queue.pop()
+        return len(data)
+
+    def flush(self):
+        pass
+
+
+def snapshot(xs: list, sink):
+    a = torch.zeros(len(xs))
+    b = torch.zeros(len(xs))  # <- site
+    for i, x in enumerate(xs):
+        a[i] = x
+        torch.save(a, sink)
+        b[i] = x
+    return b.sum()
+""",
+        scenario=r"""
+def run():
+    xs = [1.0] * 4
+    return snapshot(xs, Sink(xs))
+""",
+    ),
+    Case(
+        "ragged_rows",
+        expect=UNSAFE,
+        why="The inner count names the outer loop's variable (`range(len(seqs[i]))`): shorter rows "
+        "keep their zero padding, which the mean reads; no demotion for the zero-trip path.",
+        source=r"""
+import torch
+
+
+def pad_mean(seqs):
+    n = len(seqs)
+    width = max(len(s) for s in seqs)
+    out = torch.zeros(n, width)  # <- site
+    for i in range(n):
+        for j in range(len(seqs[i])):
+            out[i, j] = seqs[i][j]
+    return out.mean(dim=1)
+""",
+        scenario=r"""
+def run():
+    return pad_mean([[1.0, 2.0, 3.0], [4.0]])
+""",
+    ),
+    Case(
+        "half_the_rows",
+        expect=UNSAFE,
+        why="`range(n // 2)` over `torch.zeros(n)`: count and size are spelled from the same `n`, "
+        "and the second half is never written.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    b = torch.zeros(n)  # <- site
+    for i in range(n // 2):
+        b[i] = 1.0
+    return b.sum()
+""",
+        scenario=r"""
+def run():
+    return f(4)
+""",
+    ),
+    Case(
+        "count_bound_to_zero",
+        expect=UNSAFE,
+        why="`k = 0` before `range(k)`: the loop never runs, and the code says so.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    k = 0
+    b = torch.zeros(n)  # <- site
+    for i in range(k):
+        b[i] = 1.0
+    return b.sum()
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
+        "size_lowered_outside_the_loops_block",
+        expect=UNSAFE,
+        why="`n = n - 1` after the allocation, the loop inside a `with`: the last row is never "
+        "written whatever `n` is.",
+        source=r"""
+import torch
+
+
+def f(n: int):
+    b = torch.zeros(n)  # <- site
+    n = n - 1
+    with torch.no_grad():
+        for i in range(n):
+            b[i] = 1.0
+        return b.sum()
+""",
+        scenario=r"""
+def run():
+    return f(3)
+""",
+    ),
+    Case(
+        "read_on_the_zero_trip_path_itself",
+        expect=UNSAFE,
+        why="The read sits under `if k == 0:`, the path on which the loop over `range(k)` wrote "
+        "nothing: the code reads exactly there.",
+        source=r"""
+import torch
+
+
+def f(n: int, k: int):
+    b = torch.zeros(n)  # <- site
+    for i in range(k):
+        b[i] = 1.0
+    if k == 0:
+        return b.sum()
+    return None
+""",
+        scenario=r"""
+def run():
+    return f(3, 0)
 """,
     ),
     Case(
