@@ -61,9 +61,15 @@ GROUP_POSITION = {
     "torch.distributed.reduce_scatter_tensor": 3,
     "torch.distributed.all_to_all_single": 4,
     "torch.distributed.recv": 2,
-    "torch.distributed.irecv": 2,
     "deepspeed.comm.all_gather_into_tensor": 2,
     "deepspeed.comm.reduce_scatter_tensor": 3,
+}
+# The position of `async_op` (torch 2.13 signatures): `True` there, as by keyword, returns before
+# the op has run, so its contract writes nothing yet.
+ASYNC_POSITION = {
+    "torch.distributed.all_gather_into_tensor": 3,
+    "torch.distributed.reduce_scatter_tensor": 4,
+    "torch.distributed.all_to_all_single": 5,
 }
 
 
@@ -81,6 +87,8 @@ def group_membership(call: ast.Call, position: int | None) -> str | None:
             "only its own rank's group; a rank outside a group writes nothing)"
         )
     return None
+
+
 _DS_COMM = "deepspeed/comm/comm.py@09ce632 (forwards to the torch.distributed op)"
 
 

@@ -28,8 +28,9 @@ whether the zero fill is ever observed:
   function allocated (`del ys[-1]`, `ys[:] = []` through another name of the list), no keyword
   to a builtin (`key=f`), no torch subpackage that runs callables (`torch.fx`) and no
   `torch.save`/`load`/`cond`/`while_loop`/`vmap`/`compile` (file objects, callables), assumed,
-  and said: iterating `xs` yields `len(xs)` items (no operator, subscript, conversion or
-  builtin's special method (`__len__` of `len(obj)`, `__index__`) in
+  and said: iterating `xs` yields `len(xs)` items (no operator, subscript, conversion,
+  builtin's special method (`__len__` of `len(obj)`, `__index__`) or method named like a
+  tensor's (`x.item()` of an item that is no tensor) in
   the body, `x * 2`, `ys[i]`, `float(x)`, changes it); a loop that runs zero times then
   leaves an empty buffer, so a padded allocation (`n + 128`, `round_up(n, 4)`) is never covered
   this way; where code between may have changed that size the loop is no write, but no read on
@@ -297,7 +298,8 @@ program 0: `unsafe` where no write on any path reaches that element (docs/uncove
 section 4), assuming the grid is not empty (element k > 0 only of a 1-D buffer whose
 literal size shows it). Custom ops and collectives follow the
 built-in contracts of analysis/kernel_library.py, each citing its source; `async_op=True`
-collectives are unknown code. A collective's output list (`all_gather`'s `tensor_list`,
+collectives (by keyword or position) and `irecv` (it returns before the tensor arrives) are
+unknown code, and so is any call with `*args` or `**kw` (which argument is which is unknown). A collective's output list (`all_gather`'s `tensor_list`,
 `all_to_all`'s `output_tensor_list`: every tensor written in full, on every rank) is followed
 only for `name = [ALLOC for ...]`, a list comprehension whose element is the allocation itself,
 bound to a plain local name that is bound nowhere else, never stored into or deleted through

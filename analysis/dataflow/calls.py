@@ -13,7 +13,12 @@ from zeroopt.analysis.dataflow.outcome import UNPROVEN
 from zeroopt.analysis.dataflow.places import ANY_ITEM, place_key
 from zeroopt.analysis.kernel_contracts import KernelContract, kernel_contract_for
 from zeroopt.analysis.kernel_effects import apply_plan, kernel_plan
-from zeroopt.analysis.kernel_library import GROUP_POSITION, group_membership, op_contract_for
+from zeroopt.analysis.kernel_library import (
+    ASYNC_POSITION,
+    GROUP_POSITION,
+    group_membership,
+    op_contract_for,
+)
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View, evolve
 
 _ELEMENT = re.compile(r"\[\d+\]")  # a path one literal index under a sequence name
@@ -112,11 +117,16 @@ class Calls(DispatchCalls):
         # By the resolved name; by the source text only for a callee that resolves to nothing
         # (`import other as my_kernels` must not borrow my_kernels' contract).
         contract = self.ctx.contracts.get(qual) if qual else self.ctx.contracts.get(name)
-        if contract is not None and any(
-            k.arg == "async_op"
-            and not (isinstance(k.value, ast.Constant) and k.value.value is False)
-            for k in e.keywords
+        if contract is not None and (
+            any(isinstance(a, ast.Starred) for a in e.args)
+            or any(k.arg is None for k in e.keywords)
         ):
+            contract = None  # `f(*args)`, `f(**kw)`: which argument is which is not known
+        async_at = ASYNC_POSITION.get(qual or "")
+        asynchronous = any(k.arg == "async_op" and not _literal_false(k.value) for k in e.keywords)
+        if async_at is not None and len(e.args) > async_at:
+            asynchronous = asynchronous or not _literal_false(e.args[async_at])
+        if asynchronous:
             contract = None  # an asynchronous collective has not written anything yet
         member = ""
         if contract is not None and qual in GROUP_POSITION:
@@ -515,3 +525,7 @@ _SAME_ELEMENTS = frozenset(
         "flatten", "ravel",
     }
 )  # fmt: skip
+
+
+def _literal_false(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and e.value is False

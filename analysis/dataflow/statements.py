@@ -137,8 +137,8 @@ class Evaluator(Expressions):
             if kind == "enumerate":
                 how += (
                     f" (assuming iterating `{text}` yields `len({text})` items: no operator,"
-                    " subscript, conversion or builtin's special method (`__len__`, `__index__`)"
-                    " in the body changes it)"
+                    " subscript, conversion, builtin's special method (`__len__`, `__index__`) or"
+                    " method named like a tensor's (`.item()`, `.float()`) in the body changes it)"
                 )
             elif size == ASSUMED:
                 how += f" (assuming `{text}` gives the same size at the allocation and the loop)"

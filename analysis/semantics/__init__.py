@@ -237,7 +237,7 @@ BUILTIN_CONTRACTS = (
     Contract("torch.distributed.reduce_scatter_tensor", (0, "output"), "torch.distributed docs"),
     Contract("torch.distributed.all_to_all_single", (0, "output"), "torch.distributed docs"),
     Contract("torch.distributed.recv", (0, "tensor"), "torch.distributed docs"),
-    Contract("torch.distributed.irecv", (0, "tensor"), "torch.distributed docs"),
+    # Not `irecv`: it returns a request before the tensor has arrived (its `wait()` completes it).
     # DeepGEMM's BF16 GEMMs compute D = A @ B (+ C) into `d` (github.com/deepseek-ai/DeepGEMM,
     # deep_gemm/__init__.py: `bf16_gemm_nn(a, b, d, c=None, compiled_dims='nk')` calls
     # `_C.bf16_gemm_nn(a, b, d, ...)`; csrc/apis/gemm.hpp `early_return`: m == 0 or n == 0 has no
