@@ -57,7 +57,12 @@ whether the zero fill is ever observed:
   size), where an inner count names an outer loop's variable (ragged rows), where a test on the
   way to the read names the count (`if k == 0:`), and for loops writing part of each row,
   through a mask or at moving bounds, whose unwritten elements the zero-trip path stands in
-  for (analysis/dataflow/zero_trip.py).
+  for (analysis/dataflow/zero_trip.py). A read that runs only where the allocation's own test
+  is false (`if ode: std = torch.zeros(())`, then `if ode: return ...` before `std ** 2`; `is
+  None` against `is not None`; an `or` of tests that returns) is `unproven` too, where the test is
+  made of names, literals and pure operators that nothing between can rebind or change in
+  place: only a stateful `__bool__`/`__eq__` could take that path
+  (analysis/dataflow/branch_facts.py).
   Also `unsafe`: a definite read of an element that no write on any path can cover. Every write
   that may have run (in a branch too) is kept as an interval along its dimension: a slice or
   index with literal bounds (`x[1:] = ...` is [1, end), `mask[:, :, 0] = 1` is [0, 1) along

@@ -10,6 +10,7 @@ from functools import partial
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.cfg import Node
 from zeroopt.analysis.dataflow import gaps, uncovered
+from zeroopt.analysis.dataflow.branch_facts import contradicted
 from zeroopt.analysis.dataflow.const_gaps import negative_size_name
 from zeroopt.analysis.dataflow.loops import cached_loop_cover
 from zeroopt.analysis.dataflow.outcome import UNPROVEN, UNSAFE, VIEW_READ, Context, _Recorder
@@ -62,6 +63,15 @@ class Effects:
     def _issue(self, severity: str, node: ast.AST, kind: str, what: str) -> None:
         if self.rec is not None:
             line = getattr(node, "lineno", self.line)
+            if severity == UNSAFE and kind == "read":
+                ctx = self.ctx
+                test = contradicted(ctx.scope.node, ctx.alloc, node, ctx.zero_trip_memo)
+                if test:  # branch_facts.py: the read runs only where the allocation did not
+                    severity = UNPROVEN
+                    what = (
+                        f"read only where `{test}` differs from its value at the allocation, which "
+                        f"nothing between them can change but a stateful test: {what}"
+                    )
             if self.node.phase:
                 what = f"[{self.node.phase}] {what}"
             self.rec.issue(severity, line, kind, what)

@@ -53,7 +53,7 @@ def zero_trip_loop(
     fn: ast.AST, alloc: ast.AST, read: ast.AST, write_line: int, memo: dict[int, object]
 ) -> Loop | None:
     """The outermost loop `L` above, or None where some other path may skip the write."""
-    parents = _parents(fn, memo)
+    parents = parents_of(fn, memo)
     if parents is None or id(alloc) not in parents or id(read) not in parents:
         return None
     writes = [n for n in walk([fn]) if isinstance(n, ast.stmt) and n.lineno == write_line]
@@ -231,7 +231,7 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr]]:
     return out
 
 
-def _parents(fn: ast.AST, memo: dict[int, object]) -> dict[int, ast.AST] | None:
+def parents_of(fn: ast.AST, memo: dict[int, object]) -> dict[int, ast.AST] | None:
     key = id(fn)
     hit = memo.get(key)
     if isinstance(hit, tuple) and hit[0] is fn:
