@@ -31,7 +31,8 @@ from __future__ import annotations
 import ast
 
 from zeroopt.analysis.dataflow.zero_trip import parents_of
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import parameter_names, walk
+from zeroopt.analysis.triton_cover import _bindings
 
 _PURE = (
     *(ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Load),
@@ -135,40 +136,30 @@ def _stable(
     names = {n.id for n in walk([test]) if isinstance(n, ast.Name)}
     if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
         return False
-    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
-    if fn.args.vararg:
-        params.add(fn.args.vararg.arg)
-    if fn.args.kwarg:
-        params.add(fn.args.kwarg.arg)
+    params = set(parameter_names(fn))
     first = min(_top_index(fn, alloc, parents), _top_index(fn, read, parents))
+    # `items.append(x)`, `items[0] = v`: a value changed in place changes the test.
+    if any(
+        isinstance(n, ast.Attribute | ast.Subscript)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in names
+        for n in walk([fn])
+    ):
+        return False
     for name in names:
-        stores = [
-            n
-            for n in walk([fn])
-            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        ]
-        declared = any(
-            isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in walk([fn])
-        )
-        # `items.append(x)`, `items[0] = v`: a value changed in place changes the test.
-        touched = any(
-            isinstance(n, ast.Attribute | ast.Subscript)
-            and isinstance(n.value, ast.Name)
-            and n.value.id == name
-            for n in walk([fn])
-        )
-        if declared or touched:
+        # Every binding, nested scopes, `global`/`nonlocal`, imports and `except ... as` included.
+        binds = _bindings(fn).get(name, [])
+        if len(binds) != 1:
             return False
-        if name in params and not stores:
+        only = binds[0]
+        if isinstance(only, ast.arg) and name in params:
             continue
-        if name in params or len(stores) != 1:
-            return False
-        top = _top_index(fn, stores[0], parents)
+        top = _top_index(fn, only, parents)
         statement = fn.body[top] if 0 <= top < len(fn.body) else None
         if not (
-            isinstance(statement, ast.Assign | ast.AnnAssign)
+            isinstance(only, ast.Name)
+            and isinstance(statement, ast.Assign | ast.AnnAssign)
             and top < first
-            and any(t is stores[0] for t in walk([statement]))
         ):
             return False
     return True

@@ -121,7 +121,7 @@ def counts_its_size(
     it from names `fn` never binds: `range(x.shape[0])` over `torch.zeros(x.shape)` or
     `torch.zeros_like(x)`, `range(n)` over `torch.zeros(n, 4)`. Run no pass, it leaves that
     dimension empty: no element to read."""
-    bound = _bindings(fn)
+    bound = _bound_values(fn)
     for p, count, kind in sizes:
         if kind == "stride":
             continue
@@ -183,7 +183,7 @@ def unrelated(
     sizes = set().union(*(_tokens(a) for a in alloc.args if not isinstance(a, ast.Starred)))
     if not sizes:
         return False
-    bound = _bindings(fn)
+    bound = _bound_values(fn)
     count_all, size_all = set(counts), set(sizes)
     for name in counts:
         for value in bound.get(name, ()):
@@ -210,9 +210,13 @@ def _tokens(e: ast.expr) -> set[str]:
     return out
 
 
-def _bindings(fn: ast.AST) -> dict[str, list[ast.expr]]:
+def _bound_values(fn: ast.AST) -> dict[str, list[ast.expr]]:
     """The values each plain name of `fn` is bound to by an assignment or a `for` (a tuple
-    target takes the whole value)."""
+    target takes the whole value); kept on the tree, as asked once per count and per size.
+    (triton_cover.py `_bindings` gives the binding sites, not the values.)"""
+    memo: dict[str, list[ast.expr]] | None = getattr(fn, "_zeroopt_bound_values", None)
+    if memo is not None:
+        return memo
     out: dict[str, list[ast.expr]] = {}
     for n in walk([fn]):
         pairs: list[tuple[ast.expr, ast.expr]] = []
@@ -228,6 +232,7 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr]]:
             for t in walk([target]):
                 if isinstance(t, ast.Name):
                     out.setdefault(t.id, []).append(value)
+    fn._zeroopt_bound_values = out  # type: ignore[attr-defined]
     return out
 
 
