@@ -47,7 +47,7 @@ from zeroopt.analysis.anyorder_forms import _name_rebound
 from zeroopt.analysis.anyorder_stores import bases_stores, family
 from zeroopt.analysis.bases_targets import store_reaches
 from zeroopt.analysis.methods import ClassWorld, _class_binds, _short
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import walk, walk_all
 
 _PLAIN = frozenset({"object", "ABC", "abc", "Generic", "Protocol", "typing"})
 _HOOKS = frozenset(
@@ -118,7 +118,7 @@ def base_reason(
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 own.add(stmt.name)
                 me = _first(stmt)
-                for n in ast.walk(stmt):
+                for n in walk_all(stmt):
                     if (
                         isinstance(n, ast.Attribute)
                         and isinstance(n.ctx, ast.Store)
@@ -286,7 +286,7 @@ def _class_ok(node: ast.ClassDef, allowed: set[str]) -> str:
         elif not _literal_statement(stmt):
             return f"its body binds names other than by `def` (line {stmt.lineno})"
         else:
-            for n in ast.walk(stmt):
+            for n in walk_all(stmt):
                 if isinstance(n, ast.Name) and n.id in _HOOKS:
                     return f"it binds `{n.id}`"
     return ""
@@ -296,7 +296,7 @@ def _method_ok(fn: ast.FunctionDef | ast.AsyncFunctionDef, allowed: set[str]) ->
     kinds = {_name(d.func if isinstance(d, ast.Call) else d) for d in fn.decorator_list}
     me = "" if kinds & {"staticmethod", "classmethod"} else _first(fn)
     receivers: set[int] = set()
-    for n in ast.walk(fn):
+    for n in walk_all(fn):
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
             receivers.add(id(n.value))
             if n.attr not in allowed and n.attr not in _REGISTERING:
@@ -315,7 +315,7 @@ def _method_ok(fn: ast.FunctionDef | ast.AsyncFunctionDef, allowed: set[str]) ->
                 return f"`super().{n.func.attr}` in `{fn.name}` (line {n.lineno})"
         elif isinstance(n, ast.Global | ast.Nonlocal) and me in n.names:
             return f"`{fn.name}` rebinds `{me}`"
-    for n in ast.walk(fn):
+    for n in walk_all(fn):
         if isinstance(n, ast.Name) and n.id == me and id(n) not in receivers:
             return f"`{fn.name}` hands `{me}` on or rebinds it (line {n.lineno})"
         if isinstance(n, ast.arg) and n.arg == me and n is not _first_arg(fn):

@@ -75,6 +75,7 @@ from zeroopt.analysis.anyorder_stores import bases_added
 from zeroopt.analysis.dynamic_attributes import last_name
 from zeroopt.analysis.lookup_names import LookupNames, Names, may_name, shown
 from zeroopt.analysis.methods import ClassWorld, _short
+from zeroopt.analysis.resolve import child_nodes, walk_all
 
 # Receiver kinds.
 NOTHING = "nothing"  # a constant or a literal: no instance of a class of the tree
@@ -407,7 +408,7 @@ class _Collector:
         # Names bound some way other than a class statement or an import: as a made class's
         # base, such a name may be any class (`B = C; type(n, (B,), ns)`).
         self.valued: set[str] = set()
-        for n in ast.walk(tree):
+        for n in walk_all(tree):
             if isinstance(n, ast.Name):
                 if not isinstance(n.ctx, ast.Load):
                     bound[n.id] = bound.get(n.id, 0) + 1
@@ -477,7 +478,7 @@ class _Collector:
                 self._function(n, "", method)
                 continue
             self._visit(n, method, locals_)
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(child_nodes(n))
 
     def _function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, owner: str,
                   outer: _Method | None) -> None:  # fmt: skip
@@ -490,7 +491,7 @@ class _Collector:
         stores: dict[str, list[ast.Name]] = {}
         declared: set[str] = set()
         made: dict[int, str] = {}  # id of an assignment's only target -> the class it makes
-        for n in ast.walk(fn):
+        for n in walk_all(fn):
             if isinstance(n, ast.Name):
                 if not isinstance(n.ctx, ast.Load):
                     stores.setdefault(n.id, []).append(n)
@@ -781,14 +782,12 @@ def elsewhere_others_only(
     tree = parsed(path, data)
     if tree is None:
         return False
-    docstrings = {
-        id(s.value)
-        for s in ast.walk(tree)
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-    }
+    docstrings: set[int] = set()  # one walk: breadth-first, an `Expr` comes before its value
     nodes: list[ast.Attribute] = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Attribute) and n.attr in names:
+    for n in walk_all(tree):
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant):
+            docstrings.add(id(n.value))
+        elif isinstance(n, ast.Attribute) and n.attr in names:
             nodes.append(n)
         elif (
             isinstance(n, ast.Constant)

@@ -40,6 +40,7 @@ from zeroopt.analysis.lookup_names import LookupNames, Names, may_name
 from zeroopt.analysis.methods import ClassWorld, _short
 from zeroopt.analysis.module_keys import ModuleKeys, foreign, top_levels
 from zeroopt.analysis.project import module_name_of
+from zeroopt.analysis.resolve import child_nodes, walk_all
 
 
 @dataclass(frozen=True)
@@ -82,18 +83,18 @@ def _stores_in(path: str, data: bytes) -> list[BasesStore]:
     read: set[int] = set()  # the targets of the stores of the form read
     parents: dict[int, ast.AST] = {}
     docstrings: set[int] = set()
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
+    for n in walk_all(tree):
+        for child in child_nodes(n):
             parents[id(child)] = n
         if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant):
             docstrings.add(id(n.value))
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         added = _added(n, tree, parents)
         if added is not None and isinstance(n, ast.Assign | ast.AugAssign):
             target = n.targets[0] if isinstance(n, ast.Assign) else n.target
             read.add(id(target))
             out.append(BasesStore(f"{_short(path)}:{n.lineno}", path, added, tree, n))
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         opaque = (
             isinstance(n, ast.Attribute)
             and n.attr == "__bases__"
@@ -153,7 +154,7 @@ def _same_bases(e: ast.expr, target: ast.expr) -> bool:
 def _module_class(name: str, at: ast.AST, tree: ast.Module, parents: dict[int, ast.AST]) -> bool:
     """`name` at `at` is a module-level name bound only by class statements and imports: no
     function around `at` binds it, and nothing else in the module does."""
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == name:
             return False
         if isinstance(n, ast.arg) and n.arg == name:
@@ -269,7 +270,7 @@ def _import_state_use(data: bytes) -> int:
     sys_names = _sys_aliases(tree, _IMPORT_STATE)
     if isinstance(sys_names, int):
         return sys_names
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Constant) and n.value in _IMPORT_STATE and _reflective(n, parents):
             return n.lineno  # `getattr(sys, "meta_path")`
         if isinstance(n, ast.Call) and last_name(n.func) == "addsitedir":
@@ -322,7 +323,7 @@ def _sys_aliases(tree: ast.Module, names: frozenset[str]) -> set[str] | int:
     """The names the module binds to `sys`, or the line of a `from sys import` of one of
     `names` (or `*`): the attribute is then used under a name of its own."""
     aliases = {"sys"}
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Import):
             aliases.update(a.asname or a.name for a in n.names if a.name == "sys")
         elif (
@@ -341,8 +342,8 @@ def _with_parents(data: bytes) -> tuple[ast.Module, dict[int, ast.AST]] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
+    for n in walk_all(tree):
+        for child in child_nodes(n):
             parents[id(child)] = n
     return tree, parents
 
@@ -354,7 +355,7 @@ def _deletion(data: bytes, name: str) -> int:
         return 1
     tree, parents = read
     lookup = LookupNames()
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Del) and n.attr == name:
             return n.lineno
         if not (isinstance(n, ast.Call) and last_name(n.func) in ("delattr", "__delattr__")):
@@ -497,7 +498,7 @@ def _module_stores_of(world: ClassWorld, path: str, data: bytes) -> list[tuple[i
         return [(sys_names, None)]
     keys = ModuleKeys(world, path, data, tree, parents)
     found: list[tuple[int, Names | None]] = []
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Constant) and n.value == "modules" and _reflective(n, parents):
             found.append((n.lineno, None))  # `getattr(sys, "modules")`, `vars(sys)["modules"]`
             return found
@@ -557,10 +558,10 @@ def _namespace_use(data: bytes, attr: str) -> int:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return 1
     parents: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
+    for n in walk_all(tree):
+        for child in child_nodes(n):
             parents[id(child)] = n
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Constant) and n.value == attr:
             return n.lineno
         if isinstance(n, ast.Attribute) and n.attr == attr and not _read_only(n, parents):
@@ -628,7 +629,7 @@ def _first_namespace_store(data: bytes, name: str) -> int:
         return 1
     tree, parents = read
     lookup = LookupNames()
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if (
             (isinstance(n, ast.Attribute) and n.attr in _NAMESPACES)
             or (isinstance(n, ast.alias) and n.name in _NAMESPACES)
@@ -695,7 +696,7 @@ def _live_strings(path: str, data: bytes) -> list[tuple[str, int]] | None:
             inert = _inert_strings(tree)
             _STRINGS[key] = [
                 (n.value, n.lineno)
-                for n in ast.walk(tree)
+                for n in walk_all(tree)
                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in inert
             ]
     return _STRINGS[key]
@@ -706,7 +707,7 @@ def _inert_strings(tree: ast.Module) -> set[int]:
     returns and annotated assignments), the type argument of `cast(...)`, the elements of
     `__all__` (a star import is checked where it matters: anyorder_bases.py)."""
     roots: list[ast.AST] = []
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.arg) and n.annotation is not None:
             roots.append(n.annotation)
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.returns is not None:
@@ -734,5 +735,5 @@ def _inert_strings(tree: ast.Module) -> set[int]:
     for root in roots:
         if isinstance(root, ast.Constant | ast.List | ast.Tuple | ast.Subscript | ast.BinOp
                       | ast.Attribute | ast.Name):  # fmt: skip
-            out.update(id(c) for c in ast.walk(root) if isinstance(c, ast.Constant))
+            out.update(id(c) for c in walk_all(root) if isinstance(c, ast.Constant))
     return out

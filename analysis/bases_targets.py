@@ -38,6 +38,7 @@ from zeroopt.analysis.anyorder_classes import class_statements, parsed
 from zeroopt.analysis.anyorder_forms import _name_rebound
 from zeroopt.analysis.anyorder_stores import BasesStore, family
 from zeroopt.analysis.methods import ClassWorld, _short
+from zeroopt.analysis.resolve import child_nodes, walk_all
 from zeroopt.analysis.tree_naming import _naming
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -88,15 +89,15 @@ class _Site:
 
 def _parents(tree: ast.Module) -> dict[int, ast.AST]:
     out: dict[int, ast.AST] = {}
-    for n in ast.walk(tree):
-        for child in ast.iter_child_nodes(n):
+    for n in walk_all(tree):
+        for child in child_nodes(n):
             out[id(child)] = n
     return out
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
     out: set[int] = set()
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             body = n.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -198,7 +199,7 @@ class _Search:
                     if _rebound(scope, name, None):
                         raise _Fail(f"{where} passes `{name}`, a local of `{scope.name}`")
             elif isinstance(scope, ast.ClassDef) and any(
-                _binds(n, name) for s in scope.body for n in ast.walk(s)
+                _binds(n, name) for s in scope.body for n in walk_all(s)
             ):
                 raise _Fail(f"{where} passes `{name}`, bound in a class body")
             scope = site.parents.get(id(scope))
@@ -206,7 +207,7 @@ class _Search:
 
     def _module_class(self, name: str, site: _Site, where: str) -> None:
         bound = False
-        for n in ast.walk(site.tree):
+        for n in walk_all(site.tree):
             if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names):
                 raise _Fail(f"{where} passes `{name}`, and its module has a star import")
             if not _binds(n, name):
@@ -302,7 +303,7 @@ class _Search:
         if fn.decorator_list:
             raise _Fail(f"`{name}` ({_short(site.path)}:{fn.lineno}) is decorated")
         if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
-            for n in ast.walk(outer):
+            for n in walk_all(outer):
                 if n is fn or n is outer:
                     continue
                 if _binds(n, name):
@@ -346,7 +347,7 @@ class _Search:
             docs = _docstrings(usite.tree)
             lookup: tuple[ast.AST, str] | None = None
             named = False  # the file's syntax names it (not only a comment)
-            for n in ast.walk(usite.tree):
+            for n in walk_all(usite.tree):
                 how = _computed_lookup(n)
                 if how and lookup is None:
                     lookup = (n, how)
@@ -477,7 +478,7 @@ def _own_scope(fn: Function) -> list[ast.AST]:
         elif isinstance(n, ast.ClassDef):
             todo += [*n.decorator_list, *n.bases, *n.keywords]
         else:
-            todo += [c for c in ast.iter_child_nodes(n) if c is not None]
+            todo += [c for c in child_nodes(n) if c is not None]
     return out
 
 
@@ -491,7 +492,7 @@ def _own_scope_of(stmt: ast.stmt) -> list[ast.AST]:
         n = todo.pop()
         out.append(n)
         if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            todo += list(ast.iter_child_nodes(n))
+            todo += list(child_nodes(n))
     return out
 
 
@@ -504,11 +505,11 @@ def _rebound(fn: Function, name: str, param: ast.arg | None) -> bool:
     others += [a for a in (fn.args.vararg, fn.args.kwarg) if a is not None]
     if any(a.arg == name for a in others):
         return True
-    return any(isinstance(n, ast.Nonlocal) and name in n.names for n in ast.walk(fn))
+    return any(isinstance(n, ast.Nonlocal) and name in n.names for n in walk_all(fn))
 
 
 def _binds_top(stmt: ast.stmt, name: str) -> bool:
-    return any(_binds(n, name) for n in ast.walk(stmt))
+    return any(_binds(n, name) for n in walk_all(stmt))
 
 
 def _overload(stmt: ast.stmt) -> bool:

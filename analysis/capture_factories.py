@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from zeroopt.analysis.allocations import Allocation
 from zeroopt.analysis.capture_inputs import allocation_in, plain_buffers_class
 from zeroopt.analysis.capture_runners import BUILTIN_CAPTURE_FACTORIES, CaptureFactoryModel
-from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.resolve import Resolver, Scope, walk_all
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def _final_return(fn: ast.FunctionDef) -> ast.Call | None:
     if not params:
         return None
     me = params[0].arg
-    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    returns = [n for n in walk_all(fn) if isinstance(n, ast.Return)]
     body = fn.body
     while body and isinstance(body[-1], ast.With):
         body = body[-1].body

@@ -42,7 +42,7 @@ from zeroopt.analysis.capture_runners import (
     SpecInputRead,
 )
 from zeroopt.analysis.capture_spec_inputs import spec_inputs
-from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.resolve import Resolver, Scope, child_nodes, walk_all
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 _META = frozenset({"device", "dtype", "shape"})
@@ -106,7 +106,7 @@ def _model_of(
 def _patches_classes(tree: ast.Module) -> bool:
     """`setattr(...)` anywhere, or a store into an attribute of a module-level class name."""
     names = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -124,7 +124,7 @@ def _patches_classes(tree: ast.Module) -> bool:
 
 
 def _subclassed(cls: ast.ClassDef, tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if (
             isinstance(node, ast.ClassDef)
             and node is not cls
@@ -145,7 +145,7 @@ def _methods(cls: ast.ClassDef, model: CaptureRunnerModel) -> dict[str, _Def] | 
                 return None
             methods[stmt.name] = stmt
             continue
-        for node in ast.walk(stmt):
+        for node in walk_all(stmt):
             if (
                 isinstance(node, ast.Name)
                 and not isinstance(node.ctx, ast.Load)
@@ -171,12 +171,12 @@ def _walk_own(body: Sequence[ast.AST]) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, _NESTED):
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(list(child_nodes(node))))
 
 
 def _walk_all(body: Sequence[ast.AST]) -> Iterator[ast.AST]:
     for stmt in body:
-        yield from ast.walk(stmt)
+        yield from walk_all(stmt)
 
 
 def _straight(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
@@ -393,7 +393,7 @@ def _is_capture(stmt: ast.stmt, me: str, model: CaptureRunnerModel) -> bool:
 def _mentions(node: ast.AST | None, name: str) -> bool:
     if node is None:
         return False
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk_all(node))
 
 
 def _harmless_between(
@@ -471,7 +471,7 @@ def plain_buffers_class(
         if (
             isinstance(stmt, ast.AnnAssign)
             and stmt.value is not None
-            and any(isinstance(n, ast.Call) for n in ast.walk(stmt.value))
+            and any(isinstance(n, ast.Call) for n in walk_all(stmt.value))
         ):
             return False
     return True
@@ -502,7 +502,7 @@ def _stored_attrs(cls: ast.ClassDef) -> frozenset[str]:
     """Attribute names stored or deleted anywhere in the class."""
     return frozenset(
         n.attr
-        for n in ast.walk(cls)
+        for n in walk_all(cls)
         if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)
     )
 
@@ -730,7 +730,7 @@ def _fields_uses_read_only(
     """Every `R.F` in the method is sliced (a view bound as above) or asked its metadata."""
     parents: dict[int, ast.AST] = {}
     for node in _walk_all(fn.body):
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             parents[id(child)] = node
     for node in _walk_all(fn.body):
         if not (isinstance(node, ast.Attribute) and node.attr == field):
@@ -756,7 +756,7 @@ def _handed(fn: ast.FunctionDef, fb: str, key: str) -> int | None:
     stores, deletes or calls a method on it, or it is used any other way."""
     parents: dict[int, ast.AST] = {}
     for node in _walk_all(fn.body):
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             parents[id(child)] = node
     first = 0
     for node in _walk_all(fn.body):

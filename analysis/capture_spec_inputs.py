@@ -24,7 +24,7 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 
 from zeroopt.analysis.capture_runners import CaptureRunnerModel, SpecInputRead
-from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.resolve import Resolver, Scope, child_nodes, walk_all
 
 # (field of the buffers object, line of its view, line of the keyword, line of the forward call,
 # the model's read)
@@ -49,7 +49,7 @@ def spec_inputs(
         return {}
     name = kw.value.id
     nodes = list(_walk(body))
-    parents = {id(c): n for n in nodes for c in ast.iter_child_nodes(n)}
+    parents = {id(c): n for n in nodes for c in child_nodes(n)}
     uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name]
     binds = [n for n in uses if not isinstance(n.ctx, ast.Load)]
     if len(binds) != 1:
@@ -86,7 +86,7 @@ def spec_inputs(
 
 def _walk(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     for stmt in body:
-        yield from ast.walk(stmt)
+        yield from walk_all(stmt)
 
 
 def _attributes_used(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.methods import ANY, _class_binds, _made_class, _short
-from zeroopt.analysis.resolve import walk_bfs
+from zeroopt.analysis.resolve import walk_all, walk_bfs
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class NameDispatch:
             fn = next(
                 (
                     n
-                    for n in ast.walk(unit.tree)
+                    for n in walk_all(unit.tree)
                     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
                     and n.lineno == line
                     and n.name == name
@@ -175,7 +175,7 @@ class NameDispatch:
                 if tree is None:
                     self._made.append((path, 0, frozenset({ANY})))
                     continue
-                for node in ast.walk(tree):
+                for node in walk_all(tree):
                     made = _made_class(node)
                     if made is not None:
                         self._made.append((path, made.line, made.binds))
@@ -226,7 +226,7 @@ class NameDispatch:
                 )
                 if "__getattr__" in _class_binds(module):  # PEP 562: a module answers names
                     self._getattr.append((path, "", 1, _class_binds(module)))
-                for node in ast.walk(tree):
+                for node in walk_all(tree):
                     if isinstance(node, ast.ClassDef) and "__getattr__" in _class_binds(node):
                         self._getattr.append((path, node.name, node.lineno, _class_binds(node)))
         for path, cls, line, binds in self._getattr:
@@ -267,11 +267,11 @@ def _bindings(tree: ast.Module, path: str, name: str, found: list[Candidate]) ->
     """Add the defs of `name` in `tree`'s class bodies and module body to `found`; or why some
     binding of the name is not one plain def."""
     bodies: list[tuple[str, int, list[ast.stmt], bool]] = [("<module>", 1, tree.body, False)]
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if isinstance(node, ast.ClassDef):
             bodies.append((node.name, node.lineno, node.body, True))
     module = _short(path).removesuffix(".py").replace("/", ".")
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if isinstance(node, ast.Global) and name in node.names:
             # `global f` in a function: a call may rebind the module's `f` to anything.
             return f"{_short(path)}:{node.lineno} declares `{name}` global: it may be rebound"
@@ -449,7 +449,7 @@ def _class_local(scope: Scope, recv: ast.expr) -> str:
 
 
 def _names(target: ast.expr, name: str) -> bool:
-    return any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(target))
+    return any(isinstance(x, ast.Name) and x.id == name for x in walk_all(target))
 
 
 def _iter_sources(it: ast.expr) -> list[ast.expr]:

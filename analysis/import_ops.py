@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.lookup_names import LookupNames, Names
+from zeroopt.analysis.resolve import child_nodes, walk_all
 
 if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
@@ -87,8 +88,8 @@ class ModuleOps:
         self.sys_names: set[str] = set()
         self.modules_names: set[str] = set()
         self._locals: dict[int, dict[str, set[str]]] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
+        for node in walk_all(tree):
+            for child in child_nodes(node):
                 self.parents[id(child)] = node
             if self.marked:
                 if isinstance(node, ast.Import):
@@ -105,7 +106,7 @@ class ModuleOps:
             t.id
             for s in tree.body
             if not isinstance(s, (*_DEFS, ast.ClassDef))
-            for n in ast.walk(s)
+            for n in walk_all(s)
             for t in [n]
             if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
         }
@@ -117,13 +118,14 @@ class ModuleOps:
         returns)."""
         out: list[Op] = []
         stack = list(roots)
+        given = {id(r) for r in roots}  # not `node in roots`: a scan of the list per node
         while stack:
             node = stack.pop()
-            if node not in roots and isinstance(node, _SCOPES) and not nested:
+            if id(node) not in given and isinstance(node, _SCOPES) and not nested:
                 stack.extend(_evaluated_outside(node))
                 continue
             self._node(node, out)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         return tuple(out)
 
     def _node(self, node: ast.AST, out: list[Op]) -> None:
@@ -307,7 +309,7 @@ class ModuleOps:
             module_type = any("ModuleType" in ast.unparse(b) for b in cls.bases)
             if "staticmethod" not in decorators and not module_type:
                 out[params[0]] = {"self"}  # an instance or class of a class that is no module type
-        for node in ast.walk(fn):
+        for node in walk_all(fn):
             if node is not fn and isinstance(node, (*_DEFS, ast.ClassDef)):
                 out[node.name] = {"local"}
             elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -343,10 +345,11 @@ class ModuleOps:
         of unknown origin); calls of what lies outside the tree are left out."""
         out: set[str] = set()
         stack = list(roots)
+        given = {id(r) for r in roots}
         applied = {id(d) for d in decorators}
         while stack:
             node = stack.pop()
-            if node not in roots and isinstance(node, _SCOPES):
+            if id(node) not in given and isinstance(node, _SCOPES):
                 # A def or class met on the way: its decorators (each called on it), defaults
                 # and bases run here; with `nested`, what its body calls counts too.
                 outside = _evaluated_outside(node)
@@ -365,7 +368,7 @@ class ModuleOps:
                 key = self._callee(node, scope)
                 if key:
                     out.add(key)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         return frozenset(out)
 
     def _callee(self, f: ast.expr, scope: ast.AST | None) -> str:

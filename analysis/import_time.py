@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.import_ops import ModuleOps, Op, harmful
+from zeroopt.analysis.resolve import child_nodes, walk_all
 
 if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
@@ -169,7 +170,7 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
     todo: list[tuple[ast.AST, str]] = [(tree, "")]
     while todo:
         holder, prefix = todo.pop()
-        for node in ast.iter_child_nodes(holder):
+        for node in child_nodes(holder):
             if isinstance(node, _DEFS):
                 key = f"{module}:{prefix}{node.name}"
                 ops = reader.ops(list(node.body), nested=True)
@@ -201,7 +202,7 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
     # and metaclass (their `__init_subclass__`, `__new__`, ...).
     applied = [
         d
-        for node in ast.walk(tree)
+        for node in walk_all(tree)
         if isinstance(node, (*_DEFS, ast.ClassDef))
         for d in (
             *node.decorator_list,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zeroopt.analysis.kernel_library import OpContract, group_membership, op_contract_for
-from zeroopt.analysis.resolve import Resolver, Scope
+from zeroopt.analysis.resolve import Resolver, Scope, child_nodes
 from zeroopt.analysis.state import Ref, Region, View
 from zeroopt.analysis.triton_cover import StoreCover, launch_cover
 from zeroopt.analysis.triton_reads import Launch, empty_grid
@@ -376,7 +376,7 @@ def _mentions(ev: Any, a: ast.expr) -> bool:
             continue  # `x.stride(0)`: an int, not the buffer
         if isinstance(n, ast.Attribute) and n.attr in _SHAPE_ATTRS:
             continue
-        todo += list(ast.iter_child_nodes(n))
+        todo += list(child_nodes(n))
         if n is ev.ctx.alloc:
             return True
         key = place_key(n) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) else None

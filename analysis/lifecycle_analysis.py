@@ -45,7 +45,7 @@ from zeroopt.analysis.lifecycle_witness import (
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
-from zeroopt.analysis.resolve import Resolver, runs_body_when_called, walk, walk_scope
+from zeroopt.analysis.resolve import Resolver, runs_body_when_called, walk, walk_all, walk_scope
 
 
 @dataclass
@@ -356,7 +356,7 @@ def _used_outside(
         assigned: set[str] = set()
         bare: list[ast.Name] = []
         whole: tuple[int, str] | None = None
-        for node in ast.walk(fn):
+        for node in walk_all(fn):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 if node.value.id == me:
                     bases.add(id(node.value))
@@ -427,7 +427,7 @@ def _stored_attributes(cls: ast.ClassDef, methods: set[str]) -> frozenset[str]:
                     ):
                         stored.add(t.attr)
                         if any(
-                            isinstance(v, ast.Name) and v.id == me for v in ast.walk(node.value)
+                            isinstance(v, ast.Name) and v.id == me for v in walk_all(node.value)
                         ):
                             bound_self.add(t.attr)
     return frozenset(stored - bound_self - methods)

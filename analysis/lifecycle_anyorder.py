@@ -80,7 +80,7 @@ from zeroopt.analysis.lifecycles import Cycle, Lifecycle
 from zeroopt.analysis.methods import ANY, TREE_DEP, ClassWorld, _short
 from zeroopt.analysis.options import Contract
 from zeroopt.analysis.records import _module_bindings
-from zeroopt.analysis.resolve import Resolver, Scope, runs_body_when_called, walk
+from zeroopt.analysis.resolve import Resolver, Scope, child_nodes, runs_body_when_called, walk
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
 NAME = "any-order"
@@ -684,7 +684,7 @@ def _reached_elsewhere(
                 continue  # a closure may run at any time, with the object it captured
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
                 allowed.add(id(n))
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(child_nodes(n))
     # Pre-order: an expression statement comes before its constant, so one walk knows the
     # docstrings (strings standing alone as statements) by the time it meets them.
     docstrings: set[int] = set()

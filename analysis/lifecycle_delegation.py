@@ -44,7 +44,7 @@ from zeroopt.analysis.lifecycle_module import (
     _self_param,
 )
 from zeroopt.analysis.lifecycles import Lifecycle
-from zeroopt.analysis.resolve import Resolver, walk, walk_scope
+from zeroopt.analysis.resolve import Resolver, child_nodes, walk, walk_all, walk_scope
 
 _PLAIN_BASES = frozenset({"builtins.object", "abc.ABC"})
 # Builtins a loop bound may call: they read their arguments and return a fresh int or range.
@@ -314,7 +314,7 @@ def _holder_reason(
     init = _all_methods(wrapper).get("__init__")
     if init is None:
         return f"`{wrapper.name}` has no `__init__` binding `.{attr}`"
-    parents = {id(c): p for p in ast.walk(wrapper) for c in ast.iter_child_nodes(p)}
+    parents = {id(c): p for p in walk_all(wrapper) for c in child_nodes(p)}
     fresh = _fresh_classes(classes, bindings)
     aliases = _aliases(init, attr)
     held = {attr, *aliases}

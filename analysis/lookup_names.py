@@ -30,6 +30,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from zeroopt.analysis.resolve import child_nodes, walk_all
+
 Pattern = tuple[str, str, bool]
 Names = frozenset[Pattern]
 
@@ -318,7 +320,7 @@ def _read_scope(fn: ast.AST) -> _Scope:
                 if not isinstance(n, ast.Lambda):
                     outer += n.decorator_list
             stack.extend((x, env) for x in outer)
-            for inner in ast.walk(n):
+            for inner in walk_all(n):
                 if isinstance(inner, ast.Nonlocal | ast.Global):
                     info.other.update(inner.names)
             continue
@@ -332,7 +334,7 @@ def _read_scope(fn: ast.AST) -> _Scope:
                     inner_env[target.id] = (gen.iter, path)
                 for cond in gen.ifs:
                     stack.append((cond, dict(inner_env)))
-                for other in ast.walk(gen.target):
+                for other in walk_all(gen.target):
                     if isinstance(other, ast.Name) and id(other) not in handled:
                         inner_env[other.id] = None
                         handled.add(id(other))
@@ -373,7 +375,7 @@ def _read_scope(fn: ast.AST) -> _Scope:
             info.other.add(n.name)
         elif isinstance(n, ast.MatchMapping) and n.rest:
             info.other.add(n.rest)
-        stack.extend((c, env) for c in ast.iter_child_nodes(n))
+        stack.extend((c, env) for c in child_nodes(n))
     return info
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from zeroopt.analysis.dynamic_attributes import ANY as ANY_NAME
 from zeroopt.analysis.methods import ANY, ClassInfo, _class_binds, _short, method_of
+from zeroopt.analysis.resolve import walk_all
 from zeroopt.analysis.semantics.library_methods import LIBRARY_ATTRIBUTES
 
 if TYPE_CHECKING:
@@ -194,13 +195,13 @@ def _ahead(world: ClassWorld, path: str, info: ClassInfo, attr: str) -> str:
         return f"{_short(path)} cannot be read"
     where = f"class {info.name} ({_short(path)}:{info.line})"
     classes: dict[str, list[ast.ClassDef]] = {}
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.ClassDef):
             classes.setdefault(n.name, []).append(n)
     torch_names = _torch_imports(tree)
     imported = {
         a.asname or a.name.split(".")[0]
-        for n in ast.walk(tree)
+        for n in walk_all(tree)
         if isinstance(n, ast.Import | ast.ImportFrom)
         for a in n.names
     }
@@ -230,7 +231,7 @@ def _ahead(world: ClassWorld, path: str, info: ClassInfo, attr: str) -> str:
             return f"{where}: its base `{name}` has a metaclass or a decorator"
         binds = _class_binds(node)
         shadow = {attr, "__getattribute__", "__getattr__"} & binds
-        if shadow or any(_reflective(n) for n in ast.walk(node)):
+        if shadow or any(_reflective(n) for n in walk_all(node)):
             return f"{where}: its base `{name}` binds `{next(iter(shadow), 'names it computes')}`"
         for b in node.bases:
             text = ast.unparse(b)
@@ -274,7 +275,7 @@ def _torch_imports(tree: ast.Module) -> set[str]:
                 name = a.asname or a.name
                 ok = stmt.module == "torch" and a.name == "nn" and a.asname in (None, "nn")
                 bound.setdefault(name, []).append(ok)
-    for n in ast.walk(tree):
+    for n in walk_all(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del) and n.id in bound:
             bound[n.id].append(False)
         elif (

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import ast
 
+from zeroopt.analysis.resolve import walk_all
+
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -85,14 +87,14 @@ def _collect(body: list[ast.stmt], defs: list[_Def]) -> bool:
 def _declared_global(tree: ast.Module) -> bool:
     """A `global __getattr__` in any function: a call of it may bind the module's hook."""
     return any(
-        isinstance(node, ast.Global) and "__getattr__" in node.names for node in ast.walk(tree)
+        isinstance(node, ast.Global) and "__getattr__" in node.names for node in walk_all(tree)
     )
 
 
 def _binds_getattr(stmt: ast.stmt, defs_too: bool = True) -> bool:
     """Whether `stmt` binds `__getattr__` by any means other than a def `_collect` took (a
     `match` case may hold a def or class of that name, or capture the subject under it)."""
-    for node in ast.walk(stmt):
+    for node in walk_all(stmt):
         if not defs_too and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue  # taken by `_collect` (a def's own body binds its locals only)
         if "__getattr__" in _other_binding(node):
@@ -112,7 +114,7 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
     """Module-level names bound once to a display of strings and only read by item or tested."""
     bound: dict[str, frozenset[str]] = {}
     counts: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             counts[node.id] = counts.get(node.id, 0) + 1
         elif isinstance(node, ast.Global | ast.Nonlocal):
@@ -136,7 +138,7 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
     if not bound:
         return bound
     allowed: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if isinstance(node, ast.Compare):
             allowed.update(id(c) for c in node.comparators if isinstance(c, ast.Name))
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
@@ -144,7 +146,7 @@ def _literal_collections(tree: ast.Module) -> dict[str, frozenset[str]]:
                 allowed.add(id(node.value))
         elif isinstance(node, ast.Assign):
             allowed.update(id(t) for t in node.targets if isinstance(t, ast.Name))
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if isinstance(node, ast.Name) and node.id in bound and id(node) not in allowed:
             del bound[node.id]
     return bound
@@ -183,17 +185,17 @@ def _strings(value: ast.expr) -> frozenset[str] | None:
 def _answered_by(fn: _Def, literal: dict[str, frozenset[str]]) -> frozenset[str] | None:
     if isinstance(fn, ast.AsyncFunctionDef) or fn.decorator_list:
         return None  # a coroutine for every name; a decorator may bind any other callable
-    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(fn)):
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in walk_all(fn)):
         return None  # a generator: calling it returns one for every name, raising nothing
     args = fn.args
     positional = [*args.posonlyargs, *args.args]
     if len(positional) != 1 or args.vararg or args.kwarg or args.kwonlyargs:
         return None
     param = positional[0].arg
-    if any(isinstance(n, ast.Global | ast.Nonlocal) for n in ast.walk(fn)):
+    if any(isinstance(n, ast.Global | ast.Nonlocal) for n in walk_all(fn)):
         return None
     if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
-           for n in ast.walk(fn)):  # fmt: skip
+           for n in walk_all(fn)):  # fmt: skip
         return None  # the parameter rebound: a test may not be of the name asked for
     return _block(fn.body, param, literal)
 

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, cast
 from zeroopt.analysis.lookup_names import LookupNames, Names
 from zeroopt.analysis.methods import ClassWorld
 from zeroopt.analysis.project import binds_dynamically, module_name_of
+from zeroopt.analysis.resolve import child_nodes, walk_all
 from zeroopt.analysis.tree_naming import naming_files, word_pattern
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class ModuleKeys:
             return None  # another file may call it, or hand it on
         if self._looked_up_elsewhere(name):
             return None
-        uses = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == name]
+        uses = [n for n in walk_all(self.tree) if isinstance(n, ast.Name) and n.id == name]
         if len(word.findall(self.text)) != len(uses) + 1:
             return None  # spelled in a string, an attribute, an import, a comment: not read
         out: set[tuple[str, str, bool]] = set()
@@ -308,9 +309,9 @@ def _given_names(world: ClassWorld) -> frozenset[Top] | None:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        parents = {id(c): n for n in walk_all(tree) for c in child_nodes(n)}
         keys = ModuleKeys(world, path, data, tree, parents)
-        for n in ast.walk(tree):
+        for n in walk_all(tree):
             given: ast.expr | None = None
             if isinstance(n, ast.Call):
                 func = n.func

@@ -29,6 +29,7 @@ from dataclasses import replace
 from zeroopt.analysis.dataflow import BufferOutcome
 from zeroopt.analysis.dataflow.const_gaps import negative_size_name
 from zeroopt.analysis.dataflow.outcome import RETURNED_VIEW
+from zeroopt.analysis.resolve import child_nodes, walk_all
 from zeroopt.analysis.state import State
 
 _LITERAL = re.compile(r"\d+")
@@ -97,7 +98,7 @@ def empty_guard(owner: ast.AST, call: ast.AST) -> bool:
             parts = [(c, test) for c in (node.test, *node.body)]
             parts += [(c, test or _truth_test(node.test)) for c in node.orelse]
         else:
-            parts = [(c, guarded) for c in ast.iter_child_nodes(node)]
+            parts = [(c, guarded) for c in child_nodes(node)]
         for child, under in parts:
             if child is call:
                 return under
@@ -115,7 +116,7 @@ def _truth_test(test: ast.expr) -> bool:
 
 
 def _zero_test(test: ast.expr) -> bool:
-    for n in ast.walk(test):
+    for n in walk_all(test):
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
             return True
         if isinstance(n, ast.Compare) and any(

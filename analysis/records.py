@@ -24,7 +24,7 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
-from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, statements, walk
+from zeroopt.analysis.resolve import _SYNTAX_CHILDREN, child_nodes, statements, walk, walk_all
 
 _SAFE_FACTORIES = {"list", "dict", "set", "tuple"}
 _CODE_METHODS = {"__init__", "__post_init__", "__setattr__", "__new__", "__init_subclass__"}
@@ -467,13 +467,13 @@ def _hands_on_cls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     if not params:
         return True
     first = params[0].arg
-    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    parents = {id(c): n for n in walk_all(fn) for c in child_nodes(n)}
     return any(
         isinstance(n, ast.Name)
         and n.id == first
         and isinstance(n.ctx, ast.Load)
         and _escapes(n, parents, frozenset())
-        for n in ast.walk(fn)
+        for n in walk_all(fn)
     )
 
 
@@ -592,7 +592,7 @@ def _module_bindings(module: ast.Module) -> Counter[str]:
             counts[node.name] += 1  # `except E as Meta`, `case ... as Meta`
         elif isinstance(node, ast.MatchMapping) and node.rest:
             counts[node.rest] += 1
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return counts
 
 

@@ -90,6 +90,56 @@ _SCOPE_CHILDREN = _ChildFields(_SCALAR_FIELDS, _NEW_SCOPES)
 _SYNTAX_CHILDREN = _ChildFields(_SCALAR_FIELDS | _MARKER_FIELDS)
 
 
+class _ForwardFields(_ChildFields):
+    """`_ChildFields` in field order, for a breadth-first walk."""
+
+    def __missing__(self, cls: type) -> tuple[str, ...] | None:
+        fields = super().__missing__(cls)
+        self[cls] = found = None if fields is None else fields[::-1]
+        return found
+
+
+_ALL_FORWARD = _ForwardFields(_SCALAR_FIELDS)
+
+
+def walk_all(root: ast.AST) -> Iterator[ast.AST]:
+    """Exactly the nodes `ast.walk(root)` yields, in its order, leaves (Load, Add, ...) included,
+    at about half the cost: no generator per node, and the fields that never hold a node are not
+    read. Anything that is not a node (a `None` key of a dict display) is dropped when taken from
+    the queue rather than when put on it, which yields the same sequence; a node's children are
+    queued before it is yielded, as `ast.walk` does."""
+    queue = deque([root])
+    pop, extend, push, table = queue.popleft, queue.extend, queue.append, _ALL_FORWARD
+    while queue:
+        node = pop()
+        fields = table[type(node)]
+        if fields is None:
+            continue
+        for f in fields:
+            v = getattr(node, f, None)
+            if isinstance(v, list):
+                extend(v)
+            elif v is not None:
+                push(v)
+        yield node
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """Exactly the nodes `ast.iter_child_nodes(node)` yields, in its order, as a list, at about
+    half the cost: the fields that never hold a node are not read."""
+    out: list[ast.AST] = []
+    append = out.append
+    for f in _ALL_FORWARD[type(node)] or ():
+        v = getattr(node, f, None)
+        if isinstance(v, list):
+            for item in v:
+                if isinstance(item, ast.AST):
+                    append(item)
+        elif isinstance(v, ast.AST):
+            append(v)
+    return out
+
+
 def runs_body_when_called(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """False for a coroutine or generator function: calling it only makes an object, and its
     body runs later, if ever."""

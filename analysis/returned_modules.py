@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from zeroopt.analysis.resolve import Scope, walk_bfs
+from zeroopt.analysis.resolve import Scope, walk_all, walk_bfs
 from zeroopt.analysis.summaries import load_unit
 from zeroopt.analysis.tree_naming import word_pattern
 
@@ -96,7 +96,7 @@ def _alias_named(unit: Unit, name: str, files: list[tuple[str, bytes]], path: st
         id(i)
         for n in walk_bfs([unit.tree])
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef)
-        for i in ast.walk(n)
+        for i in walk_all(n)
     }
     aliases = {
         a.asname

@@ -24,7 +24,7 @@ import copy
 from dataclasses import replace
 
 from zeroopt.analysis.dataflow.outcome import NEW_RECORD, RETURNED, RETURNED_VIEW, returned_slot
-from zeroopt.analysis.resolve import Scope
+from zeroopt.analysis.resolve import Scope, child_nodes, walk_all
 
 # (kind: tuple/list/dict/record, index, key or `Class.field`, number of slots)
 Slot = tuple[str, int | str, int]
@@ -74,7 +74,7 @@ def display_for(call: ast.Call, slot: Slot) -> ast.expr:
             call if i == label else ast.copy_location(ast.Constant(None), call) for i in range(size)
         ]
         display = (ast.List if kind == "list" else ast.Tuple)(elts=elts, ctx=ast.Load())
-    for n in ast.walk(display):
+    for n in walk_all(display):
         if n is not call and not hasattr(n, "lineno"):
             ast.copy_location(n, call)
     return display
@@ -110,7 +110,7 @@ def _path(owner: ast.AST, target: ast.AST) -> list[ast.AST] | None:
     stack: list[tuple[ast.AST, list[ast.AST]]] = [(owner, [owner])]
     while stack:
         node, path = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if child is target:
                 return path
             if not isinstance(child, _SCOPES):

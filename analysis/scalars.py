@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from zeroopt.analysis.resolve import record_parent, walk, walk_scope
+from zeroopt.analysis.resolve import child_nodes, record_parent, walk, walk_all, walk_scope
 from zeroopt.analysis.semantics import INT_RESULT_BUILTINS, INT_RESULT_METHODS
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
@@ -98,7 +98,7 @@ def int_names(
             unstable |= set(node.names)
     # A walrus inside a comprehension (or a nested scope) is not visited above, yet may bind a
     # name of this scope to anything: such names are never trusted.
-    for sub in walk(child for n in nested for child in ast.iter_child_nodes(n)):
+    for sub in walk(child for n in nested for child in child_nodes(n)):
         if isinstance(sub, ast.NamedExpr) and id(sub) not in seen_walrus:
             add(sub.target.id, _NOT_INT)
     candidates = set(bindings) - unstable
@@ -161,7 +161,7 @@ def _is_int(e: ast.expr, names: set[str], qualify: Callable[[ast.expr], str | No
 
 
 def _names(target: ast.expr) -> Iterator[str]:
-    for n in ast.walk(target):
+    for n in walk_all(target):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             yield n.id  # `x[:m] = ...` binds nothing: only stored names are bindings
 
@@ -198,7 +198,7 @@ def volatile_bounds(
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             local.add(node.id)
         elif isinstance(node, _NESTED):
-            for sub in walk(ast.iter_child_nodes(node)):
+            for sub in walk(child_nodes(node)):
                 if isinstance(sub, ast.Name):
                     nested.add(sub.id)
                 elif isinstance(sub, ast.Global | ast.Nonlocal):

@@ -43,7 +43,7 @@ from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
 from zeroopt.analysis.partial_reads import carried, empty_guard, written
-from zeroopt.analysis.resolve import Scope, record_parent, runs_body_when_called, walk_bfs
+from zeroopt.analysis.resolve import Scope, record_parent, runs_body_when_called, walk_all, walk_bfs
 from zeroopt.analysis.returned import _computed_getattr, _reflective
 from zeroopt.analysis.summaries import function_context, plain_decorators
 from zeroopt.analysis.tree_naming import word_pattern
@@ -332,7 +332,7 @@ _LOOKUPS = re.compile(
 def _computed_lookups(summaries: Summaries, cls: str) -> str:
     """Why code may reach the attribute by a computed name: in the class's module anywhere,
     in another file of the tree that names the class (its objects made or annotated there)."""
-    for n in ast.walk(summaries.unit.tree):
+    for n in walk_all(summaries.unit.tree):
         if _computed(n):
             return f"line {getattr(n, 'lineno', 0)} reaches attributes by a computed name"
     own = summaries.unit.path

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ast
 
+from zeroopt.analysis.resolve import child_nodes, walk_all
+
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -41,7 +43,7 @@ def read_conditions(
     roots = _roots(fn, {p for p in params if p != param})
     names = set(carried)
     for test in _tests(fn, line):
-        names |= {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        names |= {n.id for n in walk_all(test) if isinstance(n, ast.Name)}
     found: set[str] = set()
     for name in names:
         found |= roots.get(name, set())
@@ -54,12 +56,12 @@ def read_conditions(
 def _own_nodes(fn: ast.AST) -> list[ast.AST]:
     """The nodes of `fn`'s own scope (not those of nested defs, classes or lambdas)."""
     out: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(fn))
+    todo = list(child_nodes(fn))
     while todo:
         node = todo.pop()
         out.append(node)
         if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
     return out
 
 
@@ -84,12 +86,12 @@ def _roots(fn: ast.AST, params: set[str]) -> dict[str, set[str]]:
         changed = False
         for target, value in binds:
             came: set[str] = set()
-            for n in ast.walk(value):
+            for n in walk_all(value):
                 if isinstance(n, ast.Name):
                     came |= roots.get(n.id, set())
             if not came:
                 continue
-            for n in ast.walk(target):
+            for n in walk_all(target):
                 if isinstance(n, ast.Name) and not came <= roots.setdefault(n.id, set()):
                     roots[n.id] |= came
                     changed = True
@@ -103,13 +105,13 @@ def _span(node: ast.AST) -> tuple[int, int]:
 
 def _leaves(stmt: ast.AST) -> bool:
     """A `return` or `raise` of this function inside `stmt`."""
-    todo = list(ast.iter_child_nodes(stmt))
+    todo = list(child_nodes(stmt))
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Return | ast.Raise):
             return True
         if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
     return False
 
 
@@ -126,9 +128,9 @@ def _diverts(branch: list[ast.stmt]) -> bool:
             continue
         if isinstance(node, _LOOPS):
             todo.extend(node.orelse)  # their own break/continue stay inside them
-            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return | ast.Raise))
+            todo.extend(n for n in walk_all(node) if isinstance(n, ast.Return | ast.Raise))
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return False
 
 
@@ -188,9 +190,9 @@ def reached_with(
     # set passed may be changed in place (`seen.append(1)`) before it is tested.
     rebound = {
         n.id
-        for n in ast.walk(fn)
+        for n in walk_all(fn)
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in values
-    } | {name for n in ast.walk(fn) if isinstance(n, ast.Nonlocal) for name in n.names}
+    } | {name for n in walk_all(fn) if isinstance(n, ast.Nonlocal) for name in n.names}
     if rebound & set(values) or not all(_immutable(v) for v in values.values()):
         return False
     nodes = _own_nodes(fn)
@@ -200,7 +202,7 @@ def reached_with(
         isinstance(n, ast.ExceptHandler) and _span(n)[0] <= line <= _span(n)[1] for n in nodes
     )
     for test in _tests(fn, line):
-        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk_all(test) if isinstance(n, ast.Name)}
         if not any(roots.get(n, set()) & set(values) for n in names):
             continue
         if in_handler:

@@ -16,7 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from zeroopt.analysis.resolve import walk_bfs
+from zeroopt.analysis.resolve import walk_all, walk_bfs
 
 if TYPE_CHECKING:
     from zeroopt.analysis.methods import ClassWorld
@@ -225,12 +225,12 @@ def _unspelled_lookup(
         # `vars(m)[k]` / `m.__dict__[k]` with `k` no literal, or the namespace handed on whole.
         literal = {
             id(n.value)
-            for n in (ast.walk(tree) if tree is not None else ())
+            for n in (walk_all(tree) if tree is not None else ())
             if isinstance(n, ast.Subscript)
             and isinstance(n.slice, ast.Constant)
             and isinstance(n.slice.value, str)
         }
-        for n in ast.walk(tree) if tree is not None else ():
+        for n in walk_all(tree) if tree is not None else ():
             if _namespace(n) and id(n) not in literal:
                 computed = computed or getattr(n, "lineno", 1)
             if not isinstance(n, ast.Call):

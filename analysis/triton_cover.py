@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from zeroopt.analysis.resolve import child_nodes, walk_all
 from zeroopt.analysis.state import View
 
 # A product of factors: "%pid0", "arange:B", or a parameter's name. The program ids and aranges
@@ -67,7 +68,7 @@ def kernel_covers(
 ) -> dict[str, StoreCover | str]:
     """Per pointer parameter a store of it writes: the covering store, or why none is one."""
     counts: dict[str, int] = {}
-    for n in ast.walk(fn):
+    for n in walk_all(fn):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             counts[n.id] = counts.get(n.id, 0) + 1
     single: dict[str, tuple[int, ast.expr]] = {}
@@ -197,7 +198,7 @@ def kernel_covers(
     def mentioned(e: ast.expr, before: int, depth: int = 0) -> set[str]:
         """Parameters `e` mentions, through names bound once before statement `before`."""
         out: set[str] = set()
-        for n in ast.walk(e):
+        for n in walk_all(e):
             if isinstance(n, ast.Name):
                 if n.id in params:
                     out.add(n.id)
@@ -243,7 +244,7 @@ def kernel_covers(
                     else f"the store at line {line} is not `p + pid * B + tl.arange(0, B)` or a "
                     "row of it, masked `< n`",
                 )
-        returned = returned or any(isinstance(n, ast.Return) for n in ast.walk(stmt))
+        returned = returned or any(isinstance(n, ast.Return) for n in walk_all(stmt))
     return found
 
 
@@ -270,7 +271,7 @@ def launch_cover(
         return "the allocation may not be contiguous"
     if ref.view is not View.SELF or ref.region is not None:
         return "the buffer is passed as a view"
-    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(call)) or any(
+    if any(isinstance(n, ast.NamedExpr) for n in walk_all(call)) or any(
         k.arg is None for k in call.keywords
     ):
         return "the launch binds names or spreads `**options`"
@@ -374,7 +375,7 @@ def _sizes(ev: Any, fn: ast.AST) -> list[str | None]:
     def fixed_int(a: ast.expr) -> bool:
         # Every name bound once (an int name bound again since the allocation, `n -= 3`, means
         # another value at the launch: the dataflow forgot that dimension for that reason).
-        for n in ast.walk(a):
+        for n in walk_all(a):
             if isinstance(n, ast.Name):
                 value = _bound_once(n.id, fn)
                 if value is None:
@@ -415,10 +416,10 @@ def _grid(e: ast.expr | None, fn: ast.AST) -> tuple[list[ast.expr], str, list[st
         if value is None or isinstance(value, ast.List):
             return None  # a list bound earlier may be changed in place (`grid[0] = 1`) before
         if isinstance(value, ast.Tuple):
-            callees = {id(n) for c in ast.walk(value) if isinstance(c, ast.Call)
-                       for n in ast.walk(c.func)}  # fmt: skip
+            callees = {id(n) for c in walk_all(value) if isinstance(c, ast.Call)
+                       for n in walk_all(c.func)}  # fmt: skip
             names = sorted(
-                {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and id(n) not in callees}
+                {n.id for n in walk_all(value) if isinstance(n, ast.Name) and id(n) not in callees}
             )
         e = value
     if isinstance(e, ast.Tuple | ast.List):
@@ -446,7 +447,7 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.AST]]:
     if memo is not None:
         return memo
     out: dict[str, list[ast.AST]] = {}
-    for n in ast.walk(fn):
+    for n in walk_all(fn):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             out.setdefault(n.id, []).append(n)
         elif isinstance(n, ast.Global | ast.Nonlocal):
@@ -475,7 +476,7 @@ def _pattern_name(n: ast.AST) -> str:
 
 def _in_loop(target: ast.AST, fn: ast.AST) -> bool:
     """`target` sits in a loop or a nested scope of `fn` (runs more than once, or later)."""
-    todo: list[tuple[ast.AST, bool]] = [(c, False) for c in ast.iter_child_nodes(fn)]
+    todo: list[tuple[ast.AST, bool]] = [(c, False) for c in child_nodes(fn)]
     while todo:
         n, inside = todo.pop()
         if n is target:
@@ -484,7 +485,7 @@ def _in_loop(target: ast.AST, fn: ast.AST) -> bool:
             n, ast.For | ast.AsyncFor | ast.While | ast.Lambda | ast.FunctionDef
             | ast.AsyncFunctionDef | ast.ClassDef | ast.comprehension
         )  # fmt: skip
-        todo += [(c, again) for c in ast.iter_child_nodes(n)]
+        todo += [(c, again) for c in child_nodes(n)]
     return True
 
 
@@ -493,7 +494,7 @@ def _bound_once(name: str, fn: ast.AST) -> ast.expr | None:
     bs = _bindings(fn).get(name, [])
     if len(bs) != 1 or not isinstance(bs[0], ast.Name):
         return None
-    for stmt in ast.walk(fn):
+    for stmt in walk_all(fn):
         if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
@@ -549,7 +550,7 @@ def _module_constant(name: str, ctx: Any) -> bool:
         and isinstance(values[0], ast.Constant)
         and type(values[0].value) is int
         and values[0].value > 0
-        and sum(1 for n in ast.walk(module) if _binds(n, name)) == 1
+        and sum(1 for n in walk_all(module) if _binds(n, name)) == 1
     )
 
 

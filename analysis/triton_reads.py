@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from zeroopt.analysis.resolve import walk_bfs
+from zeroopt.analysis.resolve import child_nodes, walk_all, walk_bfs
 
 # The tl calls whose result points into the pointer given as their first argument.
 _PASS = frozenset({"multiple_of", "max_contiguous", "max_constancy", "make_block_ptr", "advance"})
@@ -84,7 +84,7 @@ def _no_defs(nodes: list[ast.AST]) -> list[ast.AST]:
     while todo:
         n = todo.pop()
         out.append(n)
-        for c in ast.iter_child_nodes(n):
+        for c in child_nodes(n):
             if not isinstance(
                 c, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
             ):
@@ -206,11 +206,11 @@ def collect(
             ts = n.targets if isinstance(n, ast.Assign) else [n.target]
             for t in ts:
                 simple = isinstance(t, ast.Name)
-                for x in ast.walk(t):
+                for x in walk_all(t):
                     if isinstance(x, ast.Name) and n.value is not None:
                         values.setdefault(x.id, []).append(n.value if simple else n)
         elif isinstance(n, ast.For):
-            per_program.update(x.id for x in ast.walk(n.target) if isinstance(x, ast.Name))
+            per_program.update(x.id for x in walk_all(n.target) if isinstance(x, ast.Name))
     for name, bs in bindings.items():
         if len(values.get(name, [])) < len(bs):
             per_program.add(name)  # bound some other way (`with`, `except`, ...)
@@ -458,7 +458,7 @@ class Launch:
         r = self.reads
         return any(
             (isinstance(x, ast.Name) and x.id in r.per_program) or id(x) in r.per_program_calls
-            for x in ast.walk(e)
+            for x in walk_all(e)
         )
 
     def first_element(self, p: str) -> tuple[int, int] | None:

@@ -26,7 +26,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from zeroopt.analysis.resolve import declared_globals, parameter_names, walk, walk_bfs
+from zeroopt.analysis.resolve import (
+    child_nodes,
+    declared_globals,
+    parameter_names,
+    walk,
+    walk_all,
+    walk_bfs,
+)
 from zeroopt.analysis.triton_cover import StoreCover, kernel_covers
 from zeroopt.analysis.triton_reads import KernelReads, collect
 
@@ -392,10 +399,10 @@ def _decorator_uses(fn: ast.FunctionDef, summary: TritonSummary) -> None:
     def lambda_uses(lam: ast.Lambda) -> None:
         names = set(parameter_names(lam))
         parents: dict[int, ast.AST] = {}
-        for n in ast.walk(lam.body):
-            for c in ast.iter_child_nodes(n):
+        for n in walk_all(lam.body):
+            for c in child_nodes(n):
                 parents[id(c)] = n
-        for n in ast.walk(lam.body):
+        for n in walk_all(lam.body):
             if not (isinstance(n, ast.Name) and n.id in names):
                 continue
             sub = parents.get(id(n))
@@ -422,11 +429,11 @@ def _decorator_uses(fn: ast.FunctionDef, summary: TritonSummary) -> None:
     for dec in fn.decorator_list:
         if not isinstance(dec, ast.Call):
             continue
-        for n in ast.walk(dec):
+        for n in walk_all(dec):
             if isinstance(n, ast.Lambda):
                 lambda_uses(n)
         hooks: list[ast.expr] = []
-        for n in ast.walk(dec):
+        for n in walk_all(dec):
             if isinstance(n, ast.Call):
                 hooks += [k.value for k in n.keywords if k.arg in _HOOKS or k.arg is None]
         for arg in dec.args:  # `triton.heuristics({...})`: the dict's values are hooks

@@ -19,6 +19,7 @@ import ast
 import itertools
 from collections.abc import Iterable, Sequence
 
+from zeroopt.analysis.resolve import child_nodes, walk_all
 from zeroopt.scan.findings import EMPTY_NAME, Fix, char_col
 
 # Attribute spelled in source -> the call it is (`Tensor.new_zeros` on any receiver).
@@ -38,10 +39,10 @@ def textual_fixes(
     sites = list(sites)
     calls: dict[Site, ast.Call] = {}
     in_fstrings: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if isinstance(node, ast.JoinedStr):
             # Positions inside an f-string are the parser's least reliable.
-            in_fstrings.update(id(n) for n in ast.walk(node))
+            in_fstrings.update(id(n) for n in walk_all(node))
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -140,7 +141,7 @@ def _only_torch_imports(tree: ast.Module, names: set[str], calls: list[ast.Call]
         if id(item) in wanted:
             around.append(scopes)
         inner = (*scopes, id(item)) if isinstance(item, _SCOPES) else scopes
-        stack.extend((child, inner) for child in ast.iter_child_nodes(item))
+        stack.extend((child, inner) for child in child_nodes(item))
     return not any(tainted.intersection(scopes) for scopes in around)
 
 
@@ -187,7 +188,7 @@ def _module_scope_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]
         ):
             stack.extend(
                 n
-                for n in ast.iter_child_nodes(node)
+                for n in child_nodes(node)
                 if isinstance(n, ast.stmt | ast.excepthandler | ast.match_case)
             )
         elif isinstance(node, ast.ExceptHandler | ast.match_case):

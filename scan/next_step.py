@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from zeroopt.analysis.resolve import walk_all
 from zeroopt.scan.findings import Finding, Verdict
 
 # The reason the analysis gave, after "cannot prove `X` is written before it is read (line N): ".
@@ -133,7 +134,7 @@ def _argument_key(line_text: str, name: str, target: str) -> int | str | None:
         return None
     last = name.rsplit(".", 1)[-1]
     keys: set[int | str] = set()
-    for node in ast.walk(tree):
+    for node in walk_all(tree):
         if not isinstance(node, ast.Call):
             continue
         func = ast.unparse(node.func)

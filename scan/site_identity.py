@@ -15,6 +15,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from zeroopt.analysis.resolve import child_nodes
+
 FINGERPRINT_ALGORITHM = "sha256"
 
 
@@ -110,7 +112,7 @@ def outer_defs(tree: ast.AST) -> list[Def]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             out.append(node)
         else:
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return out
 
 

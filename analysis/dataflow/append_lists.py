@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from zeroopt.analysis import semantics as api
-from zeroopt.analysis.resolve import parameter_names, walk
+from zeroopt.analysis.resolve import child_nodes, parameter_names, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp,
            ast.ListComp, ast.SetComp, ast.DictComp)  # fmt: skip
@@ -87,7 +87,7 @@ def _names(
     parent: dict[int, ast.AST] = {}
     nodes = list(walk(fn.body))
     for node in nodes:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             parent[id(child)] = node
         if (isinstance(node, ast.Name) and node.id in api.FRAME_NAMES) or (
             isinstance(node, ast.Attribute) and node.attr in api.FRAME_NAMES

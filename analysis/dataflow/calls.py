@@ -19,6 +19,7 @@ from zeroopt.analysis.kernel_library import (
     group_membership,
     op_contract_for,
 )
+from zeroopt.analysis.resolve import walk_all
 from zeroopt.analysis.state import MAYBE, SELF, Ref, View, evolve
 
 _ELEMENT = re.compile(r"\[\d+\]")  # a path one literal index under a sequence name
@@ -413,7 +414,7 @@ class Calls(DispatchCalls):
             return Ref(View.MAYBE, derived=recv.deriving())
         if m in api.MAYBE_COPY_METHODS:
             self.read(recv, e, definite=False, how=f"`{how}` may copy the data")
-            meta = any(isinstance(n, ast.Constant) and n.value == "meta" for n in ast.walk(e))
+            meta = any(isinstance(n, ast.Constant) and n.value == "meta" for n in walk_all(e))
             held = None
             if m in _SAME_ELEMENTS and not meta:
                 # Copied or not, the result holds the same elements: reading all of it reads them.

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from zeroopt.analysis.allocations import called_name, shape_args
-from zeroopt.analysis.resolve import walk_bfs
+from zeroopt.analysis.resolve import walk_all, walk_bfs
 from zeroopt.analysis.state import Gap, Ref, Region, State, View
 
 Pos = tuple[str, int]  # ("start", i): index i; ("end", i): index size - i
@@ -146,7 +146,7 @@ def negative_size_name(alloc: ast.Call, func: ast.AST) -> str:
     binds to a negative int literal (`e = -1`): the size may then be 0, and no position exists.
     Asked at every slice write and uncovered read of the buffer: the function is walked once per
     allocation (nodes hash by identity)."""
-    names = {n.id for d in shape_args(alloc) or [] for n in ast.walk(d) if isinstance(n, ast.Name)}
+    names = {n.id for d in shape_args(alloc) or [] for n in walk_all(d) if isinstance(n, ast.Name)}
     if not names:
         return ""  # no name of the shape: nothing to find
     for n in walk_bfs([func]):  # ast.walk's order, without context and operator leaves

@@ -17,7 +17,7 @@ from zeroopt.analysis.dataflow.places import (
     place_key,
     same_bounds,
 )
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import child_nodes, walk, walk_all
 from zeroopt.analysis.state import MAYBE, SELF, Ref, Region, View
 
 
@@ -36,7 +36,7 @@ class Expressions(Calls):
                 else method(e)
             )
         # Anything else: evaluate children, reading any buffer they produce.
-        for child in ast.iter_child_nodes(e):
+        for child in child_nodes(e):
             if isinstance(child, ast.expr):
                 ref = self.eval(child)
                 if ref is not None:
@@ -285,7 +285,7 @@ class Expressions(Calls):
             # Runs later, whenever it is consumed: like a closure over the names it uses. (An
             # allocation inside it is private to each step until the step yields it: its element
             # is analysed as a comprehension's, whenever that runs.)
-            used = {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+            used = {n.id for n in walk_all(e) if isinstance(n, ast.Name)}
             first = self.eval(e.generators[0].iter)
             if first is not None:
                 self.read(first, e, definite=False, how="iterated by a generator expression")
@@ -377,7 +377,7 @@ class Expressions(Calls):
         for d in [*e.args.defaults, *e.args.kw_defaults]:
             if d is not None and self.eval(d) is not None:
                 self.park(d, "captured as a lambda default", e)
-        used = {n.id for n in ast.walk(e.body) if isinstance(n, ast.Name)}
+        used = {n.id for n in walk_all(e.body) if isinstance(n, ast.Name)}
         if used & self._roots():
             self.park(e, "captured by a lambda", e)
         return None

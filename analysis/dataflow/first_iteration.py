@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from zeroopt.analysis.resolve import child_nodes, walk_all
+
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)
 _DEFERRED = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -41,11 +43,11 @@ def zero_index_assumption(
     name, loop = hit
     base = ast.unparse(sub.value)
     tensors = _torch_made(func)
-    for node in ast.walk(stmt):
+    for node in walk_all(stmt):
         if isinstance(node, _DEFERRED) and _mentions(node, name):
             return ""
-    for parent in ast.walk(stmt):
-        for child in ast.iter_child_nodes(parent):
+    for parent in walk_all(stmt):
+        for child in child_nodes(parent):
             if not (isinstance(child, ast.Name) and child.id == name):
                 continue
             if not _allowed_use(parent, child, stmt, base, tensors):
@@ -64,7 +66,7 @@ def _allowed_use(
         if not (isinstance(other, ast.Constant) and type(other.value) is int and other.value >= 0):
             return False
         index = parent
-    for node in ast.walk(stmt):
+    for node in walk_all(stmt):
         if isinstance(node, ast.Subscript) and node.slice is index:
             value = node.value
             return ast.unparse(value) == base or (
@@ -84,7 +86,7 @@ def _firsts(func: ast.AST, qualify: Callable[[ast.expr], str | None]) -> _Firsts
 def _collect(func: ast.AST, qualify: Callable[[ast.expr], str | None]) -> _Firsts:
     found: _Firsts = {}
     declared = {
-        n for node in ast.walk(func) if isinstance(node, ast.Global | ast.Nonlocal)
+        n for node in walk_all(func) if isinstance(node, ast.Global | ast.Nonlocal)
         for n in node.names
     }  # fmt: skip
     for loop in _own_nodes(func):
@@ -104,13 +106,13 @@ def _collect(func: ast.AST, qualify: Callable[[ast.expr], str | None]) -> _First
 def _own_nodes(func: ast.AST) -> list[ast.AST]:
     """The nodes of the function's own body, not of functions or classes defined in it."""
     out: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(func))
+    todo = list(child_nodes(func))
     while todo:
         node = todo.pop()
         if isinstance(node, _NESTED):
             continue
         out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return out
 
 
@@ -131,7 +133,7 @@ def _from_zero(it: ast.expr, qualify: Callable[[ast.expr], str | None]) -> bool:
 
 
 def _rebinds(body: list[ast.stmt], name: str) -> bool:
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in walk_all(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             return True
         if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name == name:
@@ -142,7 +144,7 @@ def _rebinds(body: list[ast.stmt], name: str) -> bool:
 
 
 def _mentions(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk_all(node))
 
 
 def _torch_made(func: ast.AST) -> frozenset[str]:
@@ -161,7 +163,7 @@ def _torch_made(func: ast.AST) -> frozenset[str]:
                 i.optional_vars for i in node.items if i.optional_vars is not None
             ]  # fmt: skip
         for t in targets:
-            for n in ast.walk(t):
+            for n in walk_all(t):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     ok = isinstance(t, ast.Name) and _torch_call(value)
                     made[n.id] = made.get(n.id, True) and ok

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import child_nodes, walk
 
 # Methods and functions whose result is a subset of the tensor chosen by their arguments.
 _SUBSET = frozenset(
@@ -168,7 +168,7 @@ def _jumps_before(
         if isinstance(node, ast.Assert) and _names(node.test) & varying:
             return True
         inner = node if isinstance(node, ast.For | ast.AsyncFor | ast.While) else nearest
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
                 stack.append((child, inner))
     return False

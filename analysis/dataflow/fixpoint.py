@@ -14,7 +14,7 @@ from zeroopt.analysis.dataflow.calls import _ANY, _FRAME_NAMES, _REFLECTIVE_ATTR
 from zeroopt.analysis.dataflow.holders import node_slots, touches_exposed
 from zeroopt.analysis.dataflow.outcome import BufferOutcome, Context, _Recorder
 from zeroopt.analysis.dataflow.statements import Evaluator
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import walk, walk_all
 from zeroopt.analysis.state import UNREACHED, State, evolve, join
 
 _MAX_ITERATIONS = 200_000
@@ -68,7 +68,7 @@ def _capture_reason(cfg: CFG, ctx: Context) -> str:
         isinstance(sub, ast.Yield | ast.YieldFrom)
         for i in cfg.capture_nodes
         if (stmt := cfg.nodes[i].ast_node) is not None
-        for sub in ast.walk(stmt)
+        for sub in walk_all(stmt)
     ):
         reason = "it yields inside a CUDA-graph capture: code elsewhere runs under it"
     if not reason:
@@ -158,7 +158,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
             # The exit of a loop that may cover a buffer it writes by index (loops.py).
             bare.update(
                 t.value.id
-                for t in ast.walk(node.loop)
+                for t in walk_all(node.loop)
                 if isinstance(t, ast.Subscript)
                 and isinstance(t.ctx, ast.Store)
                 and isinstance(t.value, ast.Name)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from zeroopt.analysis.allocations import called_name, shape_args
 from zeroopt.analysis.dataflow.const_gaps import const_gap, const_unwritten, negative_size_name
 from zeroopt.analysis.dataflow.places import _classify_index, _mask_region
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import child_nodes, walk
 from zeroopt.analysis.state import Gap, Ref, Region, State, View
 
 _SIZED = frozenset({"zeros", "new_zeros", "empty", "new_empty", "full", "new_full"})
@@ -112,7 +112,7 @@ def _facts(func: ast.AST) -> _Facts:
             if rest is not None:
                 bound.setdefault(rest.arg, []).append(_Binding("other", rest))
     for node in walk([func]):
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             parents[id(child)] = node
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -440,7 +440,7 @@ def _covering(facts: _Facts, e: ast.expr, depth: int = 4, top: bool = True) -> b
         return True  # positions listed one by one (`m[[0, 1, 2]]`, `tensor([0, 1, 2])`): all
     if isinstance(e, ast.Tuple):
         return any(_covering(facts, x, depth, top=True) for x in e.elts)
-    children = [c for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]
+    children = [c for c in child_nodes(e) if isinstance(c, ast.expr)]
     return any(_covering(facts, c, depth, top=False) for c in children)
 
 

@@ -31,7 +31,7 @@ from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.append_lists import GROWING, AppendLists, append_names, memoized
 from zeroopt.analysis.dataflow.effects import Effects
 from zeroopt.analysis.dataflow.places import _KEY_PART, ANY_ITEM, _root, _under, place_key
-from zeroopt.analysis.resolve import parameter_names, walk
+from zeroopt.analysis.resolve import child_nodes, parameter_names, walk
 from zeroopt.analysis.state import EXPOSED, MAYBE, MAYBE_COPY, Ref, State, View, evolve
 
 _INT_ITEM = re.compile(r"\[-?\d+\]")
@@ -79,7 +79,7 @@ def holder_names(
     bad.update(parameter_names(fn))
     nodes = list(walk(fn.body))
     for node in nodes:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             parent[id(child)] = node
         if isinstance(
             node,

@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.allocations import called_name, shape_args
+from zeroopt.analysis.resolve import walk_all
 from zeroopt.analysis.semantics import ALLOCATION_FUNCTIONS
 from zeroopt.analysis.triton_cover import _bindings, _bound_once, _param_once
 
@@ -116,7 +117,7 @@ def loop_size(
         free = all(_bound_once_here(n, fn) or not _bindings(fn).get(n) for n in names)
         return SAME if free else None
     volatile = any(n not in int_names for n in names) or any(
-        isinstance(n, ast.Call) for n in ast.walk(arg)
+        isinstance(n, ast.Call) for n in walk_all(arg)
     )
     if not volatile:
         return PROVEN
@@ -134,9 +135,9 @@ def loop_size(
 def _size_names(e: ast.expr, qualify: Qualify) -> set[str] | None:
     """The names a size built of int literals, names, arithmetic and `len(name)` mentions (not
     `len` itself); None for any other expression."""
-    callees = {id(n.func) for n in ast.walk(e) if isinstance(n, ast.Call)}
+    callees = {id(n.func) for n in walk_all(e) if isinstance(n, ast.Call)}
     out: set[str] = set()
-    for n in ast.walk(e):
+    for n in walk_all(e):
         if isinstance(n, ast.Name):
             if id(n) not in callees:
                 out.add(n.id)
@@ -168,13 +169,13 @@ def _named_in_body(body: list[ast.stmt], name: str) -> bool:
     indexed = {
         id(n.value)
         for stmt in body
-        for n in ast.walk(stmt)
+        for n in walk_all(stmt)
         if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
     }
     return any(
         isinstance(n, ast.Name) and n.id == name and id(n) not in indexed
         for stmt in body
-        for n in ast.walk(stmt)
+        for n in walk_all(stmt)
     )
 
 
@@ -222,8 +223,8 @@ def _quiet_body(stmt: ast.stmt, fn: ast.AST, qualify: Qualify) -> bool:
     compute a value; attribute loads only of tensor attributes (a property of an item may pop
     the list); and no store into anything but a fresh tensor of the function (`del ys[-1]`,
     `ys[:] = []`, `self.ys[:] = []` or `ys *= 0` shrink a list that `ys` may share)."""
-    callees = {id(n.func) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
-    for n in ast.walk(stmt):
+    callees = {id(n.func) for n in walk_all(stmt) if isinstance(n, ast.Call)}
+    for n in walk_all(stmt):
         if isinstance(n, (*_NOT_QUIET, ast.Delete, ast.Global, ast.Nonlocal)):
             return False
         if (
@@ -286,7 +287,7 @@ def _fresh_store(target: ast.expr, fn: ast.AST, qualify: Qualify) -> bool:
     binds = _bindings(fn).get(name, [])
     calls = {
         id(t): stmt.value.func
-        for stmt in ast.walk(fn)
+        for stmt in walk_all(fn)
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
         for t in stmt.targets
     }
@@ -305,14 +306,14 @@ def _inert(e: ast.expr, qualify: Qualify, known: frozenset[str]) -> bool:
     that may hold a tensor passed as the size and shrink it in place."""
     if isinstance(e, ast.Name):
         return True
-    callees = {id(n.func) for n in ast.walk(e) if isinstance(n, ast.Call)}
+    callees = {id(n.func) for n in walk_all(e) if isinstance(n, ast.Call)}
     named: set[int] = set()  # callees and `torch.long`: checked by their qualified name
-    for n in ast.walk(e):
+    for n in walk_all(e):
         if isinstance(n, ast.Attribute) and id(n) not in named:
             if id(n) not in callees and not (qualify(n) or "").startswith("torch."):
                 return False
-            named.update(id(sub) for sub in ast.walk(n))
-    for n in ast.walk(e):
+            named.update(id(sub) for sub in walk_all(n))
+    for n in walk_all(e):
         if id(n) in named or id(n) in callees:
             continue
         if isinstance(n, ast.Name):

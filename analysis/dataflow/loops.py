@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zeroopt.analysis import semantics as api
+from zeroopt.analysis.resolve import child_nodes, walk_all
 
 # Methods that change a tensor's shape or layout in place: in the body, `x[e]` may name
 # another row than on the first iteration.
@@ -51,7 +52,7 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
     """Every name the body may rebind, including through `nonlocal`/`global` in nested code."""
     out: set[str] = set()
     for stmt in body:
-        for sub in ast.walk(stmt):
+        for sub in walk_all(stmt):
             if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
                 out.add(sub.id)
             elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -81,7 +82,7 @@ def _leaves_early(body: list[ast.stmt]) -> bool:
         if isinstance(node, ast.For | ast.AsyncFor | ast.While):
             stack.extend(node.orelse)  # the else of a nested loop belongs to this one
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -139,7 +140,7 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> tup
         or any(
             isinstance(n, ast.Attribute) and n.attr in _RESHAPING
             for b in stmt.body
-            for n in ast.walk(b)
+            for n in walk_all(b)
         )
     ):
         return ()
@@ -156,7 +157,7 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> tup
         and isinstance(bound, ast.Name)
         and all(
             isinstance(n, ast.Name | ast.Tuple | ast.List | ast.Starred | ast.expr_context)
-            for n in ast.walk(stmt.target.elts[1])
+            for n in walk_all(stmt.target.elts[1])
         )
     ):
         var, counted = stmt.target.elts[0].id, "enumerate"
@@ -165,10 +166,10 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> tup
     else:
         return ()
     if var in assigned or any(
-        isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(bound)
+        isinstance(n, ast.Name) and n.id in assigned for n in walk_all(bound)
     ):
         return ()
-    if any(isinstance(n, ast.NamedExpr | ast.Call) for n in ast.walk(bound)) and not _own(bound):
+    if any(isinstance(n, ast.NamedExpr | ast.Call) for n in walk_all(bound)) and not _own(bound):
         return ()
     found: list[LoopCover] = []
     for body_stmt in stmt.body:
@@ -178,7 +179,7 @@ def loop_cover(stmt: ast.For, iterator: Callable[[ast.expr], str | None]) -> tup
             if any(
                 isinstance(n, ast.Name) and n.id in assigned
                 for _, size, _ in inner.sizes
-                for n in ast.walk(size)
+                for n in walk_all(size)
             ):
                 continue  # a nested loop's range may differ from one iteration to the next
             hits = [i for i, item in enumerate(inner.items) if item[0] != "all" and item[1] == var]
@@ -225,7 +226,7 @@ def cached_loop_cover(
 
         declared = {
             name
-            for n in ast.walk(fn)
+            for n in walk_all(fn)
             if isinstance(n, ast.Global | ast.Nonlocal)
             for name in n.names
         }

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.allocations import shape_args
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import walk, walk_all
 from zeroopt.analysis.state import Region
 
 # --- static shape of index expressions ---------------------------------------------------------
@@ -23,7 +23,7 @@ def _bound(
     if expr is None:
         return None, frozenset()
     names: set[str] = set()
-    for node in ast.walk(expr):
+    for node in walk_all(expr):
         if isinstance(node, ast.Name):
             if node.id not in int_names:
                 return None
@@ -554,7 +554,7 @@ def _root(key: str) -> str:
 def _comp_targets(e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> set[str]:
     names: set[str] = set()
     for gen in e.generators:
-        for n in ast.walk(gen.target):
+        for n in walk_all(gen.target):
             if isinstance(n, ast.Name):
                 names.add(n.id)
     return names

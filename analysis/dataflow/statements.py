@@ -23,7 +23,7 @@ from zeroopt.analysis.dataflow.places import (
     _split_call,
     place_key,
 )
-from zeroopt.analysis.resolve import walk
+from zeroopt.analysis.resolve import walk, walk_all
 from zeroopt.analysis.state import SELF, Ref, Region, State, View, evolve
 
 
@@ -65,7 +65,7 @@ class Evaluator(Expressions):
             return self.st
         if kind is Kind.EXPR:
             if isinstance(a, ast.pattern):
-                for sub in ast.walk(a):
+                for sub in walk_all(a):
                     if isinstance(sub, ast.MatchValue):
                         self._read_value(sub.value, "compared by `case`")
                     elif isinstance(sub, ast.MatchClass):
@@ -206,7 +206,7 @@ class Evaluator(Expressions):
             if a.name:
                 self.kill(a.name)
         elif isinstance(a, ast.pattern):
-            for sub in ast.walk(a):
+            for sub in walk_all(a):
                 name = getattr(sub, "name", None) or getattr(sub, "rest", None)
                 if isinstance(name, str):
                     self.kill(name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from zeroopt.analysis.dataflow.stores import Stores
+from zeroopt.analysis.resolve import walk_all
 from zeroopt.analysis.state import MAYBE, Ref
 from zeroopt.analysis.summaries import READS, UNTOUCHED, WRITES, Callee, Summary
 from zeroopt.analysis.summary_conditions import reached_with
@@ -82,7 +83,7 @@ class SummaryCalls(Stores):
         named = [
             key
             for key, a in [*enumerate(e.args), *((k.arg, k.value) for k in e.keywords)]
-            if any(n is alloc or (isinstance(n, ast.Name) and n.id in roots) for n in ast.walk(a))
+            if any(n is alloc or (isinstance(n, ast.Name) and n.id in roots) for n in walk_all(a))
         ]
         param = callee.parameter(named[0]) if len(named) == 1 and named[0] is not None else None
         if param is None:
@@ -213,7 +214,7 @@ def condition_arguments(
             value = e.func.value if isinstance(e.func, ast.Attribute) else None
             shown.append(f"`{name}`")
             if value is not None:
-                names |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                names |= {n.id for n in walk_all(value) if isinstance(n, ast.Name)}
             continue
         passed: ast.expr | None = bound.get(name)
         if passed is None:
@@ -229,7 +230,7 @@ def condition_arguments(
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 return first_fixed, set(), ""
             continue
-        names |= {n.id for n in ast.walk(passed) if isinstance(n, ast.Name)}
+        names |= {n.id for n in walk_all(passed) if isinstance(n, ast.Name)}
         shown.append(f"`{name}`")
     if values and not reached_with(callee.fn, param, line, values):
         return first_fixed, set(), ""

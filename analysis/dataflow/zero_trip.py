@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import ast
 
-from zeroopt.analysis.resolve import record_parent, walk
+from zeroopt.analysis.resolve import child_nodes, record_parent, walk
 
 Loop = ast.For | ast.AsyncFor | ast.While
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -257,7 +257,7 @@ def _skips(loop: Loop, line: int) -> bool:
             return True
         if isinstance(n, Loop | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue  # their `break`/`continue` are their own
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(child_nodes(n))
     return False
 
 
