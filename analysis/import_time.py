@@ -224,20 +224,27 @@ def _imported(project: ProjectView, module: str) -> tuple[str, ...] | None:
         return _IMPORTS[key]
     if len(_IMPORTS) > 8192:
         _IMPORTS.clear()
-    found = project.module_tree(module)
-    out: tuple[str, ...] | None = None
-    if found is not None:
-        tree, _, path = found
-        is_package = path.endswith("__init__.py")
-        out = tuple(
-            m
-            for _, roots in _surely_run(tree.body)
-            for r in roots
-            if isinstance(r, ast.Import | ast.ImportFrom)
-            for m in _imports(r, module, is_package)
-        )
+    # Listed when the entry was loaded, from the tree its SHA was taken of; parsed again only
+    # where the entry was not made from a tree (a module that binds names dynamically).
+    out = project.run_imports(module)
+    if out is None:
+        found = project.module_tree(module)
+        if found is not None:
+            tree, _, path = found
+            out = run_imports(tree, module, path.endswith("__init__.py"))
     _IMPORTS[key] = out
     return out
+
+
+def run_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[str, ...]:
+    """The modules the statements a module's import surely runs import, in order."""
+    return tuple(
+        m
+        for _, roots in _surely_run(tree.body)
+        for r in roots
+        if isinstance(r, ast.Import | ast.ImportFrom)
+        for m in _imports(r, module, is_package)
+    )
 
 
 def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str, ...], str]:

@@ -327,6 +327,9 @@ class ProjectView:
         # pops it), so no two readers share one; `_load` only reads it.
         self._fresh_trees: dict[str, tuple[str, ast.Module]] = {}
         self._moved: dict[str, tuple[bool, dict[str, str]]] = {}  # _path_moved's answers
+        # What the statements a module's import surely runs import (import_time.py), listed
+        # from the tree `_load` parsed: asked of hundreds of modules a scan, it parsed each again.
+        self._run_imports: dict[str, tuple[str, ...]] = {}
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
@@ -384,6 +387,7 @@ class ProjectView:
         return memo[1]
 
     def _load(self, module: str, path: str) -> tuple[str, ModuleEntry | None]:
+        from zeroopt.analysis.import_time import run_imports
         from zeroopt.analysis.resolve import Resolver
 
         try:
@@ -410,6 +414,7 @@ class ProjectView:
         )
         root = resolver.scopes[tree]
         all_names, all_dynamic = _static_all(tree, data)
+        self._run_imports[module] = run_imports(tree, module, path.endswith("__init__.py"))
         self._fresh_trees[module] = (sha, tree)
         while len(self._fresh_trees) > _FRESH_TREES:
             del self._fresh_trees[next(iter(self._fresh_trees))]
@@ -566,6 +571,14 @@ class ProjectView:
         except OSError:
             return None
         return data if hashlib.sha256(data).hexdigest() == self._entries[module][0] else None
+
+    def run_imports(self, module: str) -> tuple[str, ...] | None:
+        """What the statements scanned `module`'s import surely runs import, from the tree its
+        entry was made of; None where that entry is not readable or was not made from a tree.
+        Reads the entry (its SHA goes to `deps`) only where `module_tree` would."""
+        if self.index.modules.get(module) is None or self.entry(module) is None:
+            return None
+        return self._run_imports.get(module)
 
     def module_tree(self, module: str) -> tuple[ast.Module, str, str] | None:
         """(tree, text, path) of a scanned module, parsed again; refused when the bytes differ
