@@ -100,6 +100,9 @@ class _ForwardFields(_ChildFields):
 
 
 _ALL_FORWARD = _ForwardFields(_SCALAR_FIELDS)
+# _SYNTAX_CHILDREN's fields in field order, for walk_bfs (a dict looked up once per node: a
+# class without child fields, Name or Constant, is not computed again each time).
+_SYNTAX_FORWARD = _ForwardFields(_SCALAR_FIELDS | _MARKER_FIELDS)
 
 
 def walk_all(root: ast.AST) -> Iterator[ast.AST]:
@@ -223,28 +226,16 @@ def statements(module: ast.Module) -> list[ast.AST]:
     return out
 
 
-# _SYNTAX_CHILDREN's fields in field order, for the breadth-first walk.
-_FORWARD: dict[type, tuple[str, ...] | None] = {}
-
-
-def _forward(cls: type) -> tuple[str, ...] | None:
-    fields = _SYNTAX_CHILDREN[cls]
-    _FORWARD[cls] = found = None if fields is None else tuple(reversed(fields))
-    return found
-
-
 def walk_bfs(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """The nodes `ast.walk` yields from each root in turn, in its order (breadth-first), but
     faster and without context and operator leaves (Load, Add, ...): for walks where the first
     node found decides a message."""
     for root in roots:
         queue = deque([root])
-        pop, extend, push = queue.popleft, queue.extend, queue.append
+        pop, extend, push, table = queue.popleft, queue.extend, queue.append, _SYNTAX_FORWARD
         while queue:
             node = pop()
-            fields = _FORWARD.get(type(node), ())
-            if fields == ():
-                fields = _forward(type(node))
+            fields = table[type(node)]
             if fields is None:
                 continue
             yield node
