@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.import_ops import ModuleOps, Op, harmful
@@ -37,9 +38,12 @@ _ANSWERS: dict[tuple[int, tuple[str | None, ...], str, bool], str] = {}
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _above(module: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def _above(module: str) -> tuple[str, ...]:
+    """The module and each package above it, outermost first: a pure function of the name,
+    asked once per import of every module of every closure."""
     parts = module.split(".")
-    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+    return tuple(".".join(parts[: i + 1]) for i in range(len(parts)))
 
 
 def _surely_run(body: list[ast.stmt]) -> list[tuple[int, list[ast.AST]]]:
@@ -258,11 +262,17 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str
         return hit
     todo = [m for module in modules if module for m in _above(module)]
     seen: set[str] = set()
+    # Names that are no module of the tree: `is_module` recorded its deps the first time, and
+    # asking again records the same (thousands of imports name `torch` and its packages).
+    rejected: set[str] = set()
     out: list[str] = []
     why = ""
     while todo:
         module = todo.pop()
-        if module in seen or not project.is_module(module):
+        if module in seen or module in rejected:
+            continue
+        if not project.is_module(module):
+            rejected.add(module)
             continue
         seen.add(module)
         if len(seen) > _LIMIT:
