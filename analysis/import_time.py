@@ -23,9 +23,10 @@ the path away.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from zeroopt.analysis.import_ops import ModuleOps, Op, harmful
 from zeroopt.analysis.resolve import child_nodes, walk_all
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
 
 _LIMIT = 100
-_ANSWERS: dict[tuple[int, tuple[str | None, ...], str, bool], str] = {}
+# Memo answers keep the dependencies their computation recorded (module SHAs, `?name` lookups):
+# a hit records them again for the file asking, as a miss would, so the per-file cache sees the
+# same deps whichever files the worker analysed before.
+_ANSWERS: dict[tuple[int, tuple[str | None, ...], str, bool], tuple[str, dict[str, str]]] = {}
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -102,11 +106,29 @@ def replaced_at_import(
     if project is None:
         return "the modules imported before the call were not read"
     key = (id(project), tuple(modules), name, through)
-    if key not in _ANSWERS:
+    hit = _ANSWERS.get(key)
+    if hit is None:
         if len(_ANSWERS) > 4096:
             _ANSWERS.clear()
-        _ANSWERS[key] = _replaced(project, modules, name, through)
-    return _ANSWERS[key]
+        hit = _recording(project, lambda: _replaced(project, modules, name, through))
+        _ANSWERS[key] = hit
+    else:
+        project.deps.update(hit[1])
+    return hit[0]
+
+
+_T = TypeVar("_T")
+
+
+def _recording(project: ProjectView, compute: Callable[[], _T]) -> tuple[_T, dict[str, str]]:
+    """`compute()` with the dependencies it records, which are also recorded as usual."""
+    outer, project.deps = project.deps, {}
+    try:
+        result = compute()
+    finally:
+        consulted = project.deps
+        project.deps = {**outer, **consulted}
+    return result, consulted
 
 
 @dataclass(frozen=True)
@@ -132,7 +154,9 @@ _IMPORTS: dict[tuple[int, str], tuple[str, ...] | None] = {}
 _FACTS: dict[tuple[int, str], _Facts | None] = {}
 # Per project view and the modules a call imports: (every module imported, in the order the
 # walk meets them; why not all could be read, or "").
-_CLOSURES: dict[tuple[int, tuple[str | None, ...]], tuple[tuple[str, ...], str]] = {}
+_CLOSURES: dict[
+    tuple[int, tuple[str | None, ...]], tuple[tuple[tuple[str, ...], str], dict[str, str]]
+] = {}
 # What making a class or an instance of it runs of its own methods (and of its bases', through
 # their classes' entries).
 _CONSTRUCTION = (
@@ -256,10 +280,17 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str
     what their surely-run statements import, transitively)."""
     key = (id(project), tuple(modules))
     hit = _CLOSURES.get(key)
-    if hit is not None:
-        for module in hit[0]:
-            project.entry(module)
-        return hit
+    if hit is None:
+        if len(_CLOSURES) > 1024:
+            _CLOSURES.clear()
+        hit = _recording(project, lambda: _walk_closure(project, modules))
+        _CLOSURES[key] = hit
+    else:
+        project.deps.update(hit[1])
+    return hit[0]
+
+
+def _walk_closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str, ...], str]:
     todo = [m for module in modules if module for m in _above(module)]
     seen: set[str] = set()
     # Names that are no module of the tree: `is_module` recorded its deps the first time, and
@@ -287,10 +318,7 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str
         out.append(module)
         for imported in read:
             todo += _above(imported)
-    if len(_CLOSURES) > 1024:
-        _CLOSURES.clear()
-    _CLOSURES[key] = (tuple(out), why)
-    return _CLOSURES[key]
+    return tuple(out), why
 
 
 def _what(op: Op) -> str:

@@ -410,3 +410,30 @@ _HOOK = "def __getattr__(name):\n{body}"
 def test_names_a_module_getattr_answers(text: str, answered: frozenset[str] | None) -> None:
     """A lazy `__getattr__` answers only the literal names it tests; anything else, any name."""
     assert answered_names(ast.parse(text)) == answered
+
+
+def test_import_time_memo_hits_record_the_deps_of_a_miss(tmp_path: Path) -> None:
+    """Whether a def may be replaced at import is memoised per worker; a second file asking the
+    same question must record the same modules as dependencies as the first did, or its cached
+    result would not be invalidated when one of them changes."""
+    from zeroopt.analysis.import_time import replaced_at_import
+    from zeroopt.analysis.project import ProjectView
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    files = {
+        "__init__.py": "from . import helpers\nfrom .sub import thing\n",
+        "helpers.py": "import pkg.sub\n\ndef fill(x):\n    x.fill_(1)\n",
+        "sub.py": "thing = 1\n",
+        "user.py": "from pkg.helpers import fill\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    view = ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
+    recorded = []
+    for _ in range(2):
+        view.start_file("pkg.user")
+        answer = replaced_at_import(view, ["pkg.user", "pkg.helpers"], "fill")
+        recorded.append((answer, dict(view.deps)))
+    assert recorded[0] == recorded[1]
+    assert {"pkg", "pkg.helpers", "pkg.sub"} <= set(recorded[1][1])
