@@ -490,6 +490,7 @@ class Summaries:
             not outcome.writes
             and not outcome.partial_writes
             and not outcome.view_writes
+            and not outcome.relayouts
             and not end.touched
             and not end.some_write
             and not end.escapes

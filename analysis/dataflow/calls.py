@@ -51,6 +51,8 @@ class Calls(DispatchCalls):
             if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:
                 for _, a in self._args(e):
                     self._read_arg(a, f".{func.attr}", definite=True)
+                if self.rec is not None:
+                    self.rec.note(self.rec.outcome.relayouts, e.lineno, f"`.{func.attr}`")
                 if recv.view is View.SELF:
                     # Same storage, new layout: slices of it no longer name original regions,
                     # through any name for it (`y = x; x.t_()` changes y too).
