@@ -178,7 +178,12 @@ Exceptions that leave the function abandon the object they were building; attrib
 methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class),
 `__torch_function__` overrides, callables or iterators handed in by a caller, and functions of
 other modules reading their caller's frame do not read buffers behind the analysis' back; a
-parameter annotated `int` holds a Python int (unless the function uses it as an object). A store
+parameter annotated `int` holds a Python int (unless the function uses it as an object); no
+other module replaces a builtin (`builtins.range = f`) or a torch function or tensor method
+(`torch.Tensor.copy_ = f`): a module that binds names dynamically (`globals()`, `exec`,
+`builtins`, ...) resolves no builtin it does not bind, and a library attribute a module replaces
+itself (`dist.all_gather_into_tensor = f`, `setattr(torch.Tensor, "zero_", f)`) keeps no
+built-in semantics or contract there. A store
 `obj.name = buf` or `obj[k] = buf` stores the buffer itself unless this module defines a property
 setter of that name, a decorated def of that name, `__setattr__`, `__set__` or `__setitem__`
 (then the store may keep a copy, and the finding is `unproven`); classes of other modules are

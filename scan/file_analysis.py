@@ -29,7 +29,7 @@ from zeroopt.analysis.dataflow.first_pass import first_pass_reads, unreached_fir
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
-from zeroopt.analysis.project import ProjectView
+from zeroopt.analysis.project import ProjectView, binds_dynamically
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.returned import SAFE_, UNPROVEN_, UNSAFE_, Judgement, ReturnedJudge
 from zeroopt.analysis.returned_reads import CallerRead, read_by_a_caller
@@ -209,6 +209,7 @@ def _analyse_tree(
         is_package=bool(real_path and real_path.endswith("__init__.py")),
         project=project,
     )
+    resolver.dynamic = binds_dynamically(text)
     sites = find_allocations(tree, resolver)
     if not sites:
         return [], []

@@ -391,6 +391,11 @@ class Calls(DispatchCalls):
         if not args_done:
             for _, a in self._args(e):
                 self._read_arg(a, f".{m}", definite=True)
+        if f"torch.Tensor.{m}" in self.ctx.resolver.patched():
+            # The module replaces the method (`torch.Tensor.copy_ = f`): not torch's semantics.
+            self.read(recv, e, definite=False, how=f"`{how}` (a method this module replaces)")
+            self.lost(e, f"`{how}`")
+            return None
         if m in api.METADATA_METHODS:
             # `x.requires_grad_()` hands back x itself: the result is another name for it.
             return recv if m in api.RETURNS_SELF_METHODS else None
