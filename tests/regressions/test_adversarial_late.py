@@ -21,6 +21,12 @@ each executed: poisoning the allocation changes the result.
   replaced tensor method is a method not known to the analysis. Another module doing so (as
   vllm's checkpoint_weight_patch.py swaps `torch.Tensor.copy_` while weights load) stays
   assumed (`KNOWN`).
+- `math.prod(dims)` was a proven int (analysis/scalars.py), but it multiplies whatever it is
+  given: `[torch.tensor(1)]` gives a 0-dim tensor, which an alias (`j = k; j += 1`), a callee
+  or `out=k` changes in place between `out[:k] = a` and `out[k:] = b`, or between
+  `zeros(k)` and `range(k)`. Only `math.prod` of a `.shape`, a `.size()`, a slice of one or a
+  display of ints is an int; any other is a size of unknown type (volatile bounds, assumed
+  loop sizes), whose aliases are checked.
 """
 
 from __future__ import annotations
@@ -226,6 +232,98 @@ CASES += [
         "setattr(torch.Tensor, 'zero_', lambda self: self)",
         "out.zero_()",
         "`setattr(torch.Tensor, 'zero_', ...)` replaces the method as an attribute store does.",
+    ),
+]
+
+_PROD = r"""
+import math
+
+import torch
+
+
+def bump(v):
+    v += 1
+
+
+def f(dims, n: int):
+    k = math.prod(dims)
+    out = torch.zeros(n)  # <- site
+    out[:k] = 1.0
+    {change}
+    out[k:] = 2.0
+    return out.sum()
+"""
+_PROD_RUN = "def run():\n    return f([torch.tensor(1)], 3)\n"
+
+CASES += [
+    Case(
+        "product_of_a_tensor_changed_through_an_alias",
+        why="`k` is `tensor(1)`: `j += 1` on its alias makes it 2, and `out[k:]` leaves "
+        "element 1 alone.",
+        source=_PROD.format(change="j = k\n    j += 1"),
+        scenario=_PROD_RUN,
+    ),
+    Case(
+        "product_of_a_tensor_changed_by_out",
+        why="`torch.add(k, 1, out=k)` moves the 0-dim tensor `k` from 1 to 2 in place.",
+        source=_PROD.format(change="torch.add(k, 1, out=k)"),
+        scenario=_PROD_RUN,
+    ),
+    Case(
+        "product_of_a_tensor_changed_by_a_callee",
+        why="`bump(k)` adds 1 in place to the 0-dim tensor `k` it is handed.",
+        source=_PROD.format(change="bump(k)"),
+        scenario=_PROD_RUN,
+    ),
+    Case(
+        "product_of_a_tensor_as_a_loop_size",
+        why="`zeros(k)` has 3 elements; `j -= 1` makes `k` 2 before `range(k)`.",
+        source=r"""
+import math
+
+import torch
+
+
+def f(dims):
+    k = math.prod(dims)
+    out = torch.zeros(k)  # <- site
+    j = k
+    j -= 1
+    for i in range(k):
+        out[i] = 1.0
+    return out.sum()
+""",
+        scenario="def run():\n    return f([torch.tensor(3)])\n",
+    ),
+    Case(
+        "product_of_unknown_items_as_slice_bounds",
+        kind="fix",
+        why="Near miss: with no alias of `k` and nothing run between, `out[:k]` and `out[k:]` "
+        "cover the buffer whatever `k` is (volatile bounds).",
+        source=_PROD.format(change="").replace("\n    \n", "\n"),
+        scenario=_PROD_RUN,
+    ),
+    Case(
+        "product_of_a_shape_is_an_int",
+        kind="fix",
+        why="Near miss: `math.prod(x.shape[1:])` multiplies Python ints: `j += 1` rebinds `j` "
+        "alone.",
+        source=r"""
+import math
+
+import torch
+
+
+def f(x, n: int):
+    k = math.prod(x.shape[1:])
+    out = torch.zeros(n)  # <- site
+    out[:k] = 1.0
+    j = k
+    j += 1
+    out[k:] = 2.0
+    return out.sum()
+""",
+        scenario="def run():\n    return f(torch.ones(2, 1), 3)\n",
     ),
 ]
 
