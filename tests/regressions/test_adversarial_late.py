@@ -27,6 +27,12 @@ each executed: poisoning the allocation changes the result.
   `zeros(k)` and `range(k)`. Only `math.prod` of a `.shape`, a `.size()`, a slice of one or a
   display of ints is an int; any other is a size of unknown type (volatile bounds, assumed
   loop sizes), whose aliases are checked.
+- Slices bounded by a name of unknown type (`out[:k] = a`, `out[k:] = b`, scalars.
+  volatile_bounds) were forgotten only where a call or another node running code came between,
+  not where a statement changed an object in place without a call: with `k` a 0-dim view of
+  `t` (`k = t[0]`, or both handed in by the caller), `t += 1`, `t[0] = 2` or `t[...] += 1`
+  moves `k`. Such a node (an augmented assignment, an item or attribute store into anything but
+  the buffer and proven ints) now forgets them too (fixpoint._code_ran).
 """
 
 from __future__ import annotations
@@ -324,6 +330,72 @@ def f(x, n: int):
     return out.sum()
 """,
         scenario="def run():\n    return f(torch.ones(2, 1), 3)\n",
+    ),
+]
+
+_VIEW_BOUND = r"""
+import torch
+
+
+def f(t, k, n: int, m: int):
+    out = torch.zeros(n)  # <- site
+    out[:k] = 1.0
+    {change}
+    out[k:] = 2.0
+    return out.sum()
+"""
+_VIEW_RUN = "def run():\n    t = torch.tensor([1])\n    return f(t, t[0], 3, 0)\n"
+
+CASES += [
+    Case(
+        "bound_viewing_a_tensor_changed_by_an_augmented_assignment",
+        why="`k = t[0]` is a 0-dim view of `t`: `t += 1` adds in place, `k` becomes 2 and "
+        "`out[k:]` leaves element 1 alone.",
+        source=r"""
+import torch
+
+
+def f(t, n: int):
+    k = t[0]
+    out = torch.zeros(n)  # <- site
+    out[:k] = 1.0
+    t += 1
+    out[k:] = 2.0
+    return out.sum()
+""",
+        scenario="def run():\n    return f(torch.tensor([1]), 3)\n",
+    ),
+    Case(
+        "bound_handed_in_as_a_view_of_another_argument",
+        why="The caller passes `t[0]` as `k`: `t += 1` moves it from 1 to 2.",
+        source=_VIEW_BOUND.format(change="t += 1"),
+        scenario=_VIEW_RUN,
+    ),
+    Case(
+        "bound_changed_by_an_item_store",
+        why="`t[0] = 2` stores into the tensor `k` views.",
+        source=_VIEW_BOUND.format(change="t[0] = 2"),
+        scenario=_VIEW_RUN,
+    ),
+    Case(
+        "bound_changed_by_an_augmented_item_store",
+        why="`t[...] += 1` adds in place to every element of `t`, `k` among them.",
+        source=_VIEW_BOUND.format(change="t[...] += 1"),
+        scenario=_VIEW_RUN,
+    ),
+    Case(
+        "int_rebound_between_slices_of_a_volatile_bound",
+        kind="fix",
+        why="Near miss: `m += 1` rebinds a proven int; nothing can change `k` in place.",
+        source=_VIEW_BOUND.format(change="m += 1"),
+        scenario=_VIEW_RUN,
+    ),
+    Case(
+        "store_into_the_buffer_between_slices_of_a_volatile_bound",
+        kind="fix",
+        why="Near miss: a store into the buffer itself between the two writes changes no bound.",
+        source=_VIEW_BOUND.format(change="out[0] = 3.0"),
+        scenario=_VIEW_RUN,
     ),
 ]
 
