@@ -212,7 +212,9 @@ makes a new value (an operand of an arithmetic operator or a comparison, an argu
 slice bound) or indexes a subscript that is read: it is never aliased (`j = k`), stored
 (`d[key] = k`), handed to a call, stored into (`k[()] = 3`) or called on (`k.add_(1)`). Rebinding
 it forgets the slices it bounds, and so does every node that runs code (a call, an iteration, a
-yield): code may change in place a tensor the caller also holds. Assumed: operators,
+yield): code may change in place a tensor the caller also holds; and every node that changes an
+object in place without a call (`t += 1`, `t[0] = v`, `t.a = v`, on anything but the buffer or a
+proven int): the bound may be a 0-dim view of `t` (`k = t[0]`, or `t[0]` handed in). Assumed: operators,
 comparisons, `__index__` and subscripting run no code of the program that changes the bound, and
 a container indexed with a slice does not keep the slice (true of tensors, lists and tuples).
 An allocation that runs again (in a loop) while the previous buffer from that line is not fully
