@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.append_lists import made_in_loop
@@ -413,6 +414,10 @@ class Calls(DispatchCalls):
             m in ("reshape", "flatten", "ravel", "reshape_as", "contiguous")
             and recv.view is View.SELF
             and self.ctx.contiguous
+            and (
+                m != "contiguous"
+                or _row_major(e, partial(self.ctx.resolver.qualified, self.ctx.scope))
+            )
         ):
             return recv if m == "contiguous" else Ref(View.FULL)
         if m in ("expand", "expand_as", "broadcast_to"):
@@ -479,6 +484,13 @@ def _beta_zero(e: ast.Call) -> bool:
         and k.value.value == 0
         for k in e.keywords
     )
+
+
+def _row_major(e: ast.Call, qualify: Callable[[ast.expr], str | None]) -> bool:
+    """`x.contiguous()` or `x.contiguous(memory_format=torch.contiguous_format)`: the buffer
+    itself when it is already row-major. Another format (`torch.channels_last`) makes a copy."""
+    args = [*e.args, *(k.value for k in e.keywords)]
+    return not args or (len(args) == 1 and qualify(args[0]) == "torch.contiguous_format")
 
 
 def _constant_getattr(e: ast.Call) -> bool:

@@ -33,6 +33,10 @@ each executed: poisoning the allocation changes the result.
   `t` (`k = t[0]`, or both handed in by the caller), `t += 1`, `t[0] = 2` or `t[...] += 1`
   moves `k`. Such a node (an augmented assignment, an item or attribute store into anything but
   the buffer and proven ints) now forgets them too (fixpoint._code_ran).
+- `x.contiguous(memory_format=torch.channels_last)` on a fresh row-major buffer was taken for
+  the buffer itself, as `x.contiguous()` is: it is a copy in the other layout, and writes
+  through it (or through its `reshape(-1)`, itself a copy then) leave the buffer alone. Only
+  `contiguous()` or `contiguous(memory_format=torch.contiguous_format)` is the buffer.
 """
 
 from __future__ import annotations
@@ -396,6 +400,55 @@ def f(t, n: int):
         why="Near miss: a store into the buffer itself between the two writes changes no bound.",
         source=_VIEW_BOUND.format(change="out[0] = 3.0"),
         scenario=_VIEW_RUN,
+    ),
+]
+
+CASES += [
+    Case(
+        "channels_last_copy_of_the_allocation_written",
+        why="`.contiguous(memory_format=torch.channels_last)` copies the zeros into another "
+        "layout; the reshape of that copy is a copy again: `out` keeps the copied zeros.",
+        source=r"""
+import torch
+
+
+def f(src):
+    out = torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)  # <- site
+    out.reshape(-1).copy_(src)
+    return out.sum()
+""",
+        scenario="def run():\n    return f(torch.arange(120.0))\n",
+    ),
+    Case(
+        "channels_last_copy_of_the_buffer_written",
+        why="`v` is a channels-last copy of `out`: writing it leaves `out` unwritten.",
+        source=r"""
+import torch
+
+
+def f(src):
+    out = torch.zeros(2, 3, 4, 5)  # <- site
+    v = out.contiguous(memory_format=torch.channels_last)
+    v.copy_(src.view(2, 3, 4, 5))
+    return out.sum()
+""",
+        scenario="def run():\n    return f(torch.arange(120.0))\n",
+    ),
+    Case(
+        "row_major_contiguous_is_the_buffer",
+        kind="fix",
+        why="Near miss: `contiguous(memory_format=torch.contiguous_format)` of a fresh row-major "
+        "buffer returns it, and its `reshape(-1)` is a view: the copy writes every element.",
+        source=r"""
+import torch
+
+
+def f(src):
+    out = torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.contiguous_format)  # <- site
+    out.reshape(-1).copy_(src)
+    return out.sum()
+""",
+        scenario="def run():\n    return f(torch.arange(120.0))\n",
     ),
 ]
 
