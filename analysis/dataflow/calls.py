@@ -120,6 +120,11 @@ class Calls(DispatchCalls):
         # By the resolved name; by the source text only for a callee that resolves to nothing
         # (`import other as my_kernels` must not borrow my_kernels' contract).
         contract = self.ctx.contracts.get(qual) if qual else self.ctx.contracts.get(name)
+        if contract is not None and not qual and contract in _BUILTIN_CONTRACTS:
+            # A built-in contract is torch's or DeepGEMM's own function: a callee spelled like
+            # it that resolves to nothing (a parameter `deep_gemm`, a name the module replaces)
+            # is some other object. Only a contract the user declared is taken by its text.
+            contract = None
         if contract is not None and (
             any(isinstance(a, ast.Starred) for a in e.args)
             or any(k.arg is None for k in e.keywords)
@@ -472,6 +477,7 @@ class Calls(DispatchCalls):
 
 
 _TENSOR_METHODS = api.TENSOR_METHODS
+_BUILTIN_CONTRACTS = frozenset(api.BUILTIN_CONTRACTS)
 _FUNCTIONAL_VIEWS = api.FUNCTIONAL_VIEWS
 
 

@@ -37,6 +37,11 @@ each executed: poisoning the allocation changes the result.
   the buffer itself, as `x.contiguous()` is: it is a copy in the other layout, and writes
   through it (or through its `reshape(-1)`, itself a copy then) leave the buffer alone. Only
   `contiguous()` or `contiguous(memory_format=torch.contiguous_format)` is the buffer.
+- A callee that resolves to nothing was matched against the contracts by its source text, the
+  built-in ones too: a parameter named `deep_gemm` (`deep_gemm.bf16_gemm_nt(a, b, out)`) got
+  DeepGEMM's "writes `d` in full", and `torch.distributed.all_gather_into_tensor(...)` spelled
+  in full kept its contract where the module replaces that function. Only a contract the user
+  declared is now taken by its text.
 """
 
 from __future__ import annotations
@@ -449,6 +454,45 @@ def f(src):
     return out.sum()
 """,
         scenario="def run():\n    return f(torch.arange(120.0))\n",
+    ),
+]
+
+CASES += [
+    Case(
+        "parameter_named_like_a_library_with_a_contract",
+        why="`deep_gemm` is an argument, not the DeepGEMM module: its `bf16_gemm_nt` writes "
+        "nothing into `out`.",
+        source=r"""
+import torch
+
+
+def f(n: int, deep_gemm):
+    out = torch.zeros(n, n)  # <- site
+    deep_gemm.bf16_gemm_nt(torch.ones(n, n), torch.ones(n, n), out)
+    return out.sum()
+""",
+        scenario="import types\n\n\ndef run():\n    return f(3, types.SimpleNamespace("
+        "bf16_gemm_nt=lambda a, b, d: None))\n",
+    ),
+    Case(
+        "collective_spelled_in_full_replaced_by_the_module",
+        why="The module replaces `torch.distributed.all_gather_into_tensor` and calls it by its "
+        "full name: the replacement writes nothing.",
+        source=r"""
+import torch
+import torch.distributed
+
+_REAL_AG = torch.distributed.all_gather_into_tensor
+torch.distributed.all_gather_into_tensor = lambda o, i, group=None, async_op=False: None
+
+
+def f(n: int):
+    out = torch.zeros(n)  # <- site
+    torch.distributed.all_gather_into_tensor(out, torch.ones(n))
+    return out.sum()
+""",
+        scenario="def run():\n    try:\n        return f(3)\n    finally:\n"
+        "        torch.distributed.all_gather_into_tensor = _REAL_AG\n",
     ),
 ]
 
