@@ -18,6 +18,15 @@ if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
 
 _BUILTINS = frozenset(dir(builtins))
+_FRAME_FUNCTIONS = frozenset({"sys._getframe", "inspect.currentframe", "inspect.stack"})
+# Builtins whose semantics prove writes (loop counts, sizes, ints) and that a module binding its
+# names dynamically may have rebound (`globals()["range"] = f`): unresolved there, they are
+# unknown calls. Not the reflective ones (`vars`, `getattr`, `exec`, ...): resolving those is
+# what makes the analysis give up on what they reach.
+_VALUE_BUILTINS = frozenset(
+    {"range", "enumerate", "len", "zip", "reversed", "int", "float", "bool", "min", "max", "abs",
+     "round"}
+)  # fmt: skip
 _OPAQUE = "<opaque>"  # a binding that is not an import: assignment, parameter, def, ...
 _NONE = "<none>"  # `name = None`: the usual `except ImportError` fallback, harmless for resolution
 
@@ -487,7 +496,8 @@ class Resolver:
     # Memo of `patched`: computed on first use.
     _patched: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
     # The module may bind its own names out of sight (project.binds_dynamically: `globals()[k]
-    # = v`, `exec(...)`, `builtins.range = f`): a name it never binds need not be the builtin.
+    # = v`, `exec(...)`, `builtins.range = f`): a value builtin it never binds (`range`, `len`)
+    # need not be the builtin.
     dynamic: bool = False
 
     @classmethod
@@ -551,7 +561,9 @@ class Resolver:
                 return None
             first = False
             current = current.parent
-        return f"builtins.{name}" if name in _BUILTINS and not self.dynamic else None
+        if name not in _BUILTINS or (self.dynamic and name in _VALUE_BUILTINS):
+            return None
+        return f"builtins.{name}"
 
     def _root(self, scope: Scope) -> Scope:
         while scope.parent is not None:
@@ -596,5 +608,6 @@ class Resolver:
                     base = self.qualified(scope, call.args[0])
                     if base:
                         found.add(f"{base}.{call.args[1].value}")
-            self._patched = frozenset(found)
+            # A replaced frame function may still read frames: it stays what it was named.
+            self._patched = frozenset(found) - _FRAME_FUNCTIONS
         return self._patched

@@ -181,7 +181,8 @@ other modules reading their caller's frame do not read buffers behind the analys
 parameter annotated `int` holds a Python int (unless the function uses it as an object); no
 other module replaces a builtin (`builtins.range = f`) or a torch function or tensor method
 (`torch.Tensor.copy_ = f`): a module that binds names dynamically (`globals()`, `exec`,
-`builtins`, ...) resolves no builtin it does not bind, and a library attribute a module replaces
+`builtins`, ...) resolves none of the value builtins (`range`, `enumerate`, `len`, `int`,
+`min`, ...) whose meaning proves writes, and a library attribute a module replaces
 itself (`dist.all_gather_into_tensor = f`, `setattr(torch.Tensor, "zero_", f)`) keeps no
 built-in semantics or contract there. A store
 `obj.name = buf` or `obj[k] = buf` stores the buffer itself unless this module defines a property

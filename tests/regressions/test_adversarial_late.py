@@ -12,7 +12,9 @@ each executed: poisoning the allocation changes the result.
   `builtins.range = f`: project.binds_dynamically) may give `range` (`len`, `enumerate`, ...)
   another meaning than the builtin's, as a plain `range = f` does, yet its names resolved to
   the builtins: a loop over `range(n)` writing `out[i]` was a write in full. Such a module
-  resolves no name it never binds (Resolver.dynamic), as it already resolved no import. A
+  resolves none of the value builtins it never binds (`range`, `len`, `int`, ...:
+  Resolver.dynamic), as it already resolved no import; the reflective ones (`vars`, `getattr`)
+  still resolve, which is what makes the analysis give up on what they reach. A
   module patching `builtins` for the others stays assumed (`KNOWN`).
 - A module that replaces a library function or a tensor method itself
   (`dist.all_gather_into_tensor = f`, `torch.nn.init.ones_ = f`, `torch.Tensor.zero_ = f`,
