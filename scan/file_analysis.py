@@ -263,6 +263,11 @@ def _analyse_tree(
             summaries=summaries,
         )
         outcome = analyse_buffer(cfg, ctx)
+        if not outcome.gave_up and _custom_namespace(site, resolver):
+            outcome.gave_up = (
+                "a class body whose metaclass or base may give it a namespace of its own "
+                "(`__prepare__`): each binding there runs that namespace's `__setitem__`"
+            )
         outcome = unreached_first_reads(outcome, site.owner.body) or outcome
         outcome = first_pass_reads(cfg, ctx, outcome, site.owner.body) or outcome
         decided[id(site.call)] = decide(outcome)
@@ -531,6 +536,19 @@ def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str,
         return ()
     return tuple(
         sorted({f"{phase} ({kind})" for phase, kind in outcome.phase_events if kind in kinds})
+    )
+
+
+def _custom_namespace(site: Allocation, resolver: Resolver) -> bool:
+    """The allocation is in a class body that a metaclass keyword, a class keyword (handed to
+    `__prepare__`) or a base other than `object` may run in a mapping whose `__setitem__` reads
+    what is bound (`class K(metaclass=M)`, `class E(enum.Enum)`)."""
+    owner = site.owner
+    if not isinstance(owner, ast.ClassDef):
+        return False
+    outer = site.scope.parent or site.scope
+    return bool(owner.keywords) or any(
+        resolver.qualified(outer, b) != "builtins.object" for b in owner.bases
     )
 
 

@@ -44,6 +44,11 @@ each executed: poisoning the allocation changes the result.
   DeepGEMM's "writes `d` in full", and `torch.distributed.all_gather_into_tensor(...)` spelled
   in full kept its contract where the module replaces that function. Only a contract the user
   declared is now taken by its text.
+- A class body's bindings were plain stores: under a metaclass whose `__prepare__` returns a
+  mapping with its own `__setitem__` (or a base's metaclass doing so, or class keywords handed
+  to it), `buf = torch.zeros(3)` runs that `__setitem__`, which may read the zeros before the
+  body's `buf.fill_(1.0)`. A class body with a metaclass, a keyword or a base other than
+  `object` is not analysed (`unproven`); the wheels hold no allocation in a class body.
 """
 
 from __future__ import annotations
@@ -495,6 +500,53 @@ def f(n: int):
 """,
         scenario="def run():\n    try:\n        return f(3)\n    finally:\n"
         "        torch.distributed.all_gather_into_tensor = _REAL_AG\n",
+    ),
+]
+
+CASES += [
+    Case(
+        "class_body_namespace_of_a_metaclass_reads_the_binding",
+        why="`Meta.__prepare__` gives the body a `Spy` mapping: binding `buf` runs "
+        "`Spy.__setitem__`, which sums the zeros before `buf.fill_(1.0)`.",
+        source=r"""
+import torch
+
+SEEN = []
+
+
+class Spy(dict):
+    def __setitem__(self, key, value):
+        if isinstance(value, torch.Tensor):
+            SEEN.append(value.sum())
+        super().__setitem__(key, value)
+
+
+class Meta(type):
+    @classmethod
+    def __prepare__(mcs, name, bases):
+        return Spy()
+
+
+class K(metaclass=Meta):
+    buf = torch.zeros(3)  # <- site
+    buf.fill_(1.0)
+""",
+        scenario="def run():\n    return SEEN[0], K.buf\n",
+    ),
+    Case(
+        "class_body_of_a_plain_class",
+        kind="fix",
+        why="Near miss: `class K(object)` runs its body in a plain dict: the zeros are written "
+        "in full before anything can see them.",
+        source=r"""
+import torch
+
+
+class K(object):
+    buf = torch.zeros(3)  # <- site
+    buf.fill_(1.0)
+""",
+        scenario="def run():\n    return K.buf\n",
     ),
 ]
 
