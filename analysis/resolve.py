@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 
 _BUILTINS = frozenset(dir(builtins))
 _FRAME_FUNCTIONS = frozenset({"sys._getframe", "inspect.currentframe", "inspect.stack"})
-# Builtins whose semantics prove writes (loop counts, sizes, ints) and that a module binding its
-# names dynamically may have rebound (`globals()["range"] = f`): unresolved there, they are
-# unknown calls. Not the reflective ones (`vars`, `getattr`, `exec`, ...): resolving those is
-# what makes the analysis give up on what they reach.
+# Builtins whose semantics prove writes (loop counts, sizes, ints; `dict(k=v)` a new holder whose
+# paths are the values given) and that a module binding its names dynamically may have rebound
+# (`globals()["range"] = f`): unresolved there, they are unknown calls. Not the reflective ones
+# (`vars`, `getattr`, `exec`, ...): resolving those is what makes the analysis give up on what
+# they reach.
 _VALUE_BUILTINS = frozenset(
     {"range", "enumerate", "len", "zip", "reversed", "int", "float", "bool", "min", "max", "abs",
-     "round"}
+     "round", "dict"}
 )  # fmt: skip
 _OPAQUE = "<opaque>"  # a binding that is not an import: assignment, parameter, def, ...
 _NONE = "<none>"  # `name = None`: the usual `except ImportError` fallback, harmless for resolution

@@ -165,6 +165,25 @@ CASES += [
         "exec('range = lambda n: _real_range(1)')",
         "`exec` binds the module's `range` to a function giving one pass.",
     ),
+    Case(
+        "dict_rebound_through_globals",
+        why="`dict(a=out)` is the module's function returning another dict: `d['a']` is not "
+        "`out`, which keeps its zeros.",
+        source=r"""
+import torch
+
+_OTHER = {"a": torch.zeros(3)}
+globals()["dict"] = lambda **kw: _OTHER
+
+
+def f(n: int):
+    out = torch.zeros(n)  # <- site
+    d = dict(a=out)
+    d["a"].fill_(1.0)
+    return out.sum()
+""",
+        scenario="def run():\n    return f(3)\n",
+    ),
     _range_case(
         "builtins_range_patched_by_the_module",
         "\n\ndef _patch():\n    builtins.range = lambda n: _real_range(1)\n",
