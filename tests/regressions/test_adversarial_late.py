@@ -268,6 +268,25 @@ CASES += [
         "out.zero_()",
         "`Tensor.zero_` is replaced by a function returning the tensor as it is.",
     ),
+    Case(
+        "tensor_item_store_replaced_by_the_module",
+        why="`torch.Tensor.__setitem__` is the module's function writing nothing: `out[:] = 1.0` "
+        "leaves the zeros.",
+        source=r"""
+import torch
+
+_REAL = torch.Tensor.__setitem__
+torch.Tensor.__setitem__ = lambda self, k, v: None
+
+
+def f(n: int):
+    out = torch.zeros(n)  # <- site
+    out[:] = 1.0
+    return out.sum()
+""",
+        scenario="def run():\n    try:\n        return f(3)\n    finally:\n"
+        "        torch.Tensor.__setitem__ = _REAL\n",
+    ),
     _patched_case(
         "tensor_method_replaced_by_setattr",
         "setattr(torch.Tensor, 'zero_', lambda self: self)",
