@@ -184,9 +184,10 @@ other module replaces a builtin (`builtins.range = f`) or a torch function or te
 `builtins`, ...) resolves none of the value builtins (`range`, `enumerate`, `len`, `int`,
 `min`, ...) whose meaning proves writes, and a library attribute a module replaces
 itself (`dist.all_gather_into_tensor = f`, `setattr(torch.Tensor, "zero_", f)`) keeps no
-built-in semantics or contract there. An allocation in a class body is not analysed where the class has a metaclass, a
-keyword or a base other than `object` (its `__prepare__` may give the body a mapping whose
-`__setitem__` reads what is bound). A store
+built-in semantics or contract there. An allocation in a class body is not analysed where the class has a metaclass or a
+class keyword, an `enum` base, or a base of its module that has one (`__prepare__` may give the
+body a mapping whose `__setitem__` reads what is bound); other modules' classes are assumed to
+have no such metaclass. A store
 `obj.name = buf` or `obj[k] = buf` stores the buffer itself unless this module defines a property
 setter of that name, a decorated def of that name, `__setattr__`, `__set__` or `__setitem__`
 (then the store may keep a copy, and the finding is `unproven`); classes of other modules are

@@ -540,16 +540,36 @@ def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str,
 
 
 def _custom_namespace(site: Allocation, resolver: Resolver) -> bool:
-    """The allocation is in a class body that a metaclass keyword, a class keyword (handed to
-    `__prepare__`) or a base other than `object` may run in a mapping whose `__setitem__` reads
-    what is bound (`class K(metaclass=M)`, `class E(enum.Enum)`)."""
+    """The allocation is in a class body that may run in a mapping whose `__setitem__` reads
+    what is bound: the class has a metaclass or class keyword (handed to `__prepare__`), an
+    `enum` base (its namespace is an `_EnumDict`), or a base of this module that has one.
+    Assumed: another module's class has no metaclass defining `__prepare__` (the special
+    methods of classes are assumed not to read buffers)."""
     owner = site.owner
     if not isinstance(owner, ast.ClassDef):
         return False
     outer = site.scope.parent or site.scope
-    return bool(owner.keywords) or any(
-        resolver.qualified(outer, b) != "builtins.object" for b in owner.bases
-    )
+    root = site.scope
+    while root.parent is not None:
+        root = root.parent
+    local = {
+        n.name: n for n in ast.walk(root.node) if isinstance(n, ast.ClassDef) and n is not owner
+    }
+    seen: set[int] = set()
+    todo = [owner]
+    while todo:
+        cls = todo.pop()
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        if cls.keywords:
+            return True
+        for base in cls.bases:
+            if (resolver.qualified(outer, base) or "").startswith("enum."):
+                return True
+            if isinstance(base, ast.Name) and base.id in local:
+                todo.append(local[base.id])
+    return False
 
 
 def _escape_on_bind(site: Allocation) -> frozenset[str]:

@@ -47,8 +47,9 @@ each executed: poisoning the allocation changes the result.
 - A class body's bindings were plain stores: under a metaclass whose `__prepare__` returns a
   mapping with its own `__setitem__` (or a base's metaclass doing so, or class keywords handed
   to it), `buf = torch.zeros(3)` runs that `__setitem__`, which may read the zeros before the
-  body's `buf.fill_(1.0)`. A class body with a metaclass, a keyword or a base other than
-  `object` is not analysed (`unproven`); the wheels hold no allocation in a class body.
+  body's `buf.fill_(1.0)`. A class body with a metaclass or class keyword, an `enum` base or a
+  base of its module that has one is not analysed (`unproven`); the wheels hold no allocation
+  in a class body.
 """
 
 from __future__ import annotations
@@ -566,6 +567,39 @@ class Meta(type):
 
 
 class K(metaclass=Meta):
+    buf = torch.zeros(3)  # <- site
+    buf.fill_(1.0)
+""",
+        scenario="def run():\n    return SEEN[0], K.buf\n",
+    ),
+    Case(
+        "class_body_of_a_subclass_of_a_class_with_a_metaclass",
+        why="`K(Base)` inherits `Meta`: its body runs in a `Spy` mapping too, which sums the "
+        "zeros when `buf` is bound.",
+        source=r"""
+import torch
+
+SEEN = []
+
+
+class Spy(dict):
+    def __setitem__(self, key, value):
+        if isinstance(value, torch.Tensor):
+            SEEN.append(value.sum())
+        super().__setitem__(key, value)
+
+
+class Meta(type):
+    @classmethod
+    def __prepare__(mcs, name, bases):
+        return Spy()
+
+
+class Base(metaclass=Meta):
+    pass
+
+
+class K(Base):
     buf = torch.zeros(3)  # <- site
     buf.fill_(1.0)
 """,
