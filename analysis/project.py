@@ -624,6 +624,7 @@ class ProjectView:
         resolver = Resolver.build(
             tree, module_name=module, is_package=module in self.index.packages, project=self
         )
+        resolver.dynamic = _binds_dynamically(data)
 
         def qualify_at(fn: ast.AST, e: ast.expr) -> str | None:
             scope = resolver.scopes.get(fn) or resolver.scopes[tree]

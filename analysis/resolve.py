@@ -18,6 +18,16 @@ if TYPE_CHECKING:
     from zeroopt.analysis.project import ProjectView
 
 _BUILTINS = frozenset(dir(builtins))
+_FRAME_FUNCTIONS = frozenset({"sys._getframe", "inspect.currentframe", "inspect.stack"})
+# Builtins whose semantics prove writes (loop counts, sizes, ints; `dict(k=v)` a new holder whose
+# paths are the values given) and that a module binding its names dynamically may have rebound
+# (`globals()["range"] = f`): unresolved there, they are unknown calls. Not the reflective ones
+# (`vars`, `getattr`, `exec`, ...): resolving those is what makes the analysis give up on what
+# they reach.
+_VALUE_BUILTINS = frozenset(
+    {"range", "enumerate", "len", "zip", "reversed", "int", "float", "bool", "min", "max", "abs",
+     "round", "dict"}
+)  # fmt: skip
 _OPAQUE = "<opaque>"  # a binding that is not an import: assignment, parameter, def, ...
 _NONE = "<none>"  # `name = None`: the usual `except ImportError` fallback, harmless for resolution
 
@@ -331,6 +341,8 @@ class _ScopeBuilder:
         self.scopes: dict[ast.AST, Scope] = {module: self.root}
         self.calls: list[tuple[ast.Call, Scope]] = []
         self.assigns: list[ast.Assign | ast.AnnAssign] = []
+        # Attribute store targets (`torch.Tensor.copy_ = f`) with the scope they run in.
+        self.attribute_stores: list[tuple[ast.Attribute, Scope]] = []
         self._deferred: list[tuple[Scope, str, str]] = []
         self._module_only = module_only
         self._walk(module)
@@ -402,6 +414,9 @@ class _ScopeBuilder:
                 current, record = node.scope, node.record
             elif kind in (_ASSIGN, _ANN_ASSIGN):
                 self.assigns.append(node)
+                for t in node.targets if kind == _ASSIGN else (node.target,):
+                    if isinstance(t, ast.Attribute):
+                        self.attribute_stores.append((t, current))
                 value = node.value
                 if kind == _ANN_ASSIGN:
                     if value is not None:
@@ -519,6 +534,13 @@ class Resolver:
 
     project: ProjectView | None = None
     star_targets: list[str | None] = field(default_factory=list)
+    attribute_stores: list[tuple[ast.Attribute, Scope]] = field(default_factory=list)
+    # Memo of `patched`: computed on first use.
+    _patched: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+    # The module may bind its own names out of sight (project.binds_dynamically: `globals()[k]
+    # = v`, `exec(...)`, `builtins.range = f`): a value builtin it never binds (`range`, `len`)
+    # need not be the builtin.
+    dynamic: bool = False
 
     @classmethod
     def build(
@@ -538,6 +560,7 @@ class Resolver:
             builder.assigns,
             None if raw else project,
             builder.star_targets,
+            builder.attribute_stores,
         )
         resolver._mark_captured()
         return resolver
@@ -580,7 +603,9 @@ class Resolver:
                 return None
             first = False
             current = current.parent
-        return f"builtins.{name}" if name in _BUILTINS else None
+        if name not in _BUILTINS or (self.dynamic and name in _VALUE_BUILTINS):
+            return None
+        return f"builtins.{name}"
 
     def _root(self, scope: Scope) -> Scope:
         while scope.parent is not None:
@@ -588,7 +613,8 @@ class Resolver:
         return scope
 
     def qualified(self, scope: Scope, expr: ast.expr) -> str | None:
-        """`th.nn.functional.pad` -> `torch.nn.functional.pad` when `th` is `import torch as th`."""
+        """`th.nn.functional.pad` -> `torch.nn.functional.pad` when `th` is `import torch as th`.
+        None for a library attribute the module itself replaces (`patched`)."""
         if isinstance(expr, ast.Name):
             return self.resolve_name(scope, expr.id)
         if isinstance(expr, ast.Attribute):
@@ -597,5 +623,33 @@ class Resolver:
                 return None
             if self.project is not None and base.partition(".")[0] in self.project.index.tops:
                 return self.project.canonical(f"{base}.{expr.attr}")
-            return f"{base}.{expr.attr}"
+            qual = f"{base}.{expr.attr}"
+            return None if qual in self.patched() else qual
         return None
+
+    def patched(self) -> frozenset[str]:
+        """Attributes of library modules and classes that this module replaces
+        (`dist.all_gather_into_tensor = f`, `torch.Tensor.copy_ = f`, `setattr(torch.nn.init,
+        "ones_", f)`): what runs under that name is the module's code, not the library's, so
+        no built-in semantics or contract applies to it. Attributes of scanned modules are
+        followed elsewhere (import_time.py)."""
+        if self._patched is None:
+            self._patched = frozenset()  # `qualified` below must not come back here
+            found: set[str] = set()
+            for target, scope in self.attribute_stores:
+                base = self.qualified(scope, target.value)
+                if base:
+                    found.add(f"{base}.{target.attr}")
+            for call, scope in self.calls:
+                if (
+                    len(call.args) >= 2
+                    and isinstance(call.args[1], ast.Constant)
+                    and isinstance(call.args[1].value, str)
+                    and self.qualified(scope, call.func) == "builtins.setattr"
+                ):
+                    base = self.qualified(scope, call.args[0])
+                    if base:
+                        found.add(f"{base}.{call.args[1].value}")
+            # A replaced frame function may still read frames: it stays what it was named.
+            self._patched = frozenset(found) - _FRAME_FUNCTIONS
+        return self._patched

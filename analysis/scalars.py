@@ -155,9 +155,31 @@ def _is_int(e: ast.expr, names: set[str], qualify: Callable[[ast.expr], str | No
                 return True
             if f.attr == "size" and len(e.args) == 1:
                 return True  # t.size(d) is an int; t.size() is a torch.Size
-            if f.attr in ("ceil", "floor", "prod", "lcm", "gcd") and qualify(f) == f"math.{f.attr}":
+            if f.attr in ("ceil", "floor", "lcm", "gcd") and qualify(f) == f"math.{f.attr}":
                 return True
+            if f.attr == "prod" and qualify(f) == "math.prod":
+                # `math.prod` multiplies whatever it is given: a list holding a 0-dim tensor
+                # gives a tensor, which an alias (`j = k; j += 1`) changes in place.
+                return len(e.args) == 1 and not e.keywords and _int_items(e.args[0], names, qualify)
     return False
+
+
+def _int_items(e: ast.expr, names: set[str], qualify: Callable[[ast.expr], str | None]) -> bool:
+    """Every item `e` iterates is an int: a tensor's `.shape` or `.size()` (torch.Size holds
+    Python ints), a slice of one, or a display of int expressions."""
+    if isinstance(e, ast.List | ast.Tuple):
+        return all(_is_int(x, names, qualify) for x in e.elts)
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        e = e.value
+    if isinstance(e, ast.Attribute):
+        return e.attr == "shape"
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr == "size"
+        and not e.args
+        and not e.keywords
+    )
 
 
 def _names(target: ast.expr) -> Iterator[str]:

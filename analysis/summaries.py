@@ -490,6 +490,7 @@ class Summaries:
             not outcome.writes
             and not outcome.partial_writes
             and not outcome.view_writes
+            and not outcome.relayouts
             and not end.touched
             and not end.some_write
             and not end.escapes
@@ -637,6 +638,7 @@ def load_unit(project: ProjectView, module: str) -> Unit | None:
     resolver = Resolver.build(
         tree, module_name=module, is_package=module in project.index.packages, project=project
     )
+    resolver.dynamic = binds_dynamically(text)
     frames = any(w in text for w in FRAME_WORDS) and re.search(FRAME_PATTERN, text) is not None
     unit = make_unit(tree, resolver, text, path, module, frames)
     units[module] = unit

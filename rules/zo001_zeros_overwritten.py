@@ -178,7 +178,16 @@ Exceptions that leave the function abandon the object they were building; attrib
 methods; special methods (`__len__`, `__int__`, `__repr__`, `__iter__` of a class),
 `__torch_function__` overrides, callables or iterators handed in by a caller, and functions of
 other modules reading their caller's frame do not read buffers behind the analysis' back; a
-parameter annotated `int` holds a Python int (unless the function uses it as an object). A store
+parameter annotated `int` holds a Python int (unless the function uses it as an object); no
+other module replaces a builtin (`builtins.range = f`) or a torch function or tensor method
+(`torch.Tensor.copy_ = f`): a module that binds names dynamically (`globals()`, `exec`,
+`builtins`, ...) resolves none of the value builtins (`range`, `enumerate`, `len`, `int`,
+`min`, ...) whose meaning proves writes, and a library attribute a module replaces
+itself (`dist.all_gather_into_tensor = f`, `setattr(torch.Tensor, "zero_", f)`) keeps no
+built-in semantics or contract there. An allocation in a class body is not analysed where the class has a metaclass or a
+class keyword, an `enum` base, or a base of its module that has one (`__prepare__` may give the
+body a mapping whose `__setitem__` reads what is bound); other modules' classes are assumed to
+have no such metaclass. A store
 `obj.name = buf` or `obj[k] = buf` stores the buffer itself unless this module defines a property
 setter of that name, a decorated def of that name, `__setattr__`, `__set__` or `__setitem__`
 (then the store may keep a copy, and the finding is `unproven`); classes of other modules are
@@ -207,7 +216,9 @@ makes a new value (an operand of an arithmetic operator or a comparison, an argu
 slice bound) or indexes a subscript that is read: it is never aliased (`j = k`), stored
 (`d[key] = k`), handed to a call, stored into (`k[()] = 3`) or called on (`k.add_(1)`). Rebinding
 it forgets the slices it bounds, and so does every node that runs code (a call, an iteration, a
-yield): code may change in place a tensor the caller also holds. Assumed: operators,
+yield): code may change in place a tensor the caller also holds; and every node that changes an
+object in place without a call (`t += 1`, `t[0] = v`, `t.a = v`, on anything but the buffer or a
+proven int): the bound may be a 0-dim view of `t` (`k = t[0]`, or `t[0]` handed in). Assumed: operators,
 comparisons, `__index__` and subscripting run no code of the program that changes the bound, and
 a container indexed with a slice does not keep the slice (true of tensors, lists and tuples).
 An allocation that runs again (in a loop) while the previous buffer from that line is not fully

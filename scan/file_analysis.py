@@ -29,7 +29,7 @@ from zeroopt.analysis.dataflow.first_pass import first_pass_reads, unreached_fir
 from zeroopt.analysis.lifecycle_analysis import LifecycleOutcome, analyse_lifecycles
 from zeroopt.analysis.no_data import no_data_reason, zero_size_like
 from zeroopt.analysis.options import AnalysisOptions, Contract
-from zeroopt.analysis.project import ProjectView
+from zeroopt.analysis.project import ProjectView, binds_dynamically
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.returned import SAFE_, UNPROVEN_, UNSAFE_, Judgement, ReturnedJudge
 from zeroopt.analysis.returned_reads import CallerRead, read_by_a_caller
@@ -209,6 +209,7 @@ def _analyse_tree(
         is_package=bool(real_path and real_path.endswith("__init__.py")),
         project=project,
     )
+    resolver.dynamic = binds_dynamically(text)
     sites = find_allocations(tree, resolver)
     if not sites:
         return [], []
@@ -262,6 +263,11 @@ def _analyse_tree(
             summaries=summaries,
         )
         outcome = analyse_buffer(cfg, ctx)
+        if not outcome.gave_up and _custom_namespace(site, resolver):
+            outcome.gave_up = (
+                "a class body whose metaclass or base may give it a namespace of its own "
+                "(`__prepare__`): each binding there runs that namespace's `__setitem__`"
+            )
         outcome = unreached_first_reads(outcome, site.owner.body) or outcome
         outcome = first_pass_reads(cfg, ctx, outcome, site.owner.body) or outcome
         decided[id(site.call)] = decide(outcome)
@@ -531,6 +537,39 @@ def _phases(outcome: BufferOutcome | None, kinds: tuple[str, ...]) -> tuple[str,
     return tuple(
         sorted({f"{phase} ({kind})" for phase, kind in outcome.phase_events if kind in kinds})
     )
+
+
+def _custom_namespace(site: Allocation, resolver: Resolver) -> bool:
+    """The allocation is in a class body that may run in a mapping whose `__setitem__` reads
+    what is bound: the class has a metaclass or class keyword (handed to `__prepare__`), an
+    `enum` base (its namespace is an `_EnumDict`), or a base of this module that has one.
+    Assumed: another module's class has no metaclass defining `__prepare__` (the special
+    methods of classes are assumed not to read buffers)."""
+    owner = site.owner
+    if not isinstance(owner, ast.ClassDef):
+        return False
+    outer = site.scope.parent or site.scope
+    root = site.scope
+    while root.parent is not None:
+        root = root.parent
+    local = {
+        n.name: n for n in ast.walk(root.node) if isinstance(n, ast.ClassDef) and n is not owner
+    }
+    seen: set[int] = set()
+    todo = [owner]
+    while todo:
+        cls = todo.pop()
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        if cls.keywords:
+            return True
+        for base in cls.bases:
+            if (resolver.qualified(outer, base) or "").startswith("enum."):
+                return True
+            if isinstance(base, ast.Name) and base.id in local:
+                todo.append(local[base.id])
+    return False
 
 
 def _escape_on_bind(site: Allocation) -> frozenset[str]:

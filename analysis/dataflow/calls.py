@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 
 from zeroopt.analysis import semantics as api
 from zeroopt.analysis.dataflow.append_lists import made_in_loop
@@ -52,6 +53,8 @@ class Calls(DispatchCalls):
             if recv is not None and func.attr in api.INPLACE_LAYOUT_METHODS:
                 for _, a in self._args(e):
                     self._read_arg(a, f".{func.attr}", definite=True)
+                if self.rec is not None:
+                    self.rec.note(self.rec.outcome.relayouts, e.lineno, f"`.{func.attr}`")
                 if recv.view is View.SELF:
                     # Same storage, new layout: slices of it no longer name original regions,
                     # through any name for it (`y = x; x.t_()` changes y too).
@@ -118,6 +121,11 @@ class Calls(DispatchCalls):
         # By the resolved name; by the source text only for a callee that resolves to nothing
         # (`import other as my_kernels` must not borrow my_kernels' contract).
         contract = self.ctx.contracts.get(qual) if qual else self.ctx.contracts.get(name)
+        if contract is not None and not qual and contract in _BUILTIN_CONTRACTS:
+            # A built-in contract is torch's or DeepGEMM's own function: a callee spelled like
+            # it that resolves to nothing (a parameter `deep_gemm`, a name the module replaces)
+            # is some other object. Only a contract the user declared is taken by its text.
+            contract = None
         if contract is not None and (
             any(isinstance(a, ast.Starred) for a in e.args)
             or any(k.arg is None for k in e.keywords)
@@ -390,6 +398,11 @@ class Calls(DispatchCalls):
         if not args_done:
             for _, a in self._args(e):
                 self._read_arg(a, f".{m}", definite=True)
+        if f"torch.Tensor.{m}" in self.ctx.resolver.patched():
+            # The module replaces the method (`torch.Tensor.copy_ = f`): not torch's semantics.
+            self.read(recv, e, definite=False, how=f"`{how}` (a method this module replaces)")
+            self.lost(e, f"`{how}`")
+            return None
         if m in api.METADATA_METHODS:
             # `x.requires_grad_()` hands back x itself: the result is another name for it.
             return recv if m in api.RETURNS_SELF_METHODS else None
@@ -407,6 +420,10 @@ class Calls(DispatchCalls):
             m in ("reshape", "flatten", "ravel", "reshape_as", "contiguous")
             and recv.view is View.SELF
             and self.ctx.contiguous
+            and (
+                m != "contiguous"
+                or _row_major(e, partial(self.ctx.resolver.qualified, self.ctx.scope))
+            )
         ):
             return recv if m == "contiguous" else Ref(View.FULL)
         if m in ("expand", "expand_as", "broadcast_to"):
@@ -461,6 +478,7 @@ class Calls(DispatchCalls):
 
 
 _TENSOR_METHODS = api.TENSOR_METHODS
+_BUILTIN_CONTRACTS = frozenset(api.BUILTIN_CONTRACTS)
 _FUNCTIONAL_VIEWS = api.FUNCTIONAL_VIEWS
 
 
@@ -473,6 +491,13 @@ def _beta_zero(e: ast.Call) -> bool:
         and k.value.value == 0
         for k in e.keywords
     )
+
+
+def _row_major(e: ast.Call, qualify: Callable[[ast.expr], str | None]) -> bool:
+    """`x.contiguous()` or `x.contiguous(memory_format=torch.contiguous_format)`: the buffer
+    itself when it is already row-major. Another format (`torch.channels_last`) makes a copy."""
+    args = [*e.args, *(k.value for k in e.keywords)]
+    return not args or (len(args) == 1 and qualify(args[0]) == "torch.contiguous_format")
 
 
 def _constant_getattr(e: ast.Call) -> bool:

@@ -36,6 +36,9 @@ class _Mentions:
     stored_attrs: frozenset[str] = frozenset()
     stores_item: bool = False
     slots: frozenset[str] = frozenset()  # holders.node_slots: `.a` and `[` loaded or stored
+    # Roots of what the node changes in place without a call: `t += 1` (a tensor's `__iadd__`),
+    # `t[0] = v`, `t.data = v`. A volatile bound may be a view of that object.
+    mutated: frozenset[str] = frozenset()
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -97,8 +100,16 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
         called: set[str] = set()
         stored_attrs: set[str] = set()
         stores_item = False
+        mutated: set[str] = set()
         runs_code = node.kind in (Kind.CALL, Kind.EXIT) or node.iterates
         a = node.ast_node
+        if isinstance(a, ast.AugAssign | ast.Assign | ast.AnnAssign):
+            for t in a.targets if isinstance(a, ast.Assign) else [a.target]:
+                if isinstance(a, ast.AugAssign) or isinstance(t, ast.Subscript | ast.Attribute):
+                    while isinstance(t, ast.Subscript | ast.Attribute | ast.Starred):
+                        t = t.value
+                    if isinstance(t, ast.Name):
+                        mutated.add(t.id)
         if a is not None and node.kind not in (Kind.JOIN, Kind.ENTRY, Kind.RAISE):
             under_attr: set[int] = set()
             names: list[ast.Name] = []
@@ -175,6 +186,7 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
                 frozenset(stored_attrs),
                 stores_item,
                 node_slots(a) if a is not None else frozenset(),
+                frozenset(mutated),
             )
         )
     cfg._index = out, call_nodes, unmodelled
@@ -205,11 +217,14 @@ def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:
 def _code_ran(state: State, m: _Mentions, ctx: Context) -> State:
     """Before and after a node that runs code: a volatile bound (scalars.volatile_bounds) may
     hold another value there, so the slices, views and shape sizes it bounds are forgotten."""
-    if not m.runs_code or not ctx.volatile_bounds or not state.live:
+    if not (m.runs_code or m.mutated) or not ctx.volatile_bounds or not state.live:
         return state
     gone = ctx.volatile_bounds & state.footprint[0]
     if not gone:
         return state
+    proven = ctx.int_names - ctx.volatile_bounds
+    if not m.runs_code and not (m.mutated - proven - state.must_map().keys()):
+        return state  # an int rebound, or a store into the buffer (or a view of it) itself
 
     def kept(names: frozenset[str]) -> bool:
         return names.isdisjoint(gone)

@@ -103,6 +103,9 @@ class BufferOutcome:
     # Reads through a view that was written in full through the same path: (line, text).
     view_reads: list[tuple[int, str]] = field(default_factory=list)
     view_writes: list[tuple[int, str]] = field(default_factory=list)
+    # In-place layout changes (`x.t_()`, `x.unsqueeze_(0)`): the caller's indices name other
+    # elements afterwards, so a callee doing one is never neutral for its argument (line, text).
+    relayouts: list[tuple[int, str]] = field(default_factory=list)
     phase_events: set[tuple[str, str]] = field(default_factory=set)  # (phase, "read"/"write"/...)
     # Calls assumed not to write the buffer because they are not handed it (nor a view or a
     # holder of it): (line, callee). Only an `unsafe` read after them relies on this.

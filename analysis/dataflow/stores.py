@@ -418,6 +418,11 @@ class Stores(Holders):
         how = self._src(stmt)[:100] if isinstance(stmt, ast.stmt) else self._src(target)
         if isinstance(stmt, ast.AugAssign):
             return
+        if "torch.Tensor.__setitem__" in self.ctx.resolver.patched():
+            # The module replaces the tensor's item store: what runs is its code, not a write.
+            self.read(base, target, definite=False, how=f"`{how}` (`__setitem__` replaced here)")
+            self.lost(target, f"`{how}`")
+            return
         if index.kind in ("all", "all-reshaped"):
             self.write(base, target, full=True, region=None, how=how)
         elif index.kind == "region" and base.view is View.SELF:
