@@ -13,6 +13,7 @@ from zeroopt.analysis.cfg import CFG, Kind
 from zeroopt.analysis.dataflow.calls import _ANY, _FRAME_NAMES, _REFLECTIVE_ATTRS
 from zeroopt.analysis.dataflow.holders import node_slots, touches_exposed
 from zeroopt.analysis.dataflow.outcome import BufferOutcome, Context, _Recorder
+from zeroopt.analysis.dataflow.places import place_key
 from zeroopt.analysis.dataflow.statements import Evaluator
 from zeroopt.analysis.resolve import walk, walk_all
 from zeroopt.analysis.state import UNREACHED, State, evolve, join
@@ -105,11 +106,10 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
         a = node.ast_node
         if isinstance(a, ast.AugAssign | ast.Assign | ast.AnnAssign):
             for t in a.targets if isinstance(a, ast.Assign) else [a.target]:
-                if isinstance(a, ast.AugAssign) or isinstance(t, ast.Subscript | ast.Attribute):
-                    while isinstance(t, ast.Subscript | ast.Attribute | ast.Starred):
-                        t = t.value
-                    if isinstance(t, ast.Name):
-                        mutated.add(t.id)
+                if isinstance(a, ast.AugAssign) and not isinstance(t, ast.Starred):
+                    mutated.add(_changed_object(t))  # `t += 1`: t's `__iadd__`
+                if isinstance(t, ast.Subscript | ast.Attribute):
+                    mutated.add(_changed_object(t.value))  # `t[0] = v`, `t.data = v`: t
         if a is not None and node.kind not in (Kind.JOIN, Kind.ENTRY, Kind.RAISE):
             under_attr: set[int] = set()
             names: list[ast.Name] = []
@@ -191,6 +191,18 @@ def _node_index(cfg: CFG) -> tuple[list[_Mentions], dict[int, list[int]], str]:
         )
     cfg._index = out, call_nodes, unmodelled
     return out, call_nodes, unmodelled
+
+
+def _changed_object(expr: ast.expr) -> str:
+    """The object a store changes in place, as a place key (`self.b1` for `self.b1[:k] = v`,
+    so a store into a buffer held on `self` is known as one), else the name the access path
+    starts from."""
+    key = place_key(expr)
+    if key is not None:
+        return key
+    while isinstance(expr, ast.Subscript | ast.Attribute | ast.Starred):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _inert(m: _Mentions, state: State, recording: bool = True) -> bool:

@@ -452,6 +452,51 @@ def f(t, n: int):
         source=_VIEW_BOUND.format(change="out[0] = 3.0"),
         scenario=_VIEW_RUN,
     ),
+    Case(
+        "buffer_on_self_written_by_two_slices_of_a_volatile_bound",
+        kind="fix",
+        why="Near miss: `self.out[:k] = a` stores into the buffer held on `self` itself, which "
+        "no bound handed in can view; the second slice writes the rest.",
+        source=r"""
+import torch
+
+
+class Holder:
+    def fill(self, t, k, n: int):
+        self.out = torch.zeros(n)  # <- site
+        self.out[:k] = 1.0
+        self.out[k:] = 2.0
+        return self.out.sum()
+
+
+def f(t, k, n: int, m: int):
+    return Holder().fill(t, k, n)
+""",
+        scenario=_VIEW_RUN,
+    ),
+    Case(
+        "bound_viewing_another_attribute_changed_between_slices",
+        why="`k` views `self.t`: `self.t[0] = 2` moves it from 1 to 2 between the two slices "
+        "of the buffer held on `self`, and `self.out[k:]` leaves element 1 alone.",
+        source=r"""
+import torch
+
+
+class Holder:
+    def fill(self, t, k, n: int):
+        self.t = t
+        self.out = torch.zeros(n)  # <- site
+        self.out[:k] = 1.0
+        self.t[0] = 2
+        self.out[k:] = 2.0
+        return self.out.sum()
+
+
+def f(t, k, n: int, m: int):
+    return Holder().fill(t, k, n)
+""",
+        scenario=_VIEW_RUN,
+    ),
 ]
 
 CASES += [
