@@ -269,9 +269,7 @@ class Summaries:
             not isinstance(func, ast.Name),
         )
         if key not in self._at_import:
-            self._at_import[key] = replaced_at_import(
-                self.project, list(key[:2]), key[2], key[3]
-            )
+            self._at_import[key] = replaced_at_import(self.project, list(key[:2]), key[2], key[3])
         if self._at_import[key]:
             return None  # replaced before any call can run (import_time.py)
         return hit[1], (
@@ -620,17 +618,33 @@ _UNITS_KEPT = 48
 
 
 def load_unit(project: ProjectView, module: str) -> Unit | None:
-    """Another module of the tree, parsed once per worker (a few kept at a time)."""
-    from zeroopt.analysis.semantics import FRAME_PATTERN, FRAME_WORDS
-
+    """Another module of the tree, parsed once per worker (a few kept at a time). Kept with the
+    dependencies its loading recorded (the module's SHA, and what the resolver's bindings were
+    resolved through: star imports' exports, re-exports): a later file using the kept unit
+    records them again, as the file that loaded it did."""
     units = project.summary_units
     if module in units:
-        unit = units.pop(module)
-        units[module] = unit  # most recently used last
-        return unit
+        kept = units.pop(module)
+        units[module] = kept  # most recently used last
+        project.deps.update(kept[1])
+        return kept[0]
+    outer, project.deps = project.deps, {}
+    try:
+        unit = _read_unit(project, module)
+    finally:
+        consulted = project.deps
+        project.deps = {**outer, **consulted}
+    units[module] = (unit, consulted)
+    while len(units) > _UNITS_KEPT:
+        units.pop(next(iter(units)))
+    return unit
+
+
+def _read_unit(project: ProjectView, module: str) -> Unit | None:
+    from zeroopt.analysis.semantics import FRAME_PATTERN, FRAME_WORDS
+
     loaded = project.module_tree(module)
     if loaded is None:
-        units[module] = None
         return None
     tree, text, real = loaded
     path = os.path.relpath(real) if not os.path.relpath(real).startswith("..") else real
@@ -638,8 +652,4 @@ def load_unit(project: ProjectView, module: str) -> Unit | None:
         tree, module_name=module, is_package=module in project.index.packages, project=project
     )
     frames = any(w in text for w in FRAME_WORDS) and re.search(FRAME_PATTERN, text) is not None
-    unit = make_unit(tree, resolver, text, path, module, frames)
-    units[module] = unit
-    while len(units) > _UNITS_KEPT:
-        units.pop(next(iter(units)))
-    return unit
+    return make_unit(tree, resolver, text, path, module, frames)

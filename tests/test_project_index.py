@@ -437,3 +437,32 @@ def test_import_time_memo_hits_record_the_deps_of_a_miss(tmp_path: Path) -> None
         recorded.append((answer, dict(view.deps)))
     assert recorded[0] == recorded[1]
     assert {"pkg", "pkg.helpers", "pkg.sub"} <= set(recorded[1][1])
+
+
+def test_kept_units_record_the_deps_of_their_loading(tmp_path: Path) -> None:
+    """Another module's unit is parsed and resolved once per worker; its resolver's bindings were
+    resolved through other modules (a star import's exports), so a second file using the kept
+    unit must record those modules as the first did."""
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.analysis.summaries import load_unit
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    files = {
+        "__init__.py": "",
+        "helpers.py": "from pkg.stars import *\n\ndef fill(x):\n    x.fill_(1)\n",
+        "stars.py": "from pkg.deep import thing\n",
+        "deep.py": "thing = 1\n",
+        "user.py": "from pkg.helpers import fill\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    view = ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
+    recorded = []
+    for _ in range(2):
+        view.start_file("pkg.user")
+        unit = load_unit(view, "pkg.helpers")
+        recorded.append((unit, dict(view.deps)))
+    assert recorded[0][0] is recorded[1][0] is not None
+    assert recorded[0][1] == recorded[1][1]
+    assert {"pkg.helpers", "pkg.stars"} <= set(recorded[1][1])
