@@ -466,3 +466,26 @@ def test_kept_units_record_the_deps_of_their_loading(tmp_path: Path) -> None:
     assert recorded[0][0] is recorded[1][0] is not None
     assert recorded[0][1] == recorded[1][1]
     assert {"pkg.helpers", "pkg.stars"} <= set(recorded[1][1])
+
+
+def test_import_time_module_memos_record_what_their_miss_recorded(tmp_path: Path) -> None:
+    """The imports and facts of each module an import closure walks are memoised per worker; a
+    hit must record what the miss recorded, no more and no less: for a namespace package (no
+    file, nothing read) the miss records nothing, so a hit recording its listing would make a
+    file's deps depend on which files the worker analysed before."""
+    from zeroopt.analysis.import_time import _facts, _imported
+    from zeroopt.analysis.project import ProjectView
+
+    for p in ("pkg/__init__.py", "pkg/deep/models/__init__.py", "pkg/deep/models/m.py"):
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text("import pkg\n")
+    index = ProjectIndex.build([str(p) for p in tmp_path.rglob("*.py")], [str(tmp_path)])
+    assert "pkg.deep" in index.namespaces
+    view = ProjectView(index)
+    for module in ("pkg.deep", "pkg.deep.models.m"):
+        recorded = []
+        for _ in range(2):
+            view.start_file("pkg")
+            answers = (_imported(view, module), _facts(view, module))
+            recorded.append((answers[0], answers[1] is None, dict(view.deps)))
+        assert recorded[0] == recorded[1], module
