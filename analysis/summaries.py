@@ -195,9 +195,11 @@ class Summaries:
         self.kernels = kernels
         self.closed_world = closed_world
         self.partial_tree = partial_tree  # why the closed world is off (options.py), or ""
-        # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary):
-        # shared by the engines of every module this file's analysis reaches.
-        self._memo: dict[tuple[int, str], tuple[ast.AST, Summary]] = {}
+        # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary;
+        # the deps computing it recorded): shared by the engines of every module this file's
+        # analysis reaches. A hit records the deps again: it may come while another module's
+        # summary is computed, which `summary_memo` keeps, with what it recorded, for later files.
+        self._memo: dict[tuple[int, str], tuple[ast.AST, Summary, dict[str, str]]] = {}
         self._stack: list[tuple[int, str]] = []
         self._callees: dict[int, tuple[ast.expr, Callee | None, dict[str, str]]] = {}
         self._world: ClassWorld | None = None
@@ -393,9 +395,21 @@ class Summaries:
         if callee.unit is not self.unit and self.project is not None:
             return self._shared(callee, param)
         hit = self._memo.get(key)
+        project = self.project
         if hit is None:
-            hit = (callee.fn, self._compute(callee, param))
+            if project is None:
+                hit = (callee.fn, self._compute(callee, param), {})
+            else:
+                outer, project.deps = project.deps, {}
+                try:
+                    result = self._compute(callee, param)
+                    consulted = dict(project.deps)
+                finally:
+                    project.deps = {**outer, **project.deps}
+                hit = (callee.fn, result, consulted)
             self._memo[key] = hit
+        elif project is not None:
+            project.deps.update(hit[2])
         return hit[1]
 
     def _shared(self, callee: Callee, param: str) -> Summary:

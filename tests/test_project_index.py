@@ -489,3 +489,39 @@ def test_import_time_module_memos_record_what_their_miss_recorded(tmp_path: Path
             answers = (_imported(view, module), _facts(view, module))
             recorded.append((answers[0], answers[1] is None, dict(view.deps)))
         assert recorded[0] == recorded[1], module
+
+
+def test_a_summary_reused_within_a_file_records_its_deps_again(tmp_path: Path) -> None:
+    """`m.f` and `m.h` both call `m.g`, which calls into `pkg.o` through `pkg.n`. Analysing a
+    file that calls both computes `g`'s summary once, inside `f`'s; `h`'s, kept for later files
+    with what it recorded, must still record `pkg.o`: else a file calling only `h`, analysed
+    after, would not be analysed again when `pkg.o` changes (and its `safe` rests on it)."""
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.scan.file_analysis import analyse_source
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    zeros = "import torch\nfrom pkg.m import {0}\n\n\ndef {1}():\n    b = torch.zeros(4)\n"
+    files = {
+        "__init__.py": "",
+        "o.py": "def w(x):\n    x.fill_(1)\n",
+        "n.py": "from pkg.o import w\n\n\ndef k(x):\n    w(x)\n",
+        "m.py": "def g(x):\n    from pkg.n import k\n\n    k(x)\n\n\n"
+        "def f(x):\n    g(x)\n\n\ndef h(x):\n    g(x)\n",
+        "both.py": zeros.format("f, h", "one") + "    f(b)\n    c = torch.zeros(4)\n    h(c)\n",
+        "only.py": zeros.format("h", "two") + "    h(b)\n    return b\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    index = ProjectIndex.build([str(pkg / n) for n in files])
+
+    def analysed(view: ProjectView, name: str) -> tuple[list[str], dict[str, str]]:
+        path = str(pkg / name)
+        result = analyse_source((pkg / name).read_bytes(), path, None, view, path)
+        return [str(f.verdict) for f in result.findings], result.deps
+
+    alone = analysed(ProjectView(index), "only.py")
+    view = ProjectView(index)
+    analysed(view, "both.py")
+    assert analysed(view, "only.py") == alone
+    assert alone[0] == ["safe"] and "pkg.o" in alone[1]
