@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
@@ -143,15 +143,15 @@ class _Facts:
     defs: tuple[tuple[str, str, tuple[Op, ...], frozenset[str]], ...]
     classes: tuple[tuple[str, str, frozenset[str]], ...]  # key, name, names of its bases
     run: tuple[tuple[int, tuple[Op, ...], frozenset[str]], ...]
-    deps: tuple[tuple[str, str], ...]
 
 
 # Per project view and module: the modules its surely-run statements import (None: not
-# readable). The closure is walked on these alone: most closures of a large tree pass
-# `_LIMIT`, and their modules' facts are then never needed.
-_IMPORTS: dict[tuple[int, str], tuple[str, ...] | None] = {}
-# Per project view and module: its facts (None: not readable), built from a second parse.
-_FACTS: dict[tuple[int, str], _Facts | None] = {}
+# readable), with the deps reading them recorded. The closure is walked on these alone: most
+# closures of a large tree pass `_LIMIT`, and their modules' facts are then never needed.
+_IMPORTS: dict[tuple[int, str], tuple[tuple[str, ...] | None, dict[str, str]]] = {}
+# Per project view and module: its facts (None: not readable), built from a second parse, with
+# the deps reading them recorded.
+_FACTS: dict[tuple[int, str], tuple[_Facts | None, dict[str, str]]] = {}
 # Per project view and the modules a call imports: (every module imported, in the order the
 # walk meets them; why not all could be read, or "").
 _CLOSURES: dict[
@@ -166,24 +166,15 @@ _CONSTRUCTION = (
 
 def _facts(project: ProjectView, module: str) -> _Facts | None:
     key = (id(project), module)
-    if key in _FACTS:
-        hit = _FACTS[key]
-        project.entry(module)  # the module's SHA, recorded for the cached result that used it
-        if hit is not None:
-            project.deps.update(hit.deps)
-        return hit
-    if len(_FACTS) > 4096:
-        _FACTS.clear()
-    outer, project.deps = project.deps, {}
-    try:
-        facts = _read(project, module)
-    finally:
-        consulted = project.deps
-        project.deps = {**outer, **consulted}
-    if facts is not None:
-        facts = replace(facts, deps=tuple(sorted(consulted.items())))
-    _FACTS[key] = facts
-    return facts
+    hit = _FACTS.get(key)
+    if hit is None:
+        if len(_FACTS) > 4096:
+            _FACTS.clear()
+        hit = _recording(project, lambda: _read(project, module))
+        _FACTS[key] = hit
+    else:
+        project.deps.update(hit[1])
+    return hit[0]
 
 
 def _read(project: ProjectView, module: str) -> _Facts | None:
@@ -242,16 +233,23 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
         (line, reader.ops(roots), reader.calls(roots, None, applied))
         for line, roots in _surely_run(tree.body)
     )
-    return _Facts(module, path, tuple(defs), tuple(classes), run, ())
+    return _Facts(module, path, tuple(defs), tuple(classes), run)
 
 
 def _imported(project: ProjectView, module: str) -> tuple[str, ...] | None:
     key = (id(project), module)
-    if key in _IMPORTS:
-        project.entry(module)  # the module's SHA, recorded for the cached result that used it
-        return _IMPORTS[key]
-    if len(_IMPORTS) > 8192:
-        _IMPORTS.clear()
+    hit = _IMPORTS.get(key)
+    if hit is None:
+        if len(_IMPORTS) > 8192:
+            _IMPORTS.clear()
+        hit = _recording(project, lambda: _read_imports(project, module))
+        _IMPORTS[key] = hit
+    else:
+        project.deps.update(hit[1])
+    return hit[0]
+
+
+def _read_imports(project: ProjectView, module: str) -> tuple[str, ...] | None:
     # Listed when the entry was loaded, from the tree its SHA was taken of; parsed again only
     # where the entry was not made from a tree (a module that binds names dynamically).
     out = project.run_imports(module)
@@ -260,7 +258,6 @@ def _imported(project: ProjectView, module: str) -> tuple[str, ...] | None:
         if found is not None:
             tree, _, path = found
             out = run_imports(tree, module, path.endswith("__init__.py"))
-    _IMPORTS[key] = out
     return out
 
 

@@ -316,9 +316,10 @@ class ProjectView:
         self._kernels: dict[str, tuple[dict[str, TritonSummary], dict[str, str]]] = {}
         # Function summaries of other modules (summaries.py), kept for the life of the worker:
         # (module, line, name, parameter) -> (summary, the deps it read); the modules parsed for
-        # them (a few at a time); the class index of the whole tree (methods.py).
+        # them (a few at a time, with the deps their loading read); the class index of the whole
+        # tree (methods.py).
         self.summary_memo: dict[tuple[Any, ...], tuple[Any, dict[str, str]]] = {}
-        self.summary_units: dict[str, Any] = {}
+        self.summary_units: dict[str, tuple[Any, dict[str, str]]] = {}
         self.summary_world: Any = None
         self._records: dict[str, dict[str, tuple[str, ...]]] = {}
         # The trees `_load` parsed last, by module: (SHA-256 of the bytes, tree). A summary, a

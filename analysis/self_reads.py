@@ -42,6 +42,7 @@ from zeroopt.analysis.cfg import Builder
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, analyse_buffer
 from zeroopt.analysis.lifecycle_program import class_methods
 from zeroopt.analysis.lifecycles import BUILTIN_LIFECYCLES, Lifecycle
+from zeroopt.analysis.methods import TREE_DEP
 from zeroopt.analysis.partial_reads import carried, empty_guard, written
 from zeroopt.analysis.resolve import Scope, record_parent, runs_body_when_called, walk_all, walk_bfs
 from zeroopt.analysis.returned import _computed_getattr, _reflective
@@ -171,6 +172,10 @@ def read_after_store(
             f"that names {cls.name} (a file that never names the class is assumed not to write "
             "its objects' attributes through `getattr`/`setattr`/`vars`)",
         ]
+        if summaries.project is not None:
+            # It rests on what no other file of the tree does (name `.attr`, reach it by a
+            # computed name, override the reader): any file may start to.
+            summaries.project.deps[TREE_DEP] = world.digest
         return SelfRead(BufferOutcome(issues=issues, reached=True), name, assumptions)
     return f"no public method of {cls.name} reads `self.{attr}` before writing it"
 

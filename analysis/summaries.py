@@ -195,9 +195,11 @@ class Summaries:
         self.kernels = kernels
         self.closed_world = closed_world
         self.partial_tree = partial_tree  # why the closed world is off (options.py), or ""
-        # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary):
-        # shared by the engines of every module this file's analysis reaches.
-        self._memo: dict[tuple[int, str], tuple[ast.AST, Summary]] = {}
+        # (id of the def, parameter) -> (the def, kept so that its id is not reused; summary;
+        # the deps computing it recorded): shared by the engines of every module this file's
+        # analysis reaches. A hit records the deps again: it may come while another module's
+        # summary is computed, which `summary_memo` keeps, with what it recorded, for later files.
+        self._memo: dict[tuple[int, str], tuple[ast.AST, Summary, dict[str, str]]] = {}
         self._stack: list[tuple[int, str]] = []
         self._callees: dict[int, tuple[ast.expr, Callee | None, dict[str, str]]] = {}
         self._world: ClassWorld | None = None
@@ -269,9 +271,7 @@ class Summaries:
             not isinstance(func, ast.Name),
         )
         if key not in self._at_import:
-            self._at_import[key] = replaced_at_import(
-                self.project, list(key[:2]), key[2], key[3]
-            )
+            self._at_import[key] = replaced_at_import(self.project, list(key[:2]), key[2], key[3])
         if self._at_import[key]:
             return None  # replaced before any call can run (import_time.py)
         return hit[1], (
@@ -395,9 +395,21 @@ class Summaries:
         if callee.unit is not self.unit and self.project is not None:
             return self._shared(callee, param)
         hit = self._memo.get(key)
+        project = self.project
         if hit is None:
-            hit = (callee.fn, self._compute(callee, param))
+            if project is None:
+                hit = (callee.fn, self._compute(callee, param), {})
+            else:
+                outer, project.deps = project.deps, {}
+                try:
+                    result = self._compute(callee, param)
+                    consulted = dict(project.deps)
+                finally:
+                    project.deps = {**outer, **project.deps}
+                hit = (callee.fn, result, consulted)
             self._memo[key] = hit
+        elif project is not None:
+            project.deps.update(hit[2])
         return hit[1]
 
     def _shared(self, callee: Callee, param: str) -> Summary:
@@ -621,17 +633,33 @@ _UNITS_KEPT = 48
 
 
 def load_unit(project: ProjectView, module: str) -> Unit | None:
-    """Another module of the tree, parsed once per worker (a few kept at a time)."""
-    from zeroopt.analysis.semantics import FRAME_PATTERN, FRAME_WORDS
-
+    """Another module of the tree, parsed once per worker (a few kept at a time). Kept with the
+    dependencies its loading recorded (the module's SHA, and what the resolver's bindings were
+    resolved through: star imports' exports, re-exports): a later file using the kept unit
+    records them again, as the file that loaded it did."""
     units = project.summary_units
     if module in units:
-        unit = units.pop(module)
-        units[module] = unit  # most recently used last
-        return unit
+        kept = units.pop(module)
+        units[module] = kept  # most recently used last
+        project.deps.update(kept[1])
+        return kept[0]
+    outer, project.deps = project.deps, {}
+    try:
+        unit = _read_unit(project, module)
+    finally:
+        consulted = project.deps
+        project.deps = {**outer, **consulted}
+    units[module] = (unit, consulted)
+    while len(units) > _UNITS_KEPT:
+        units.pop(next(iter(units)))
+    return unit
+
+
+def _read_unit(project: ProjectView, module: str) -> Unit | None:
+    from zeroopt.analysis.semantics import FRAME_PATTERN, FRAME_WORDS
+
     loaded = project.module_tree(module)
     if loaded is None:
-        units[module] = None
         return None
     tree, text, real = loaded
     path = os.path.relpath(real) if not os.path.relpath(real).startswith("..") else real
@@ -640,8 +668,4 @@ def load_unit(project: ProjectView, module: str) -> Unit | None:
     )
     resolver.dynamic = binds_dynamically(text)
     frames = any(w in text for w in FRAME_WORDS) and re.search(FRAME_PATTERN, text) is not None
-    unit = make_unit(tree, resolver, text, path, module, frames)
-    units[module] = unit
-    while len(units) > _UNITS_KEPT:
-        units.pop(next(iter(units)))
-    return unit
+    return make_unit(tree, resolver, text, path, module, frames)

@@ -437,3 +437,91 @@ def test_import_time_memo_hits_record_the_deps_of_a_miss(tmp_path: Path) -> None
         recorded.append((answer, dict(view.deps)))
     assert recorded[0] == recorded[1]
     assert {"pkg", "pkg.helpers", "pkg.sub"} <= set(recorded[1][1])
+
+
+def test_kept_units_record_the_deps_of_their_loading(tmp_path: Path) -> None:
+    """Another module's unit is parsed and resolved once per worker; its resolver's bindings were
+    resolved through other modules (a star import's exports), so a second file using the kept
+    unit must record those modules as the first did."""
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.analysis.summaries import load_unit
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    files = {
+        "__init__.py": "",
+        "helpers.py": "from pkg.stars import *\n\ndef fill(x):\n    x.fill_(1)\n",
+        "stars.py": "from pkg.deep import thing\n",
+        "deep.py": "thing = 1\n",
+        "user.py": "from pkg.helpers import fill\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    view = ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
+    recorded = []
+    for _ in range(2):
+        view.start_file("pkg.user")
+        unit = load_unit(view, "pkg.helpers")
+        recorded.append((unit, dict(view.deps)))
+    assert recorded[0][0] is recorded[1][0] is not None
+    assert recorded[0][1] == recorded[1][1]
+    assert {"pkg.helpers", "pkg.stars"} <= set(recorded[1][1])
+
+
+def test_import_time_module_memos_record_what_their_miss_recorded(tmp_path: Path) -> None:
+    """The imports and facts of each module an import closure walks are memoised per worker; a
+    hit must record what the miss recorded, no more and no less: for a namespace package (no
+    file, nothing read) the miss records nothing, so a hit recording its listing would make a
+    file's deps depend on which files the worker analysed before."""
+    from zeroopt.analysis.import_time import _facts, _imported
+    from zeroopt.analysis.project import ProjectView
+
+    for p in ("pkg/__init__.py", "pkg/deep/models/__init__.py", "pkg/deep/models/m.py"):
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text("import pkg\n")
+    index = ProjectIndex.build([str(p) for p in tmp_path.rglob("*.py")], [str(tmp_path)])
+    assert "pkg.deep" in index.namespaces
+    view = ProjectView(index)
+    for module in ("pkg.deep", "pkg.deep.models.m"):
+        recorded = []
+        for _ in range(2):
+            view.start_file("pkg")
+            answers = (_imported(view, module), _facts(view, module))
+            recorded.append((answers[0], answers[1] is None, dict(view.deps)))
+        assert recorded[0] == recorded[1], module
+
+
+def test_a_summary_reused_within_a_file_records_its_deps_again(tmp_path: Path) -> None:
+    """`m.f` and `m.h` both call `m.g`, which calls into `pkg.o` through `pkg.n`. Analysing a
+    file that calls both computes `g`'s summary once, inside `f`'s; `h`'s, kept for later files
+    with what it recorded, must still record `pkg.o`: else a file calling only `h`, analysed
+    after, would not be analysed again when `pkg.o` changes (and its `safe` rests on it)."""
+    from zeroopt.analysis.project import ProjectView
+    from zeroopt.scan.file_analysis import analyse_source
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    zeros = "import torch\nfrom pkg.m import {0}\n\n\ndef {1}():\n    b = torch.zeros(4)\n"
+    files = {
+        "__init__.py": "",
+        "o.py": "def w(x):\n    x.fill_(1)\n",
+        "n.py": "from pkg.o import w\n\n\ndef k(x):\n    w(x)\n",
+        "m.py": "def g(x):\n    from pkg.n import k\n\n    k(x)\n\n\n"
+        "def f(x):\n    g(x)\n\n\ndef h(x):\n    g(x)\n",
+        "both.py": zeros.format("f, h", "one") + "    f(b)\n    c = torch.zeros(4)\n    h(c)\n",
+        "only.py": zeros.format("h", "two") + "    h(b)\n    return b\n",
+    }
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    index = ProjectIndex.build([str(pkg / n) for n in files])
+
+    def analysed(view: ProjectView, name: str) -> tuple[list[str], dict[str, str]]:
+        path = str(pkg / name)
+        result = analyse_source((pkg / name).read_bytes(), path, None, view, path)
+        return [str(f.verdict) for f in result.findings], result.deps
+
+    alone = analysed(ProjectView(index), "only.py")
+    view = ProjectView(index)
+    analysed(view, "both.py")
+    assert analysed(view, "only.py") == alone
+    assert alone[0] == ["safe"] and "pkg.o" in alone[1]

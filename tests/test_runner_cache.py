@@ -290,3 +290,25 @@ def test_tree_result_reused_beside_a_file_no_import_names(
     warm = _scan()
     assert warm.analysed == 0 and warm.cache_hits == 2
     assert [f.verdict for f in warm.findings] == [Verdict.SAFE]
+
+
+def test_a_self_read_is_judged_again_when_another_file_names_the_attribute(
+    project: Callable[..., Path],
+) -> None:
+    """A buffer a method stores on `self` unwritten and `forward` reads is `unsafe` only while
+    no other file of the tree names `.acc` (it might reset it first): the cached result rests on
+    every file of the tree, and a file that starts to name it must make the verdict change."""
+    project("pkg/__init__.py")
+    project(
+        "pkg/acc.py",
+        "import torch\n\n\nclass Acc:\n    def setup(self, n):\n"
+        "        self.acc = torch.zeros(n)\n\n    def forward(self, x):\n        self.acc += x\n",
+    )
+    project("pkg/other.py", "def f():\n    return 1\n")
+    assert [str(f.verdict) for f in _scan().findings] == ["unsafe"]
+    project("pkg/other.py", "def f(o):\n    return o.acc\n")
+    assert [str(f.verdict) for f in _scan(use_cache=False).findings] == ["unproven"]
+    project("pkg/other.py", "def f():\n    return 1\n")
+    assert [str(f.verdict) for f in _scan().findings] == ["unsafe"]
+    project("pkg/other.py", "def f(o):\n    return o.acc\n")
+    assert [str(f.verdict) for f in _scan().findings] == ["unproven"]
