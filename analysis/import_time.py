@@ -106,18 +106,33 @@ def replaced_at_import(
     if project is None:
         return "the modules imported before the call were not read"
     key = (id(project), tuple(modules), name, through)
-    hit = _ANSWERS.get(key)
-    if hit is None:
-        if len(_ANSWERS) > 4096:
-            _ANSWERS.clear()
-        hit = _recording(project, lambda: _replaced(project, modules, name, through))
-        _ANSWERS[key] = hit
-    else:
-        project.deps.update(hit[1])
-    return hit[0]
+    return _memoised(
+        _ANSWERS, 4096, key, project, lambda: _replaced(project, modules, name, through)
+    )
 
 
 _T = TypeVar("_T")
+_K = TypeVar("_K")
+
+
+def _memoised(
+    table: dict[_K, tuple[_T, dict[str, str]]],
+    limit: int,
+    key: _K,
+    project: ProjectView,
+    compute: Callable[[], _T],
+) -> _T:
+    """`compute()`, kept in `table` (emptied past `limit` entries) with the dependencies it
+    recorded, which a hit records again for the file asking."""
+    hit = table.get(key)
+    if hit is None:
+        if len(table) > limit:
+            table.clear()
+        hit = _recording(project, compute)
+        table[key] = hit
+    else:
+        project.deps.update(hit[1])
+    return hit[0]
 
 
 def _recording(project: ProjectView, compute: Callable[[], _T]) -> tuple[_T, dict[str, str]]:
@@ -160,21 +175,18 @@ _CLOSURES: dict[
 # What making a class or an instance of it runs of its own methods (and of its bases', through
 # their classes' entries).
 _CONSTRUCTION = (
-    "__init__", "__new__", "__post_init__", "__init_subclass__", "__set_name__", "__prepare__"
+    "__init__",
+    "__new__",
+    "__post_init__",
+    "__init_subclass__",
+    "__set_name__",
+    "__prepare__",
 )
 
 
 def _facts(project: ProjectView, module: str) -> _Facts | None:
     key = (id(project), module)
-    hit = _FACTS.get(key)
-    if hit is None:
-        if len(_FACTS) > 4096:
-            _FACTS.clear()
-        hit = _recording(project, lambda: _read(project, module))
-        _FACTS[key] = hit
-    else:
-        project.deps.update(hit[1])
-    return hit[0]
+    return _memoised(_FACTS, 4096, key, project, lambda: _read(project, module))
 
 
 def _read(project: ProjectView, module: str) -> _Facts | None:
@@ -238,15 +250,7 @@ def _read(project: ProjectView, module: str) -> _Facts | None:
 
 def _imported(project: ProjectView, module: str) -> tuple[str, ...] | None:
     key = (id(project), module)
-    hit = _IMPORTS.get(key)
-    if hit is None:
-        if len(_IMPORTS) > 8192:
-            _IMPORTS.clear()
-        hit = _recording(project, lambda: _read_imports(project, module))
-        _IMPORTS[key] = hit
-    else:
-        project.deps.update(hit[1])
-    return hit[0]
+    return _memoised(_IMPORTS, 8192, key, project, lambda: _read_imports(project, module))
 
 
 def _read_imports(project: ProjectView, module: str) -> tuple[str, ...] | None:
@@ -276,15 +280,7 @@ def _closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str
     """Every module imported whenever the call runs (the modules, the packages above them, and
     what their surely-run statements import, transitively)."""
     key = (id(project), tuple(modules))
-    hit = _CLOSURES.get(key)
-    if hit is None:
-        if len(_CLOSURES) > 1024:
-            _CLOSURES.clear()
-        hit = _recording(project, lambda: _walk_closure(project, modules))
-        _CLOSURES[key] = hit
-    else:
-        project.deps.update(hit[1])
-    return hit[0]
+    return _memoised(_CLOSURES, 1024, key, project, lambda: _walk_closure(project, modules))
 
 
 def _walk_closure(project: ProjectView, modules: list[str | None]) -> tuple[tuple[str, ...], str]:
@@ -381,9 +377,7 @@ def _reaches(
     return ""
 
 
-def _replaced(
-    project: ProjectView, modules: list[str | None], name: str, through: bool
-) -> str:
+def _replaced(project: ProjectView, modules: list[str | None], name: str, through: bool) -> str:
     names_in, why = _closure(project, modules)
     if why:
         return why

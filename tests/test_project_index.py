@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zeroopt.analysis.module_getattr import answered_names
-from zeroopt.analysis.project import ProjectIndex, module_name_of
+from zeroopt.analysis.project import ProjectIndex, ProjectView, module_name_of
 from zeroopt.scan.config import load_config
 from zeroopt.scan.runner import ScanReport, scan
 
@@ -412,24 +412,32 @@ def test_names_a_module_getattr_answers(text: str, answered: frozenset[str] | No
     assert answered_names(ast.parse(text)) == answered
 
 
+def _package_view(tmp_path: Path, files: dict[str, str]) -> ProjectView:
+    """A view of package `pkg` made of `files` (name -> text) under `tmp_path`."""
+    from zeroopt.analysis.project import ProjectView
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    return ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
+
+
 def test_import_time_memo_hits_record_the_deps_of_a_miss(tmp_path: Path) -> None:
     """Whether a def may be replaced at import is memoised per worker; a second file asking the
     same question must record the same modules as dependencies as the first did, or its cached
     result would not be invalidated when one of them changes."""
     from zeroopt.analysis.import_time import replaced_at_import
-    from zeroopt.analysis.project import ProjectView
 
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    files = {
-        "__init__.py": "from . import helpers\nfrom .sub import thing\n",
-        "helpers.py": "import pkg.sub\n\ndef fill(x):\n    x.fill_(1)\n",
-        "sub.py": "thing = 1\n",
-        "user.py": "from pkg.helpers import fill\n",
-    }
-    for name, text in files.items():
-        (pkg / name).write_text(text)
-    view = ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
+    view = _package_view(
+        tmp_path,
+        {
+            "__init__.py": "from . import helpers\nfrom .sub import thing\n",
+            "helpers.py": "import pkg.sub\n\ndef fill(x):\n    x.fill_(1)\n",
+            "sub.py": "thing = 1\n",
+            "user.py": "from pkg.helpers import fill\n",
+        },
+    )
     recorded = []
     for _ in range(2):
         view.start_file("pkg.user")
@@ -443,21 +451,18 @@ def test_kept_units_record_the_deps_of_their_loading(tmp_path: Path) -> None:
     """Another module's unit is parsed and resolved once per worker; its resolver's bindings were
     resolved through other modules (a star import's exports), so a second file using the kept
     unit must record those modules as the first did."""
-    from zeroopt.analysis.project import ProjectView
     from zeroopt.analysis.summaries import load_unit
 
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    files = {
-        "__init__.py": "",
-        "helpers.py": "from pkg.stars import *\n\ndef fill(x):\n    x.fill_(1)\n",
-        "stars.py": "from pkg.deep import thing\n",
-        "deep.py": "thing = 1\n",
-        "user.py": "from pkg.helpers import fill\n",
-    }
-    for name, text in files.items():
-        (pkg / name).write_text(text)
-    view = ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
+    view = _package_view(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "helpers.py": "from pkg.stars import *\n\ndef fill(x):\n    x.fill_(1)\n",
+            "stars.py": "from pkg.deep import thing\n",
+            "deep.py": "thing = 1\n",
+            "user.py": "from pkg.helpers import fill\n",
+        },
+    )
     recorded = []
     for _ in range(2):
         view.start_file("pkg.user")
