@@ -121,8 +121,14 @@ def walk_all(root: ast.AST) -> Iterator[ast.AST]:
     read. Anything that is not a node (a `None` key of a dict display) is dropped when taken from
     the queue rather than when put on it, which yields the same sequence; a node's children are
     queued before it is yielded, as `ast.walk` does."""
+    return _breadth_first(root, _ALL_FORWARD)
+
+
+def _breadth_first(root: ast.AST, table: _ForwardFields) -> Iterator[ast.AST]:
+    """The breadth-first walk both `walk_all` and `walk_bfs` are: the nodes `table` gives child
+    fields for, each yielded after its children are queued, as `ast.walk` does."""
     queue = deque([root])
-    pop, extend, push, table = queue.popleft, queue.extend, queue.append, _ALL_FORWARD
+    pop, extend, push = queue.popleft, queue.extend, queue.append
     while queue:
         node = pop()
         fields = table[type(node)]
@@ -130,7 +136,7 @@ def walk_all(root: ast.AST) -> Iterator[ast.AST]:
             continue
         for f in fields:
             v = getattr(node, f, None)
-            if isinstance(v, list):
+            if type(v) is list:
                 extend(v)
             elif v is not None:
                 push(v)
@@ -241,20 +247,7 @@ def walk_bfs(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
     faster and without context and operator leaves (Load, Add, ...): for walks where the first
     node found decides a message."""
     for root in roots:
-        queue = deque([root])
-        pop, extend, push, table = queue.popleft, queue.extend, queue.append, _SYNTAX_FORWARD
-        while queue:
-            node = pop()
-            fields = table[type(node)]
-            if fields is None:
-                continue
-            yield node
-            for f in fields:
-                v = getattr(node, f)
-                if type(v) is list:
-                    extend(v)
-                elif v is not None:
-                    push(v)
+        yield from _breadth_first(root, _SYNTAX_FORWARD)
 
 
 def _preorder(stack: list[Any], children: _ChildFields) -> Iterator[ast.AST]:

@@ -162,6 +162,28 @@ def test_walk_bfs_yields_ast_walk_order_without_context_and_operator_leaves() ->
     ]  # fmt: skip
 
 
+def test_walk_all_and_child_nodes_are_exactly_ast_walk_and_iter_child_nodes() -> None:
+    """Every `ast.walk` and `ast.iter_child_nodes` of the analysis goes through these faster
+    twins, so they must give the same nodes in the same order, leaves included."""
+    from pathlib import Path
+
+    from zeroopt.analysis import capture, cfg, resolve
+    from zeroopt.analysis.resolve import child_nodes, walk_all
+
+    extra = "def f(a, *b, c=1, **d):\n    match a:\n        case [1, *r] | {'k': v, **m}: pass\n"
+    sources = [Path(m.__file__).read_text() for m in (capture, cfg, resolve) if m.__file__]
+    sources += [extra, "d = {**a, 'k': 1}\nf'{x!r:>{w}}'\n"]
+    for source in sources:
+        tree = ast.parse(source)
+        for root in ast.walk(tree):
+            got, expected = list(walk_all(root)), list(ast.walk(root))
+            assert len(got) == len(expected)
+            assert all(a is b for a, b in zip(got, expected, strict=True))
+            kids, expected_kids = child_nodes(root), list(ast.iter_child_nodes(root))
+            assert len(kids) == len(expected_kids)
+            assert all(a is b for a, b in zip(kids, expected_kids, strict=True))
+
+
 def test_declared_globals_finds_every_global_statement() -> None:
     """`declared_globals` walks statement lists only: it finds the declarations under every
     kind of statement that holds others, as a walk of every node does."""
