@@ -128,22 +128,11 @@ def _memoised(
     if hit is None:
         if len(table) > limit:
             table.clear()
-        hit = _recording(project, compute)
+        hit = project.recording(compute)
         table[key] = hit
     else:
         project.deps.update(hit[1])
     return hit[0]
-
-
-def _recording(project: ProjectView, compute: Callable[[], _T]) -> tuple[_T, dict[str, str]]:
-    """`compute()` with the dependencies it records, which are also recorded as usual."""
-    outer, project.deps = project.deps, {}
-    try:
-        result = compute()
-    finally:
-        consulted = project.deps
-        project.deps = {**outer, **consulted}
-    return result, consulted
 
 
 @dataclass(frozen=True)

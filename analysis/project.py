@@ -28,10 +28,10 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import machinery
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zeroopt.analysis.module_getattr import answered_names
 
@@ -301,6 +301,8 @@ class ModuleEntry:
     getattr_names: frozenset[str] | None = frozenset()
 
 
+_T = TypeVar("_T")
+
 _NAMESPACE_ENTRY = ModuleEntry({}, (), None, False, False)
 _FRESH_TREES = 8  # trees `_load` keeps for the next reader of the same module
 
@@ -334,6 +336,18 @@ class ProjectView:
 
     def start_file(self, own_module: str | None) -> None:
         self.deps = {SELF: own_module or ""}
+
+    def recording(self, compute: Callable[[], _T]) -> tuple[_T, dict[str, str]]:
+        """`compute()` with the dependencies it recorded, which stay recorded as usual: a memo
+        keeps them with the answer and records them again on a hit, so a file's deps do not
+        depend on which files the worker analysed before."""
+        outer, self.deps = self.deps, {}
+        try:
+            result = compute()
+            consulted = dict(self.deps)
+        finally:
+            self.deps = {**outer, **self.deps}
+        return result, consulted
 
     def is_module(self, name: str) -> bool:
         found = self.index.has_module(name)
@@ -435,12 +449,7 @@ class ProjectView:
         decide it are recorded as dependencies of the file analysed, memo or not."""
         memo = self._exports.get(module)
         if memo is None or _seen:
-            outer, self.deps = self.deps, {}
-            try:
-                result = self._compute_exports(module, _seen)
-                consulted = dict(self.deps)
-            finally:
-                self.deps = {**outer, **self.deps}
+            result, consulted = self.recording(lambda: self._compute_exports(module, _seen))
             if _seen:
                 return result
             memo = (result, consulted)
@@ -510,13 +519,7 @@ class ProjectView:
                 return None
         memo = self._kernels.get(module)
         if memo is None:
-            outer, self.deps = self.deps, {}
-            try:
-                found = self._module_kernels(module)
-                consulted = dict(self.deps)
-            finally:
-                self.deps = {**outer, **self.deps}
-            memo = (found, consulted)
+            memo = self.recording(lambda: self._module_kernels(module))
             self._kernels[module] = memo
         else:
             self.deps.update(memo[1])

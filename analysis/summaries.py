@@ -400,12 +400,7 @@ class Summaries:
             if project is None:
                 hit = (callee.fn, self._compute(callee, param), {})
             else:
-                outer, project.deps = project.deps, {}
-                try:
-                    result = self._compute(callee, param)
-                    consulted = dict(project.deps)
-                finally:
-                    project.deps = {**outer, **project.deps}
+                result, consulted = project.recording(lambda: self._compute(callee, param))
                 hit = (callee.fn, result, consulted)
             self._memo[key] = hit
         elif project is not None:
@@ -422,16 +417,14 @@ class Summaries:
         if hit is not None:
             project.deps.update(hit[1])
             return hit[0]
-        outer, project.deps = project.deps, {}
-        try:
+
+        def compute() -> Summary:
             if callee.unit.module:
                 project.entry(callee.unit.module)  # records the module's SHA
-            result = self._compute(callee, param)
-            consulted = dict(project.deps)
-        finally:
-            project.deps = {**outer, **project.deps}
-        memo[key] = (result, consulted)
-        return result
+            return self._compute(callee, param)
+
+        memo[key] = project.recording(compute)
+        return memo[key][0]
 
     def _compute(self, callee: Callee, param: str) -> Summary:
         key = (id(callee.fn), param)
@@ -643,12 +636,7 @@ def load_unit(project: ProjectView, module: str) -> Unit | None:
         units[module] = kept  # most recently used last
         project.deps.update(kept[1])
         return kept[0]
-    outer, project.deps = project.deps, {}
-    try:
-        unit = _read_unit(project, module)
-    finally:
-        consulted = project.deps
-        project.deps = {**outer, **consulted}
+    unit, consulted = project.recording(lambda: _read_unit(project, module))
     units[module] = (unit, consulted)
     while len(units) > _UNITS_KEPT:
         units.pop(next(iter(units)))

@@ -423,6 +423,19 @@ def _package_view(tmp_path: Path, files: dict[str, str]) -> ProjectView:
     return ProjectView(ProjectIndex.build([str(pkg / n) for n in files]))
 
 
+def _asked_twice(
+    view: ProjectView, ask: Callable[[], object]
+) -> list[tuple[object, dict[str, str]]]:
+    """(answer, the deps recorded) for two files of `pkg` asking the same in turn: the second
+    gets the answer from a memo."""
+    recorded = []
+    for _ in range(2):
+        view.start_file("pkg.user")
+        answer = ask()
+        recorded.append((answer, dict(view.deps)))
+    return recorded
+
+
 def test_import_time_memo_hits_record_the_deps_of_a_miss(tmp_path: Path) -> None:
     """Whether a def may be replaced at import is memoised per worker; a second file asking the
     same question must record the same modules as dependencies as the first did, or its cached
@@ -438,11 +451,9 @@ def test_import_time_memo_hits_record_the_deps_of_a_miss(tmp_path: Path) -> None
             "user.py": "from pkg.helpers import fill\n",
         },
     )
-    recorded = []
-    for _ in range(2):
-        view.start_file("pkg.user")
-        answer = replaced_at_import(view, ["pkg.user", "pkg.helpers"], "fill")
-        recorded.append((answer, dict(view.deps)))
+    recorded = _asked_twice(
+        view, lambda: replaced_at_import(view, ["pkg.user", "pkg.helpers"], "fill")
+    )
     assert recorded[0] == recorded[1]
     assert {"pkg", "pkg.helpers", "pkg.sub"} <= set(recorded[1][1])
 
@@ -463,11 +474,7 @@ def test_kept_units_record_the_deps_of_their_loading(tmp_path: Path) -> None:
             "user.py": "from pkg.helpers import fill\n",
         },
     )
-    recorded = []
-    for _ in range(2):
-        view.start_file("pkg.user")
-        unit = load_unit(view, "pkg.helpers")
-        recorded.append((unit, dict(view.deps)))
+    recorded = _asked_twice(view, lambda: load_unit(view, "pkg.helpers"))
     assert recorded[0][0] is recorded[1][0] is not None
     assert recorded[0][1] == recorded[1][1]
     assert {"pkg.helpers", "pkg.stars"} <= set(recorded[1][1])
