@@ -266,6 +266,10 @@ stepped by a loop or an unpacking. Also only for `unsafe`: a read inside a `for`
 that the loop's first pass makes before any write (`out[i] = out[i] + x`, `packed[:, c] |= v`;
 analysis/dataflow/first_pass.py runs the function once more with no loop starting a second
 pass) is one, assuming the loop runs at least once (said in the evidence); never for ZO002.
+Iterating the buffer itself (`for row in x`, a comprehension over it, `list(x)`, `tuple(x)`,
+`iter(x)`) hands out views of its rows (`Tensor.__iter__` is `unbind(0)`) that the analysis does
+not follow: the buffer is lost there, and a later read is no evidence of `unsafe` (the rows may
+have been written through the views; with no row, it has no element).
 Functions of other modules do not leave a CUDA-graph capture
 open when they return, nor close one they did not open (the file's own functions are checked).
 A kernel contract applies only to a callee that resolves, through the file's imports, to exactly

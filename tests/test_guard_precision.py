@@ -233,6 +233,69 @@ FALSE_ALARMS = {
         """,
         lambda: (torch.ones(5, 2), [2, 3]),
     ),
+    # Iterating a tensor hands out views of its rows (`Tensor.__iter__` is `unbind(0)`): the
+    # loop writes every row, and with no row the buffer has no element to read.
+    "rows-written-by-for": (
+        """
+        def f(n):
+            out = torch.empty(n, 4)
+            for row in out:
+                row.fill_(1.0)
+            return out.sum()
+        """,
+        lambda: (3,),
+    ),
+    "rows-written-by-for-no-rows": (
+        """
+        def f(n):
+            out = torch.empty(n, 4)
+            for row in out:
+                row.fill_(1.0)
+            return out.sum()
+        """,
+        lambda: (0,),
+    ),
+    "rows-written-in-a-comprehension": (
+        """
+        def f(n):
+            out = torch.empty(n, 4)
+            _ = [row.copy_(torch.arange(4.0)) for row in out]
+            return out * 2
+        """,
+        lambda: (3,),
+    ),
+    "rows-of-list": (
+        """
+        def f(n):
+            out = torch.empty(n, 4)
+            for row in list(out):
+                row.fill_(2.0)
+            return out.sum()
+        """,
+        lambda: (3,),
+    ),
+    "rows-of-tuple": (
+        """
+        def f(n):
+            out = torch.empty(n, 4)
+            rows = tuple(out)
+            for row in rows:
+                row.fill_(2.0)
+            return out.sum()
+        """,
+        lambda: (2,),
+    ),
+    "rows-of-iter": (
+        """
+        def f(n):
+            out = torch.empty(2, n)
+            it = iter(out)
+            next(it).fill_(1.0)
+            next(it).fill_(3.0)
+            return out.sum()
+        """,
+        lambda: (3,),
+    ),
 }
 
 
@@ -347,6 +410,18 @@ REAL_READS = {
             return torch.tensor(total)
         """,
         lambda: (4,),
+    ),
+    # Read before the loop hands out its rows: the rows written later do not matter.
+    "read-before-rows-are-written": (
+        """
+        def f(n):
+            out = torch.empty(n, 4)
+            total = out.sum()
+            for row in out:
+                row.fill_(1.0)
+            return out + total
+        """,
+        lambda: (3,),
     ),
     # A branch that writes nothing does not make the read conditional.
     "branch-without-a-write": (

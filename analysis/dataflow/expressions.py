@@ -302,6 +302,8 @@ class Expressions(Calls):
             ref = self.eval(gen.iter)
             if ref is not None:
                 self.read(ref, gen.iter, definite=False, how="iterated in a comprehension")
+                # The target is bound to views of its rows, which the analysis does not follow.
+                self.lost(gen.iter, "iterated in a comprehension: its rows are views")
             if i:
                 self.conditional -= 1
         outer = self.conditional

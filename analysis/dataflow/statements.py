@@ -83,6 +83,12 @@ class Evaluator(Expressions):
                 )
                 if node.label == "match":
                     self.lost(a, "matched by `match`, whose patterns may bind parts of it")
+                elif node.label == "for":
+                    # Each pass gets a view of a row (`Tensor.__iter__` is `unbind(0)`), which
+                    # the analysis does not follow: the body may write the rows through it.
+                    self.lost(
+                        a, "iterated by `for`: its rows are views the analysis does not follow"
+                    )
             return self.st
         assert isinstance(a, ast.stmt)
         self._stmt(a)

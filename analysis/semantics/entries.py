@@ -147,9 +147,16 @@ ENTRIES: tuple[Entry, ...] = tuple(
             data_ptr untyped_storage storage numpy __dlpack__"""),
         *_group(F, E.READ, _BUILTIN_DOC, """
             builtins.print builtins.float builtins.int builtins.bool builtins.str builtins.repr
-            builtins.sum builtins.list builtins.tuple builtins.max builtins.min builtins.abs
+            builtins.sum builtins.max builtins.min builtins.abs
             builtins.round builtins.sorted builtins.any builtins.all builtins.format
-            builtins.complex builtins.iter builtins.next"""),
+            builtins.complex builtins.next"""),
+        # Iterating a tensor reads no element: `Tensor.__iter__` returns `unbind(0)`'s views of
+        # its rows, which these keep and which may be written through. A buffer handed to one is
+        # not followed (as any pure built-in's argument).
+        *_group(F, E.PURE,
+                "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_tensor.py "
+                "(Tensor.__iter__: iter(self.unbind(0)))",
+                "builtins.list builtins.tuple builtins.iter"),
         *_group(F, E.PURE, _BUILTIN_DOC, """
             builtins.range builtins.enumerate builtins.zip builtins.divmod builtins.callable
             builtins.ord builtins.chr builtins.hex builtins.bin builtins.oct builtins.slice
