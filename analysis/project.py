@@ -626,9 +626,12 @@ class ProjectView:
             return {}
         tree = parsed
         resolver = Resolver.build(
-            tree, module_name=module, is_package=module in self.index.packages, project=self
+            tree,
+            module_name=module,
+            is_package=module in self.index.packages,
+            project=self,
+            dynamic=_binds_dynamically(data),
         )
-        resolver.dynamic = _binds_dynamically(data)
 
         def qualify_at(fn: ast.AST, e: ast.expr) -> str | None:
             scope = resolver.scopes.get(fn) or resolver.scopes[tree]

@@ -545,7 +545,10 @@ class Resolver:
         project: ProjectView | None = None,
         raw: bool = False,
         module_only: bool = False,
+        dynamic: bool = False,
     ) -> Resolver:
+        """`dynamic`: the module may bind its names out of sight (project.binds_dynamically of
+        its text), so no value builtin resolves."""
         builder = _ScopeBuilder(module, module_name, is_package, project, raw, module_only)
         resolver = cls(
             builder.scopes,
@@ -555,6 +558,7 @@ class Resolver:
             builder.star_targets,
             builder.attribute_stores,
         )
+        resolver.dynamic = dynamic
         resolver._mark_captured()
         return resolver
 

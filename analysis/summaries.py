@@ -224,23 +224,22 @@ class Summaries:
             if hit[2] and self.project is not None:
                 self.project.deps.update(hit[2])
             return hit[1]
-        project = self.project
-        outer: dict[str, str] = {}
-        if project is not None:
-            outer, project.deps = project.deps, {}
         self._refusal = ""
         self._candidate = None
-        try:
+
+        def resolve() -> Callee | None:
             found = self._resolve(scope, func, qual)
             if self._refusal:
                 self.refused[key] = (func, self._refusal)
                 if self._candidate is not None:
                     self._unreplaced[key] = (func, self._candidate)
-        finally:
-            consulted: dict[str, str] = {}
-            if project is not None:
-                consulted = dict(project.deps)
-                project.deps = {**outer, **project.deps}
+            return found
+
+        consulted: dict[str, str] = {}
+        if self.project is None:
+            found = resolve()
+        else:
+            found, consulted = self.project.recording(resolve)
         self._callees[key] = (func, found, consulted)
         return found
 
@@ -652,8 +651,11 @@ def _read_unit(project: ProjectView, module: str) -> Unit | None:
     tree, text, real = loaded
     path = os.path.relpath(real) if not os.path.relpath(real).startswith("..") else real
     resolver = Resolver.build(
-        tree, module_name=module, is_package=module in project.index.packages, project=project
+        tree,
+        module_name=module,
+        is_package=module in project.index.packages,
+        project=project,
+        dynamic=binds_dynamically(text),
     )
-    resolver.dynamic = binds_dynamically(text)
     frames = any(w in text for w in FRAME_WORDS) and re.search(FRAME_PATTERN, text) is not None
     return make_unit(tree, resolver, text, path, module, frames)

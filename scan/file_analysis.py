@@ -208,8 +208,8 @@ def _analyse_tree(
         module_name=project.index.names.get(real_path) if project and real_path else None,
         is_package=bool(real_path and real_path.endswith("__init__.py")),
         project=project,
+        dynamic=binds_dynamically(text),
     )
-    resolver.dynamic = binds_dynamically(text)
     sites = find_allocations(tree, resolver)
     if not sites:
         return [], []

@@ -208,8 +208,8 @@ class Context:
             return memo[1]
         declared = {n for s in self.resolver.scopes.values() for n in s.global_names}
         records = dict(plain_dataclasses(scope.node, declared))
-        outer, project.deps = project.deps, {}
-        try:
+
+        def read_imported() -> None:
             for name in imported_names(scope.node, declared):
                 module, _, attr = (self.resolver.resolve_name(scope, name) or "").rpartition(".")
                 if module and project.is_module(module):
@@ -218,9 +218,8 @@ class Context:
                     # import hook of the tree may give another object under its name.
                     if fields is not None and self._imports_its_file(module):
                         records[name] = fields
-            consulted = dict(project.deps)
-        finally:
-            project.deps = {**outer, **project.deps}
+
+        _, consulted = project.recording(read_imported)
         scope.node._zeroopt_imported_records = (  # type: ignore[attr-defined]
             project,
             records,
