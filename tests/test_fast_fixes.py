@@ -107,6 +107,7 @@ def _codemod_fixes(text: str, sites: list[tuple[int, int, str, int, int]]) -> di
     }
 
 
+@pytest.mark.slow
 def test_every_safe_fix_is_the_codemods() -> None:
     compared = textual = 0
     for name, text in _sources():

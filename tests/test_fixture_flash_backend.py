@@ -80,6 +80,7 @@ def test_scenario_covers_padded_batches() -> None:
     assert all(bool(t.isfinite().all()) for t in first.values())
 
 
+@pytest.mark.slow
 def test_checker_on_the_fixture_cpu_path() -> None:
     names = ["cache_seqlens", "cu_seqlens_k", "page_table", "draft_cache_seqlens"]
     sites = [parse_site(s) for s in site_args(names)]
@@ -91,6 +92,7 @@ def test_checker_on_the_fixture_cpu_path() -> None:
     assert report.together is not None and str(report.together.verdict) == "crashed"
 
 
+@pytest.mark.slow
 def test_what_the_analysis_proves_safe_runs_equivalent_poisoned_on_cpu() -> None:
     """The fixture's static `safe` set (lifecycle pass and the repository's kernel contract
     included), poisoned together with every default pattern, must not change any output."""

@@ -21,7 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SEED_WHEEL = "sglang-0.4.6.post5-py3-none-any.whl"
 SEED_SHA256 = "2a48053bd975e09ff10eabf1ef8bab4c913f3c3e16a3e45c13be1b4543cfeaed"
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 
 def _seed() -> ModuleType:

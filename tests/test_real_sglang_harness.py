@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILE = ROOT / "bench" / "sglang_full_cg_prefill.py"
 HARNESS_NAME = "zeroopt_bench_sglang_full_cg_prefill"
 
+pytestmark = pytest.mark.slow
+
 
 def _harness() -> ModuleType:
     """The scenario module; skips the test when the released file cannot be had here."""

@@ -17,7 +17,10 @@ import pytest
 
 from zeroopt.scan.changed_lines import hunk_lines
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.slow,  # the command line, run in a subprocess, in each test
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 # One function per verdict, each a zeros that the change below turns into an empty.
 BASE = """\

@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILE = ROOT / "bench" / "sglang046_cuda_graph.py"
 NAME = "zeroopt_bench_sglang046_cuda_graph"
 
+pytestmark = pytest.mark.slow
+
 
 def _load() -> ModuleType:
     if NAME in sys.modules:

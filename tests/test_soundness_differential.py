@@ -185,6 +185,7 @@ def test_generator_is_seeded_and_covers_every_construct() -> None:
     assert set(tags) >= REQUIRED_TAGS, REQUIRED_TAGS - set(tags)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     derandomize=True,
@@ -209,6 +210,7 @@ def reports():  # type: ignore[no-untyped-def]
     ]
 
 
+@pytest.mark.slow
 def test_the_sample_is_meaningful(reports) -> None:  # type: ignore[no-untyped-def]
     valid = [r for r in reports if r.valid]
     sites = [s for r in valid for s in r.sites]
@@ -223,6 +225,7 @@ def test_the_sample_is_meaningful(reports) -> None:  # type: ignore[no-untyped-d
     )
 
 
+@pytest.mark.slow
 def test_no_safe_verdict_is_unsafe_by_execution(reports) -> None:  # type: ignore[no-untyped-def]
     bad = [(r, s) for r in reports if r.valid for s in r.sites if s.unsound]
     if bad:
@@ -233,6 +236,7 @@ def test_no_safe_verdict_is_unsafe_by_execution(reports) -> None:  # type: ignor
         )
 
 
+@pytest.mark.slow
 def test_the_analysis_never_raises_and_positions_agree(reports) -> None:  # type: ignore[no-untyped-def]
     errors = [r.analysis_error for r in reports if r.analysis_error]
     assert not errors, errors[:3]
@@ -240,6 +244,7 @@ def test_the_analysis_never_raises_and_positions_agree(reports) -> None:  # type
     assert not stray, f"zeros findings at no allocation site: {stray[:3]}"
 
 
+@pytest.mark.slow
 def test_every_zeros_allocation_gets_a_verdict(reports) -> None:  # type: ignore[no-untyped-def]
     missing = [(r, s) for r in reports if r.valid for s in r.sites if s.finding is None]
     if missing:

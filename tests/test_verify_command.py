@@ -25,6 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 PROJECT = REPO / "fixtures" / "examples" / "oracle_project"
 EXAMPLES = REPO / "fixtures" / "examples"
 
+pytestmark = pytest.mark.slow  # every test starts trial processes that import torch
+
 
 def marked(path: Path) -> dict[str, PoisonSite]:
     """marker text -> the site of the torch.zeros/torch.empty call on its line."""
