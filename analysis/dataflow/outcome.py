@@ -207,10 +207,11 @@ class Context:
             project.deps.update(memo[2])
             return memo[1]
         declared = {n for s in self.resolver.scopes.values() for n in s.global_names}
-        records = dict(plain_dataclasses(scope.node, declared))
+        tree = scope.node
+        records = dict(plain_dataclasses(tree, declared))
 
         def read_imported() -> None:
-            for name in imported_names(scope.node, declared):
+            for name in imported_names(tree, declared):
                 module, _, attr = (self.resolver.resolve_name(scope, name) or "").rpartition(".")
                 if module and project.is_module(module):
                     fields = project.record_fields(module, attr)
