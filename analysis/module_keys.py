@@ -35,17 +35,12 @@ from __future__ import annotations
 import ast
 import os
 import re
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
 
 from zeroopt.analysis.lookup_names import LookupNames, Names
 from zeroopt.analysis.methods import ClassWorld
-from zeroopt.analysis.project import binds_dynamically, module_name_of
+from zeroopt.analysis.project import binds_dynamically
 from zeroopt.analysis.resolve import child_nodes, walk_all
 from zeroopt.analysis.tree_naming import naming_files, word_pattern
-
-if TYPE_CHECKING:
-    from zeroopt.analysis.summaries import Unit
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_DEPTH = 3  # parameters followed through callers, at most
@@ -165,12 +160,7 @@ class ModuleKeys:
     def _looked_up_elsewhere(self, name: str) -> bool:
         """Another file may fetch `name` from this module by a name its text does not spell
         (`getattr(m, k)`, a joined literal: tree_naming.naming_files, as returned.py asks)."""
-        text = self.text.decode("utf-8", "replace")
-        unit = SimpleNamespace(
-            path=self.path, module=module_name_of(self.path)[0], lines=text.splitlines(),
-            tree=self.tree,
-        )  # fmt: skip
-        files, why = naming_files(self.world, cast("Unit", unit), self.path, name)
+        files, why = naming_files(self.world, self.path, self.path, name)
         return bool(files or why)
 
     def _binds_dynamically(self) -> bool:

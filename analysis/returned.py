@@ -441,13 +441,11 @@ class ReturnedJudge:
             return why
         return f"{self.summaries.world.files[files[0]][0]} names `{name}`: callers in other modules are not followed"
 
-    def naming_files(
-        self, name: str, method: bool = False, reexports: frozenset[str] = frozenset()
-    ) -> tuple[list[int], str]:
+    def naming_files(self, name: str, method: bool = False) -> tuple[list[int], str]:
         """The files of the tree other than this one that may name this module's `name`, and
         why a file may look it up without naming it (tree_naming.py)."""
         world = self.summaries.world
-        return naming_files(world, self.unit, self.real_path, name, method, reexports)
+        return naming_files(world, self.unit.path, self.real_path, name, method)
 
     # --- one caller --------------------------------------------------------------------------
     def _analyse(

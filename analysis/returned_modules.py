@@ -2,15 +2,20 @@
 (returned.py).
 
 A private function (`_alloc`), or a public one under `callers-closed`, is judged at its calls in
-other files too. The files that may name it are tree_naming.py's `naming_files`: the text names the
-function and its module (or a module that re-exports it: each file found to import it adds its
-own module's name, to a fixpoint), or reaches module objects otherwise (those refuse below unless
-they name it only in calls). In each such file, through the project index (project.py: imports,
+other files too. The files that may name it are tree_naming.py's `naming_files`: every file whose
+text has the function's name as a word, whatever modules it spells (a module object may reach a
+file as a value: `peek(mod)`, then `m._alloc(...)` there), and a lookup by a name the text does
+not spell anywhere refuses. In each such file, through the project index (project.py: imports,
 re-exports, star imports, `import m as mm`, `from . import m`):
 
 - every name bound by `from ... import _alloc [as g]`, and every `_alloc` as a name or an
   attribute, must be the callee of a call that summaries.py resolves to this very def (the module
-  and the line of the def): `g(...)`, `m._alloc(...)`, `mm._alloc(...)`;
+  and the line of the def): `g(...)`, `m._alloc(...)`, `mm._alloc(...)`, or, by the module's
+  names (a bare name, or an attribute of an imported module), to a def of another module (the
+  file's own `_alloc`, another module's): that call runs that def, the same resolution that
+  finds the calls of this one;
+- a file whose text names `_alloc` only as one undecorated top-level def of its own and names
+  read of it (`_own_def_only`) is passed without loading it: each `_alloc` there is that def;
 - anything else refuses, naming the file and line: the function passed or stored as a value, a
   string naming it (`getattr(m, "_alloc")`, `__all__`), a call not certain to run it, a file the
   index cannot load, a file that may reach its names at run time (`globals()`, frames), a top-level
@@ -28,7 +33,9 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from zeroopt.analysis.project import binds_dynamically
 from zeroopt.analysis.resolve import Scope, walk_all, walk_bfs
+from zeroopt.analysis.semantics import FRAME_PATTERN
 from zeroopt.analysis.summaries import load_unit
 from zeroopt.analysis.tree_naming import word_pattern
 
@@ -52,10 +59,9 @@ def foreign_callers(
     world = judge.summaries.world
     home = judge.unit.module
     found: Found = []
-    reexports: set[str] = set()
     done: set[int] = set()
     while True:
-        files, why = judge.naming_files(name, False, frozenset(reexports))
+        files, why = judge.naming_files(name, False)
         if why:
             return [], why
         todo = [i for i in files if i not in done]
@@ -68,7 +74,9 @@ def foreign_callers(
             return [], f"more than {_MAX_FILES} files of the tree name `{name}`"
         for i in todo:
             done.add(i)
-            path = world.files[i][0]
+            path, data = world.files[i]
+            if _own_def_only(data, name):
+                continue  # every `name` there is the file's own def
             module = project.index.names.get(path)
             if module is None or project.index.modules.get(module) != path:
                 return [], f"{path} names `{name}` and is no module the index can load"
@@ -78,15 +86,64 @@ def foreign_callers(
             if unit.frames_read or unit.dynamic:  # project.DYNAMIC_PATTERN
                 return [], f"{path} names `{name}` and may reach its names at run time"
             other = make(unit, path)
-            calls, bound, why = _calls_in(other, fn, home, public)
+            calls, why = _calls_in(other, fn, home, public)
             if why:
                 return [], why
             why = _alias_named(unit, name, world.files, path)
             if why:
                 return [], why
             found += [(call, scope, other) for call, scope in calls]
-            if bound:
-                reexports.add(module.rpartition(".")[2])
+
+
+def _own_def_only(data: bytes, name: str) -> bool:
+    """The file names `name` only as one undecorated def of its own at its top level and as
+    plain names read (no other binding of it in any scope, no attribute `x.name`, no import of
+    it, no string holding it, no star import, nothing that binds names out of sight or reads
+    frames): each `name` there is that def, never another module's, whatever the file's module
+    is (a script the index cannot load too)."""
+    text = data.decode("utf-8", "replace")
+    if binds_dynamically(text) or re.search(FRAME_PATTERN, text):
+        return False
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    own = [s for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+    own = [s for s in own if s.name == name]
+    if len(own) != 1 or own[0].decorator_list:
+        return False
+    word = word_pattern(name.encode())
+    for n in walk_all(tree):
+        if isinstance(n, ast.Name):
+            if n.id == name and not isinstance(n.ctx, ast.Load):
+                return False
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if n.name == name and n is not own[0]:
+                return False
+        elif isinstance(n, ast.alias):
+            if n.name == "*" or name in (n.asname, *n.name.split(".")):
+                return False
+        elif isinstance(n, ast.Constant):
+            if isinstance(n.value, str) and word.search(n.value.encode("utf-8", "replace")):
+                return False
+        elif name in _bound_names(n):
+            return False
+    return True
+
+
+def _bound_names(n: ast.AST) -> tuple[str, ...]:
+    """Names a node binds other than by `ast.Name` or a def (an attribute counts: `x.name`)."""
+    if isinstance(n, ast.Attribute):
+        return (n.attr,)
+    if isinstance(n, ast.arg):
+        return (n.arg,)
+    if isinstance(n, ast.Global | ast.Nonlocal):
+        return tuple(n.names)
+    if isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return (n.name,) if n.name else ()
+    if isinstance(n, ast.MatchMapping):
+        return (n.rest,) if n.rest else ()
+    return ()
 
 
 def _alias_named(unit: Unit, name: str, files: list[tuple[str, bytes]], path: str) -> str:
@@ -121,18 +178,16 @@ def _calls_in(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     home: str,
     public: bool,
-) -> tuple[list[tuple[ast.Call, Scope]], bool, str]:
-    """(the calls of `fn` in `other`'s module, whether it binds `fn` by an import, why not)."""
+) -> tuple[list[tuple[ast.Call, Scope]], str]:
+    """(the calls of `fn` in `other`'s module, why not all of them are known)."""
     unit = other.unit
     name = fn.name
     watch = {name}
-    bound = False
     for n in walk_bfs([unit.tree]):
         if isinstance(n, ast.ImportFrom):
             for a in n.names:
                 if a.name == name or (a.name == "*" and public):
                     watch.add(a.asname or a.name)
-                    bound = True
     watch.discard("*")
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     calls = other.call_index()
@@ -146,17 +201,24 @@ def _calls_in(
                 continue
             hit = calls.get(id(n))
             if hit is None or not isinstance(n.ctx, ast.Load):
-                return [], bound, f"{where} uses `{spelled}` other than as a call of `{name}`"
+                return [], f"{where} uses `{spelled}` other than as a call of `{name}`"
             scope = hit[1]
-            callee = other.summaries.callee(scope, n, resolver.qualified(scope, n))
+            qual = resolver.qualified(scope, n)
+            callee = other.summaries.callee(scope, n, qual)
+            if (
+                callee is not None
+                and callee.unit.module not in (home, None)
+                and (isinstance(n, ast.Name) or qual is not None)
+            ):
+                continue  # resolved through the module's names to another module's def
             if (
                 callee is None
                 or callee.unit.module != home
                 or callee.fn.name != name
                 or callee.fn.lineno != fn.lineno
             ):
-                return [], bound, f"the call at {where} is not certain to run `{name}`"
+                return [], f"the call at {where} is not certain to run `{name}`"
             found.append(hit)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and word.search(n.value):
-            return [], bound, f"{where} names `{name}` in a string (getattr, __all__)"
-    return found, bound, ""
+            return [], f"{where} names `{name}` in a string (getattr, __all__)"
+    return found, ""

@@ -2,11 +2,13 @@
 
 A buffer returned to callers is judged at every call of its function only when the calls found
 are all its uses (analysis/returned.py, returned_modules.py): every other file that may name it
-must be found. A file may name it by the word itself, through a star import that re-exports it,
-through a way to module objects that spells no import, or by an attribute lookup whose name the
-text does not spell (`getattr(x, k)`, a joined literal `"_al" "loc"`). The word index and the
-star-import edges are built once per tree and worker (scan/tree_facts.py builds the index before
-the workers fork).
+must be found. A file may name it by the word itself, or by an attribute lookup whose name the
+text does not spell (`getattr(x, k)`, a joined literal `"_al" "loc"`). Which module a file
+reaches is not read from its text: a module object may come to any function as a value (an
+argument, an attribute, a package's attribute fetched by a computed name), so a file that never
+spells the module, nor an import, may still call `m._alloc(...)` on it (a wrong `safe` when the
+files that spell neither were skipped). The word index is built once per tree and worker
+(scan/tree_facts.py builds it before the workers fork).
 """
 
 from __future__ import annotations
@@ -16,74 +18,41 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from zeroopt.analysis.resolve import walk_all, walk_bfs
+from zeroopt.analysis.resolve import walk_all
 
 if TYPE_CHECKING:
     from zeroopt.analysis.methods import ClassWorld
-    from zeroopt.analysis.summaries import Unit
 
 
 def naming_files(
-    world: ClassWorld,
-    unit: Unit,
-    real_path: str | None,
-    name: str,
-    method: bool = False,
-    reexports: frozenset[str] = frozenset(),
+    world: ClassWorld, path: str, real_path: str | None, name: str, method: bool = False
 ) -> tuple[list[int], str]:
-    """(the files of the tree other than this one that may name this module's `name`, why
-    a file may look it up without naming it). A file may name it when its text
-    has `name` as a word and, unless this module is a package's `__init__` (reached by
-    `from . import name`) or binds `__all__` other than by one literal list, the last part
-    of this module's name as a word too (an import of a private name spells its module:
-    `from .mod import _f`, `import pkg.mod`; a re-export is such a file itself). For a
-    public name (`callers-closed`), the modules that star-import this one, to a fixpoint,
-    count as its names too: a star import re-exports the name without spelling it; so do
-    `reexports`, the last parts of names of modules that import it."""
-    own = {unit.path}
+    """(the files of the tree other than the module at `path` whose text has `name` as a
+    word, why a file may look it up without naming it). Every file counts, whatever modules its
+    text spells: a module object is a value like any other, handed to a function of a file that
+    never imports it (`peek(mod)`, then `m._alloc(4)` or `getattr(m, k)` there), or fetched from
+    its package by a computed name (`getattr(pkg, k)`), so the text of a file does not show
+    which module an `x._f` or a lookup of it reaches."""
+    own = {path}
     if real_path is not None:
         own.add(os.path.realpath(real_path))
-    module = (unit.module or "").rpartition(".")[2]
-    package = real_path is None or real_path.endswith("__init__.py")
-    spelled = None
-    own_text = "\n".join(unit.lines).encode("utf-8", "surrogatepass")
-    # A method is reached through any instance, which any file may be handed: no import
-    # of its module need be spelled there.
-    if (
-        module
-        and not package
-        and not method
-        and _literal_all(unit.tree)
-        and not _HANDS.search(own_text)
-    ):
-        # A star import re-exports a public name without spelling it: the modules that do
-        # (and those that star-import them, ...) are names of this module too.
-        words = {module} if name.startswith("_") else _star_importers(world, module)
-        if words is not None:
-            words = words | reexports
-            alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words))
-            spelled = re.compile(rb"(?<!\w)(?:" + alternatives + rb")(?!\w)")
     index = _word_index(world.digest, world.files)
     named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
     files: list[int] = []
     for i in named:
-        path, data = world.files[i]
-        if path in own or os.path.realpath(path) in own:
+        other, _ = world.files[i]
+        if other in own or os.path.realpath(other) in own:
             continue
-        if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
-            continue  # never names this module nor reaches module objects otherwise
         files.append(i)
-    for i, (path, data) in enumerate(world.files):
-        if path in own or os.path.realpath(path) in own or not _LOOKUP.search(data):
-            continue
-        if spelled is not None and not spelled.search(data) and not _HANDS.search(data):
+    for i, (other, data) in enumerate(world.files):
+        if other in own or os.path.realpath(other) in own or not _LOOKUP.search(data):
             continue
         # A method: lookups by a computed name are anyorder_reach's (returned_methods.py),
         # by the receiver they may reach; a joined literal is no computed name there.
         line = _unspelled_lookup(world.digest, i, data, name, method, joined_only=method)
         if line:
             return files, (
-                f"{path}:{line} looks an attribute up by a name its text does not spell "
+                f"{other}:{line} looks an attribute up by a name its text does not spell "
                 f"(a computed or joined string): it may be `{name}`"
             )
     return files, ""
@@ -117,86 +86,6 @@ def _naming(world: ClassWorld, name: str) -> list[int]:
     return hit
 
 
-_STAR_HINT = re.compile(rb"import\s*\*")
-_STAR = re.compile(rb"(?<![\w.])from\s+(\.*)([\w.]*)\s+import\s*\*")
-_STAR_EDGES: dict[str, list[tuple[str, str]] | None] = {}  # tree digest -> star imports
-
-
-def _star_importers(world: ClassWorld, module: str) -> set[str] | None:
-    """`module` and the last part of the name of every module that star-imports one of these,
-    to a fixpoint (a package's `__init__` by its package's name; `from . import *` by the
-    package the importing file is in, `from .. import *` by the one above)."""
-    edges = _star_edges(world)
-    if edges is None:
-        return None
-    words = {module}
-    grew = True
-    while grew:
-        grew = False
-        for source, importer in edges:
-            if source in words and importer not in words:
-                words.add(importer)
-                grew = True
-    return words
-
-
-def _star_edges(world: ClassWorld) -> list[tuple[str, str]] | None:
-    """(the last part of the module star-imported, the importer's) for every star import of
-    the tree, found once per tree and worker; None if one imports from a package not known."""
-    if world.digest and world.digest in _STAR_EDGES:
-        return _STAR_EDGES[world.digest]
-    edges: list[tuple[str, str]] | None = []
-    for path, data in world.files:
-        if edges is None:
-            break
-        if not _STAR_HINT.search(data):
-            continue
-        parts = os.path.normpath(path).split(os.sep)
-        stem = parts[-1].removesuffix(".py")
-        package = parts[-2] if len(parts) > 1 else ""
-        me = package if stem == "__init__" else stem
-        for m in _STAR.finditer(data):
-            dots, name = len(m.group(1)), m.group(2).decode("utf-8", "replace")
-            if name:
-                edges.append((name.rpartition(".")[2], me))
-            elif 0 < dots < len(parts):
-                edges.append((parts[-1 - dots], me))  # `from .. import *`: that package
-            else:
-                edges = None  # a star import from somewhere unknown: any file may re-export it
-                break
-    if world.digest:
-        _STAR_EDGES.clear()
-        _STAR_EDGES[world.digest] = edges
-    return edges
-
-
-def _literal_all(tree: ast.Module) -> bool:
-    """Every mention of `__all__` is the one target of an assignment of a literal list of
-    strings: a star import of the module exports what they say, or no private name."""
-    assigned: set[int] = set()
-    for n in walk_bfs([tree]):
-        if (
-            isinstance(n, ast.Assign)
-            and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Name)
-            and isinstance(n.value, ast.List | ast.Tuple)
-            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.value.elts)
-        ):
-            assigned.add(id(n.targets[0]))
-    return all(
-        id(n) in assigned
-        for n in walk_bfs([tree])
-        if (isinstance(n, ast.Name) and n.id == "__all__")
-        or (isinstance(n, ast.Attribute) and n.attr == "__all__")
-    )
-
-
-# Ways to a module object or its namespace without an import that names it: handed out by the
-# module itself (`fn.__globals__`, `sys.modules[__name__]`, `import_module(__name__)`) or found
-# by another file (`sys.modules.values()`, `inspect.getmodule(obj)`, `obj.__module__`).
-_HANDS = re.compile(
-    rb"__globals__|sys\.modules|getmodule|import_module|__import__|__module__|__dict__|vars\("
-)
 _WORDS = re.compile(rb"_(?<!\w_)\w+")  # `(?<!\w)_\w+`, searched for `_` first: ten times faster
 # Lookups of an attribute by a name the text need not spell.
 _LOOKUP = re.compile(rb"getattr\(|attrgetter\(|methodcaller\(|getmembers\(|vars\(|__dict__")

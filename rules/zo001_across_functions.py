@@ -177,10 +177,12 @@ slot. Only for functions no code outside the tree can reasonably call: a
 module-level def or a method whose name starts with one `_`, or a def nested in a function; a
 public name stays unproven ("callers outside the tree may read it"). Every occurrence of the name
 must be a call that resolves to the def. A module's function is followed into the other files of
-the tree that name it and its module (or a module found to import it, to a fixpoint;
-analysis/returned_modules.py): there every binding by `from ... import _f [as g]` and every
-`_f`/`m._f` must be the callee of a call the project index resolves to the def (imports,
-re-exports, star imports, `import m as mm`, `from . import m`), each judged in its own module; a
+the tree whose text names it, whatever modules they spell (a module object may be handed to a
+function whose file never imports it; analysis/returned_modules.py): there every binding by
+`from ... import _f [as g]` and every `_f`/`m._f` must be the callee of a call the project index
+resolves to the def (imports, re-exports, star imports, `import m as mm`, `from . import m`), or
+to another module's def by the file's names (its own `_f`; a file that names `_f` only as its
+own top-level def and names read of it is passed unread), each judged in its own module; a
 file the index cannot load as a module, or one with frame reads or a dynamic binding
 (project.DYNAMIC_PATTERN: `globals`, `exec`, `eval`, `builtins`, `__globals__`, ...), keeps it
 unproven, as the function's own module does.
@@ -196,7 +198,7 @@ file counts, whether or not that file names the module (an instance may be hande
 call that may run another def instead (its class shares instances with the method's class only
 through a class made at run time, or `_m` is stored on an object or bound under a computed name
 somewhere) is judged too, but can keep the site unproven, never make it `unsafe`. A lookup by a name the text does not spell (`getattr(x, name)`,
-`attrgetter`, `methodcaller`, `getmembers`, a joined literal) in a file that may reach it; a use as a value (passed, bound, `functools.partial`), the name in a string (`getattr`,
+`attrgetter`, `methodcaller`, `getmembers`, a joined literal) in any file of the tree; a use as a value (passed, bound, `functools.partial`), the name in a string (`getattr`,
 `__all__`), `globals()`/`exec(`/frame
 reads in the module, `locals()`/`vars()`/`eval`/`exec` in a nested def's function, a decorator, a
 generator or `async def`, or a call outside a function leaves it unproven. Assumed: no code outside
@@ -206,9 +208,8 @@ true` (or `scan --callers-closed`; off by default) judges public functions and p
 a class with no base (only `object`), no metaclass and no class decorator the same way, assuming
 no code outside the scanned tree calls them: no user of the package, no library calling them by
 name. Every such verdict carries that assumption in its evidence. A file of the tree that has
-the public name as a word and names its module (or a module that star-imports it, to a fixpoint:
-a star import re-exports a public name without spelling it) is followed as for a private
-function: every use a call resolved to the def; a public method named in any other file stays
+the public name as a word is followed as for a private function, whatever modules it spells:
+every use a call resolved to the def; a public method named in any other file stays
 unproven. Dunder names always stay unproven, and a public method of a class with a base
 stays unproven (`torch.nn.Module.__call__` calls `forward` by its name).
 

@@ -5,7 +5,8 @@
 site is `safe` and the rewritten program behaves the same. The others are programs where some
 use of the allocator reads the buffer unwritten: a caller that reads first, a caller of a
 partly written buffer, the allocator referenced as a value, named in a string, imported by
-another module, or public; none may be `safe`.
+another module, bound again by another module's star import over its own def of the name, or
+public; none may be `safe`.
 """
 
 from __future__ import annotations
@@ -360,6 +361,52 @@ import torch
 
 def _alloc(n):
     return torch.ones(n)
+
+
+def peek(n):
+    return _alloc(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "same_private_name_rebound_by_a_star_import",
+        why="Another module defines its own `_alloc`, then star-imports this module, whose "
+        "`__all__` exports `_alloc`: the star import binds the name again to this module's def, "
+        "and that module reads the zeros.",
+        source=r"""
+import torch
+
+__all__ = ["_alloc", "direct"]
+
+
+def _alloc(n):
+    return torch.zeros(n)  # <- site
+
+
+def direct(n):
+    t = _alloc(n)
+    t.fill_(1.0)
+    return t
+""",
+        scenario=r"""
+def run():
+    import rebound_alloc
+
+    return direct(2), rebound_alloc.peek(3)
+""",
+        modules=(
+            (
+                "rebound_alloc",
+                r"""
+import torch
+
+
+def _alloc(n):
+    return torch.ones(n)
+
+
+from same_private_name_rebound_by_a_star_import import *  # noqa: E402
 
 
 def peek(n):

@@ -2,11 +2,15 @@
 tree (analysis/returned_modules.py): imports, aliases, `from . import m`, re-exports.
 
 The program is a module of a package (`Case.package`), so that the other modules import it by
-name. The "fix" case is a function whose every caller, in its module and in another, writes the
-buffer in full before reading it. The others read it unwritten through a way the follower must
-see: a reader in another module, a star import of a name `__all__` exports, the function handed
-on as a value or wrapped by `functools.partial` there, a re-export under another name, a
-calling module that reaches it through `builtins`; none may be `safe`.
+name. The "fix" cases are a function whose every caller, in its module and in another, writes
+the buffer in full before reading it, the module object handed to a helper in another file that
+calls only the writing function, and another module calling a function of its own of the same
+name. The others read it unwritten through a way the follower
+must see: a reader in another module, a star import of a name `__all__` exports, the function
+handed on as a value or wrapped by `functools.partial` there, a re-export under another name, a
+calling module that reaches it through `builtins`, the module object handed to a helper whose
+file spells neither the module nor an import (`mod._alloc(n)`, `getattr(mod, name)`), a module
+that rebinds its own `_alloc` to this one; none may be `safe`.
 """
 
 from __future__ import annotations
@@ -256,6 +260,179 @@ def go(n):
 
 def peek(n):
     return builtins.eval("_al" + "loc")(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "module_object_handed_to_a_helper_that_calls_the_function",
+        package="rmo_pkg",
+        why="another module hands the module object to a helper in a third file, which spells "
+        "neither the module nor an import of it, and calls `mod._alloc(n)` there: the helper "
+        "reads the buffer before any write (the files that spell neither were skipped before).",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmo_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmo_pkg/__init__", ""),
+            (
+                "rmo_pkg/user",
+                r"""
+from . import helper
+from . import module_object_handed_to_a_helper_that_calls_the_function as m
+
+
+def peek(n):
+    return helper.call(m, n)
+""",
+            ),
+            (
+                "rmo_pkg/helper",
+                r"""
+def call(mod, n):
+    return mod._alloc(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "module_object_handed_to_a_lookup_by_a_computed_name",
+        package="rml_pkg",
+        why="another module hands the module object and a joined name to a helper whose "
+        "`getattr(mod, name)` fetches `_alloc`; the helper's file spells neither the module "
+        "nor an import of it, and the caller reads the buffer before any write.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rml_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rml_pkg/__init__", ""),
+            (
+                "rml_pkg/user",
+                r"""
+from . import helper
+from . import module_object_handed_to_a_lookup_by_a_computed_name as m
+
+
+def peek(n):
+    return helper.fetch(m, "_al" + "loc")(n).sum()
+""",
+            ),
+            (
+                "rml_pkg/helper",
+                r"""
+def fetch(mod, name):
+    return getattr(mod, name)
+""",
+            ),
+        ),
+    ),
+    Case(
+        "module_object_handed_to_a_helper_that_calls_another_function",
+        kind="fix",
+        package="rmn_pkg",
+        why="the module object reaches a helper in another file, which calls only `own` on it "
+        "(it writes the buffer in full before reading it); no file names `_alloc` nor looks a "
+        "name up by a computed one, so `own` is its only caller.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmn_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmn_pkg/__init__", ""),
+            (
+                "rmn_pkg/user",
+                r"""
+from . import helper
+from . import module_object_handed_to_a_helper_that_calls_another_function as m
+
+
+def peek(n):
+    return helper.call(m, n)
+""",
+            ),
+            (
+                "rmn_pkg/helper",
+                r"""
+def call(mod, n):
+    return mod.own(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "another_module_calls_its_own_function_of_the_name",
+        kind="fix",
+        package="rmw_pkg",
+        why="another module defines and calls a function `_alloc` of its own, which returns a "
+        "fresh tensor: its calls resolve to that def, not to this one, whose only caller "
+        "writes the buffer in full.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmw_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmw_pkg/__init__", ""),
+            (
+                "rmw_pkg/user",
+                r"""
+import torch
+
+
+def _alloc(n):
+    return torch.ones(n)
+
+
+def peek(n):
+    return _alloc(n).sum()
+""",
+            ),
+        ),
+    ),
+    Case(
+        "another_module_rebinds_its_own_function_to_this_one",
+        package="rmr2_pkg",
+        why="another module defines a function `_alloc` of its own and then binds the name to "
+        "this module's `_alloc`: the call there runs this def and reads the buffer first.",
+        source=_ALLOC,
+        scenario=r"""
+def run():
+    from rmr2_pkg import user
+
+    return own(2), user.peek(3)
+""",
+        modules=(
+            ("rmr2_pkg/__init__", ""),
+            (
+                "rmr2_pkg/user",
+                r"""
+import torch
+
+from . import another_module_rebinds_its_own_function_to_this_one as m
+
+
+def _alloc(n):
+    return torch.ones(n)
+
+
+_alloc = m._alloc
+
+
+def peek(n):
+    return _alloc(n).sum()
 """,
             ),
         ),
