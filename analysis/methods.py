@@ -180,7 +180,7 @@ class ClassWorld:
         """Every file of `paths`, read now, with the digest of the tree they make."""
         files: list[tuple[str, bytes]] = []
         shas: list[tuple[str, str]] = []
-        # The same paths the runner digests (runner._tree_digest): a relative spelling of a file
+        # The same paths the runner digests (runner._DepsNow): a relative spelling of a file
         # of the index would make the digest differ, and no cached result would ever hold.
         for path in sorted(paths):
             try:

@@ -91,7 +91,7 @@ _MAX_HOPS = 32  # re-export chains longer than this (or cycles) resolve to nothi
 SELF = "<self>"  # deps key: the analysed file's own module name
 
 
-def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> tuple[str, bool]:
+def module_name_of(path: str, folders: Folders | None = None) -> tuple[str, bool]:
     """(dotted module name, is a package `__init__`) of a file, relative to its package root.
     A file outside any package gets its bare stem.
 
@@ -101,46 +101,56 @@ def module_name_of(path: str, is_package_dir: dict[str, bool] | None = None) -> 
     `sglang/srt/speculative/spec_utils.py` imports as `sglang.srt.speculative.spec_utils`
     (https://peps.python.org/pep-0420/#specification: a directory without `__init__.py` found in
     the parent package's path is a namespace portion)."""
-    memo = is_package_dir if is_package_dir is not None else {}
     folder, base = os.path.split(path)
     stem = base[:-3] if base.endswith(".py") else base
     is_init = stem == "__init__"
-    parts: list[str] = [] if is_init else [stem]
-    chain: list[tuple[str, bool]] = []  # (folder name, holds __init__.py), innermost first
-    while True:
-        known = _holds_init(folder, memo)
-        folder, name = os.path.split(folder)
-        if not name:
-            break
-        chain.append((name, known))
-    top = max((i for i, (_, regular) in enumerate(chain) if regular), default=-1)
-    parts.extend(name for name, _ in chain[: top + 1])
-    parts.reverse()
-    return ".".join(parts), is_init
+    parts = (folders or Folders()).parts(folder)
+    return ".".join(parts if is_init else (*parts, stem)), is_init
 
 
-def _holds_init(folder: str, memo: dict[str, bool]) -> bool:
-    """Whether `folder` holds an `__init__.py` (a regular package), asked once per folder."""
-    known = memo.get(folder)
-    if known is None:
-        known = memo[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
-    return known
+class Folders:
+    """What the index asks of each folder, answered once per folder (a tree has ten times more
+    files than folders): whether it holds an `__init__.py`, the package it is, and the namespace
+    packages from it up to its top package."""
 
+    def __init__(self) -> None:
+        self._init: dict[str, bool] = {}
+        self._parts: dict[str, tuple[str, ...]] = {}
+        self._spaces: dict[str, tuple[tuple[str, str], ...]] = {}
 
-def _namespace_prefixes(
-    path: str, name: str, is_init: bool, memo: dict[str, bool]
-) -> list[tuple[str, str]]:
-    """(name, folder) of the packages above module `name` (at `path`) whose folders hold no
-    `__init__.py`."""
-    found = []
-    folder = os.path.dirname(path)
-    parts = name.split(".")
-    depth = len(parts) - (0 if is_init else 1)  # folders from the file's up to the top's
-    for i in range(depth, 0, -1):
-        if not _holds_init(folder, memo):
-            found.append((".".join(parts[:i]), folder))
-        folder = os.path.dirname(folder)
-    return found
+    def holds_init(self, folder: str) -> bool:
+        """Whether `folder` holds an `__init__.py` (a regular package)."""
+        known = self._init.get(folder)
+        if known is None:
+            known = self._init[folder] = os.path.isfile(os.path.join(folder, "__init__.py"))
+        return known
+
+    def parts(self, folder: str) -> tuple[str, ...]:
+        """The dotted name of the package `folder` is, as parts: from the highest folder at or
+        above it that holds an `__init__.py` down to it; () when none does."""
+        known = self._parts.get(folder)
+        if known is None:
+            parent, name = os.path.split(folder)
+            if not name:
+                known = ()
+            else:
+                above = self.parts(parent)
+                known = (*above, name) if above or self.holds_init(folder) else ()
+            self._parts[folder] = known
+        return known
+
+    def namespaces(self, folder: str) -> tuple[tuple[str, str], ...]:
+        """(name, folder) of the packages from `folder` up to its top package whose folders
+        hold no `__init__.py`, innermost first."""
+        known = self._spaces.get(folder)
+        if known is None:
+            parts = self.parts(folder)
+            known = ()
+            if len(parts) > 1:  # the top package holds an `__init__.py`; nothing above counts
+                above = self.namespaces(os.path.dirname(folder))
+                known = above if self.holds_init(folder) else ((".".join(parts), folder), *above)
+            self._spaces[folder] = known
+        return known
 
 
 def _module_beside(folder: str) -> bool:
@@ -187,7 +197,7 @@ class ProjectIndex:
         package found deeper (`sglang/.../runtime/models`, with no `__init__.py` above it) is
         imported at run time under some name the tree does not show, and `import models` may
         well mean another package. Without `roots`, every top-level package counts."""
-        memo: dict[str, bool] = {}
+        folders = Folders()
         modules: dict[str, str] = {}
         packages: set[str] = set()
         names: dict[str, str] = {}
@@ -200,7 +210,7 @@ class ProjectIndex:
             if not path.endswith(".py"):
                 continue
             files.append(path)
-            name, is_init = module_name_of(path, memo)
+            name, is_init = module_name_of(path, folders)
             if not name or not all(p.isidentifier() for p in name.split(".")):
                 continue
             names[path] = name
@@ -211,7 +221,7 @@ class ProjectIndex:
             modules[name] = path
             if is_init:
                 packages.add(name)
-            for space, folder in _namespace_prefixes(path, name, is_init, memo):
+            for space, folder in folders.namespaces(os.path.dirname(path)):
                 spaces.add(space)
                 space_dirs.setdefault(space, set()).add(folder)
                 # Run with the namespace folder itself on sys.path, the file is the module
@@ -238,10 +248,13 @@ class ProjectIndex:
         spaces -= shadowed
         top_dirs: dict[str, str] = {}  # top-level package -> its folder
         for name, path in modules.items():
+            top = name.partition(".")[0]
+            if top in top_dirs:
+                continue  # the first module of a top-level package names its folder
             folder = os.path.dirname(path)
             for _ in range(name.count(".") - (0 if name in packages else 1)):
                 folder = os.path.dirname(folder)
-            top_dirs.setdefault(name.split(".")[0], folder)
+            top_dirs[top] = folder
         tops = set(top_dirs) - _EXTERNAL
         if roots is not None:
             anchors = [os.path.abspath(r) for r in roots]

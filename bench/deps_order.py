@@ -1,7 +1,7 @@
 """Whether a file's recorded dependencies depend on what its worker analysed before.
 
 A worker keeps its `ProjectView` and the analysis' module-level memos for its whole life; the
-per-file cache reuses a result while its `FileResult.deps` hold (scan/runner.py `_deps_hold`).
+per-file cache reuses a result while its `FileResult.deps` hold (scan/runner.py `_DepsNow`).
 So the deps a file records must be the same whether it is the worker's first file or its
 hundredth: a memo hit must record what the miss recorded, else a change to a module the verdict
 relied on would not invalidate the cached result.

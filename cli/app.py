@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from typing import Annotated
 
 import typer
-import typer.rich_utils
 
 import zeroopt
 from zeroopt.cli import apply as _apply
@@ -15,10 +15,35 @@ from zeroopt.cli import rules as _rules
 from zeroopt.cli import scan as _scan
 from zeroopt.cli import verify as _verify
 
-# Help off a terminal (CI logs, pipes, `--help | less`): rich would lay it out for 80 columns and
-# cut option names and help text with an ellipsis. A wide layout keeps every word.
-if typer.rich_utils.MAX_WIDTH is None and not os.environ.get("COLUMNS") and not sys.stdout.isatty():
-    typer.rich_utils.MAX_WIDTH = 160
+_HELP_WIDTH = 160
+
+
+def _wide_help_off_a_terminal() -> None:
+    """Help off a terminal (CI logs, pipes, `--help | less`): rich would lay it out for 80
+    columns and cut option names and help text with an ellipsis; a wide layout keeps every word.
+
+    typer's help and error renderer (`typer.rich_utils`, with rich's markdown, syntax and
+    traceback modules) is a fifth of a second of imports that a scan never uses, so it is loaded
+    lazily (importlib's LazyLoader) with the width set: the loader keeps an attribute set before
+    the load over the module's own default, as an eager import followed by the assignment."""
+    if os.environ.get("TERMINAL_WIDTH") or os.environ.get("COLUMNS") or sys.stdout.isatty():
+        return  # typer's own width (from TERMINAL_WIDTH) or the terminal's
+    name = "typer.rich_utils"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    elif getattr(module, "MAX_WIDTH", None) is not None:
+        return
+    setattr(module, "MAX_WIDTH", _HELP_WIDTH)  # noqa: B010 (a module typeshed does not know)
+
+
+_wide_help_off_a_terminal()
 
 app = typer.Typer(
     name="zeroopt",

@@ -7,11 +7,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 
 def rules_command() -> None:
     """List every rule: code, name, summary and whether `zeroopt apply` can fix it."""
+    from rich.table import Table  # here: `zeroopt scan` loads this module too
+
     from zeroopt.report import rule_catalog, rule_has_fix
 
     table = Table(title="zeroopt rules", title_justify="left")

@@ -269,8 +269,6 @@ def _run(
     no_closed_world: bool = False,
     callers_closed: bool = False,
 ) -> int:
-    from zeroopt.report import concise, github, json, sarif, table
-    from zeroopt.report import statistics as stats
     from zeroopt.scan import changed_lines, runner
 
     config = load_config(
@@ -327,20 +325,34 @@ def _run(
         terminal = output_file is None and Console().is_terminal
         if output_format is None:
             output_format = OutputFormat.text if terminal else OutputFormat.concise
+        # Each renderer is imported when chosen: the others (rich tables, the rule catalogue of
+        # SARIF) cost a scan start-up time for nothing.
         if statistics:
+            from zeroopt.report import statistics as stats
+
             if output_format is OutputFormat.json:
                 out.write(stats.render_json(report))
             else:
                 out.write(stats.render_text(report))
         elif output_format is OutputFormat.json:
+            from zeroopt.report import json
+
             out.write(json.render(report))
         elif output_format is OutputFormat.sarif:
+            from zeroopt.report import sarif
+
             out.write(sarif.render(report))
         elif output_format is OutputFormat.github:
+            from zeroopt.report import github
+
             out.write(github.render(report))
         elif output_format is OutputFormat.concise:
+            from zeroopt.report import concise
+
             out.write(concise.render(report, show_evidence=show_evidence, quiet=quiet))
         else:
+            from zeroopt.report import table
+
             # Off a terminal, wide enough that no message or location is cut.
             console = Console(file=out, width=None if terminal else 200)
             table.render(report, console, show_evidence=show_evidence, quiet=quiet)

@@ -20,7 +20,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from zeroopt.runtime_checks.patterns import ALL_PATTERNS, DEFAULT_PATTERNS
 from zeroopt.runtime_checks.targets import PoisonSite, identify, parse_site, sites_from_report
@@ -211,6 +210,14 @@ def verify(
     show = not no_progress and err.is_terminal
     try:
         if show:
+            from rich.progress import (  # here: `zeroopt scan` loads this module too
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             with Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

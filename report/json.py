@@ -10,9 +10,9 @@ tools parse them.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from zeroopt.report.json_text import dumps
 from zeroopt.scan.findings import Finding
 from zeroopt.scan.next_step import next_step
 
@@ -53,4 +53,4 @@ def report_to_json(report: ScanReport) -> dict[str, Any]:
 
 
 def render(report: ScanReport) -> str:
-    return json.dumps(report_to_json(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps(report_to_json(report)) + "\n"

@@ -8,13 +8,13 @@ code points (`columnKind`), 1-based, `endColumn` exclusive, exactly as in the JS
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import zeroopt
 from zeroopt.report import rule_catalog, rule_doc
+from zeroopt.report.json_text import dumps
 from zeroopt.scan.findings import Edit, Finding, Verdict
 
 if TYPE_CHECKING:
@@ -155,4 +155,4 @@ def to_sarif(report: ScanReport) -> dict[str, Any]:
 
 
 def render(report: ScanReport) -> str:
-    return json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps(to_sarif(report)) + "\n"

@@ -11,7 +11,7 @@ reading the cache means a cold scan, never a failure.
 from __future__ import annotations
 
 import hashlib
-import importlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -45,7 +45,9 @@ def tool_fingerprint() -> str:
     analysis (also an editable install during development) never reuses old results."""
     digest = hashlib.sha256(f"{zeroopt.__version__}/{FORMAT}".encode())
     for name in _ANALYSING_PACKAGES:
-        root = Path(importlib.import_module(f"zeroopt.{name}").__file__ or "").parent
+        # Found, not imported: a warm scan never loads the rules (nor the analysis they import).
+        spec = importlib.util.find_spec(f"zeroopt.{name}")
+        root = Path((spec.origin if spec is not None else None) or "").parent
         for file in sorted(root.rglob("*.py")):
             try:
                 st = file.stat()
@@ -74,8 +76,8 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
     return data
 
 
-def _finding_from_json(data: dict[str, Any]) -> Finding:
-    data = dict(data)
+def _finding_from_json(data: dict[str, Any], path: str) -> Finding:
+    data = dict(data, path=path)
     data["verdict"] = Verdict(data["verdict"])
     data["evidence"] = tuple(Evidence(**e) for e in data["evidence"])
     data["fix"] = Fix.from_json(data["fix"]) if data["fix"] else None
@@ -100,7 +102,7 @@ def _entry_to_json(e: CacheEntry) -> dict[str, Any]:
 
 def _entry_from_json(data: dict[str, Any], display: str) -> CacheEntry:
     """Rebuild an entry with paths rewritten to how this run displays the file."""
-    findings = [replace(_finding_from_json(f), path=display) for f in data["findings"]]
+    findings = [_finding_from_json(f, display) for f in data["findings"]]
     errors = [FileError(display, str(m)) for m in data["errors"]]
     lifecycles = [
         replace(LifecycleReport.from_json(lc), path=display) for lc in data.get("lifecycles", ())
@@ -109,7 +111,13 @@ def _entry_from_json(data: dict[str, Any], display: str) -> CacheEntry:
         (int(i[0]), int(i[1]), int(i[2]), int(i[3])): (str(i[4]), str(i[5]))
         for i in data.get("identities", ())
     }
-    deps = {str(k): str(v) for k, v in (data.get("deps") or {}).items()}
+    deps = data.get("deps") or {}
+    if not isinstance(deps, dict):
+        raise TypeError("deps is not an object")
+    # Taken as read (the largest part of a cache): JSON keys are strings, and a value of another
+    # type equals no value the runner compares it with (scan/runner.py `_DepsNow`), so such a
+    # result is analysed again.
+    deps = dict(deps)
     result = FileResult(
         display, findings, errors, str(data["sha256"]), lifecycles, identities=identities, deps=deps
     )

@@ -31,7 +31,7 @@ class Evidence:
     text: str  # what happened there, in words and source
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"line": self.line, "kind": self.kind, "text": self.text}  # asdict, but faster
 
 
 @dataclass(frozen=True)

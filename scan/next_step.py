@@ -11,6 +11,7 @@ call that stopped the analysis; nothing here changes a verdict. Two ways to deci
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,30 @@ def reason_class(f: Finding) -> str:
 def _argument_key(line_text: str, name: str, target: str) -> int | str | None:
     """Position or keyword of `target` in the call to `name` on `line_text`, when one call
     there passes exactly the buffer (not a view of it)."""
+    calls = _calls_on(line_text)
+    if calls is None:
+        return None
+    wanted = _spelled(target)
+    if wanted is None:
+        return None
+    last = name.rsplit(".", 1)[-1]
+    keys: set[int | str] = set()
+    for func, args, keywords in calls:
+        if func != name and func.rsplit(".", 1)[-1] != last:
+            continue
+        keys.update(i for i, a in enumerate(args) if a == wanted)
+        keys.update(k for k, v in keywords if v == wanted)
+    return keys.pop() if len(keys) == 1 else None
+
+
+# A report names one call line (and one buffer) for several findings: each is parsed once.
+@functools.lru_cache(maxsize=4096)
+def _calls_on(
+    line_text: str,
+) -> tuple[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], ...] | None:
+    """The calls on a source line: (callee, positional arguments up to the first starred one,
+    (keyword, value) pairs), each as `ast.unparse` spells it; None where the line does not
+    parse (also as the head of a compound statement)."""
     try:
         tree = ast.parse(line_text.strip(), mode="exec")
     except SyntaxError:
@@ -128,27 +153,27 @@ def _argument_key(line_text: str, name: str, target: str) -> int | str | None:
             tree = ast.parse(line_text.strip().rstrip(":") + ": pass", mode="exec")
         except SyntaxError:
             return None
-    try:
-        wanted = ast.unparse(ast.parse(target, mode="eval").body)
-    except SyntaxError:
-        return None
-    last = name.rsplit(".", 1)[-1]
-    keys: set[int | str] = set()
+    calls = []
     for node in walk_all(tree):
         if not isinstance(node, ast.Call):
             continue
-        func = ast.unparse(node.func)
-        if func != name and func.rsplit(".", 1)[-1] != last:
-            continue
-        for i, a in enumerate(node.args):
+        args = []
+        for a in node.args:
             if isinstance(a, ast.Starred):
                 break
-            if ast.unparse(a) == wanted:
-                keys.add(i)
-        for k in node.keywords:
-            if k.arg is not None and ast.unparse(k.value) == wanted:
-                keys.add(k.arg)
-    return keys.pop() if len(keys) == 1 else None
+            args.append(ast.unparse(a))
+        keywords = tuple((k.arg, ast.unparse(k.value)) for k in node.keywords if k.arg is not None)
+        calls.append((ast.unparse(node.func), tuple(args), keywords))
+    return tuple(calls)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spelled(target: str) -> str | None:
+    """`target` as `ast.unparse` spells it (None where it does not parse)."""
+    try:
+        return ast.unparse(ast.parse(target, mode="eval").body)
+    except SyntaxError:
+        return None
 
 
 def next_step(f: Finding) -> NextStep | None:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from pathlib import Path
@@ -28,7 +29,6 @@ from typing import Any
 from zeroopt.analysis.methods import TREE_DEP, tree_digest
 from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
-from zeroopt.scan import file_analysis, tree_facts
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
 from zeroopt.scan.context_tree import scanned_dirs, tree_around
@@ -183,119 +183,143 @@ def scan(
         if use_cache
         else None
     )
-    enforce_generated = config.force_exclude
-    outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
-    # The whole-program view: module names of every discovered file (nothing read for it).
-    index = ProjectIndex.build(
-        (sf.path for sf in chain(found.files, around.files) if sf.path != STDIN),
-        [os.path.abspath(p) for p in paths if p != "-"] + ([around.root] if around.root else []),
-    )
-    shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
-    shas.update(_context_shas(around.files, cache))
-    # Cache hits that resolved names through other modules: reused only once every module they
-    # read is known unchanged, i.e. after every file has been seen.
-    deferred: list[tuple[SourceFile, os.stat_result | None, str, _Outcome]] = []
+    # Out of the cyclic collector's passes while the scan runs: the loaded cache.
+    with _kept_from_collector(cache is not None):
+        enforce_generated = config.force_exclude
+        outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
+        # The whole-program view: module names of every discovered file (nothing read for it).
+        index = ProjectIndex.build(
+            (sf.path for sf in chain(found.files, around.files) if sf.path != STDIN),
+            [os.path.abspath(p) for p in paths if p != "-"]
+            + ([around.root] if around.root else []),
+        )
+        shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
+        shas.update(_context_shas(around.files, cache))
+        # Cache hits that resolved names through other modules: reused only once every module they
+        # read is known unchanged, i.e. after every file has been seen.
+        deferred: list[tuple[SourceFile, os.stat_result | None, str, _Outcome]] = []
 
-    def pending() -> Iterator[_Task]:
-        """The files to analyse, found while the workers already analyse the first ones: the
-        other files are settled here (errors, cache hits, prefiltered, @generated)."""
-        for sf in found.files:
-            if sf.path == STDIN:
-                data = stdin if stdin is not None else sys.stdin.buffer.read()
-                report.stdin_source = data.decode("utf-8", errors="replace")
-                report._stdin_display = sf.display
-                report.files += 1
-                outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, config.analysis))
-                report.analysed += 1
-                continue
-            try:
-                st = os.stat(sf.path)
-            except OSError as exc:
-                report.errors.append(FileError(sf.display, _os_message(exc)))
-                continue
-            if cache is not None:
-                hit = cache.lookup_stat(sf.path, sf.display, st)
-                if hit is not None:
-                    if hit.generated and (enforce_generated or not sf.explicit):
-                        report.generated += 1
-                        continue
+        def pending() -> Iterator[_Task]:
+            """The files to analyse, found while the workers already analyse the first ones: the
+            other files are settled here (errors, cache hits, prefiltered, @generated)."""
+            for sf in found.files:
+                if sf.path == STDIN:
+                    data = stdin if stdin is not None else sys.stdin.buffer.read()
+                    report.stdin_source = data.decode("utf-8", errors="replace")
+                    report._stdin_display = sf.display
                     report.files += 1
-                    shas[sf.path] = hit.sha256
-                    hit_outcome = _Outcome(hit.result, hit.suppressions, hit.sha256, True)
-                    if hit.result.deps:
-                        deferred.append((sf, st, hit.sha256, hit_outcome))
+                    outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, config.analysis))
+                    report.analysed += 1
+                    continue
+                try:
+                    st = os.stat(sf.path)
+                except OSError as exc:
+                    report.errors.append(FileError(sf.display, _os_message(exc)))
+                    continue
+                if cache is not None:
+                    hit = cache.lookup_stat(sf.path, sf.display, st)
+                    if hit is not None:
+                        if hit.generated and (enforce_generated or not sf.explicit):
+                            report.generated += 1
+                            continue
+                        report.files += 1
+                        shas[sf.path] = hit.sha256
+                        hit_outcome = _Outcome(hit.result, hit.suppressions, hit.sha256, True)
+                        if hit.result.deps:
+                            deferred.append((sf, st, hit.sha256, hit_outcome))
+                            continue
+                        report.cache_hits += 1
+                        outcomes[sf.path] = (sf, hit_outcome)
                         continue
+                if not stat.S_ISREG(st.st_mode):
+                    # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
+                    report.errors.append(FileError(sf.display, _NOT_REGULAR))
+                    continue
+                if st.st_size > MAX_FILE_BYTES:
+                    report.errors.append(FileError(sf.display, _too_large(st.st_size)))
+                    continue
+                try:
+                    data = _read(sf.path)
+                except OSError as exc:
+                    report.errors.append(FileError(sf.display, _os_message(exc)))
+                    continue
+                if len(data) > MAX_FILE_BYTES:  # grew since the stat
+                    report.errors.append(FileError(sf.display, _too_large(len(data))))
+                    continue
+                sha = hashlib.sha256(data).hexdigest()
+                shas[sf.path] = sha
+                generated = _is_generated(data)
+                if generated and (enforce_generated or not sf.explicit):
+                    report.generated += 1  # not cached: the skip is decided from the first lines
+                    continue
+                report.files += 1
+                if cache is not None:
+                    hit = cache.lookup_hash(sf.path, sf.display, sha)
+                    if hit is not None:
+                        cache.touch(sf.path, st, sha)
+                        hit_outcome = _Outcome(hit.result, hit.suppressions, sha, True)
+                        if hit.result.deps:
+                            deferred.append((sf, st, sha, hit_outcome))
+                            continue
+                        report.cache_hits += 1
+                        outcomes[sf.path] = (sf, hit_outcome)
+                        continue
+                from zeroopt.scan import file_analysis  # not loaded while every file is a cache hit
+
+                if not file_analysis.may_hold_candidate(data):
+                    sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
+                    outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
+                    outcomes[sf.path] = (sf, outcome)
+                    _remember(cache, sf, st, outcome, generated)
+                    continue
+                yield _Task(sf, st, sha, generated)
+
+        def stale() -> Iterator[_Task]:
+            """The deferred cache hits: reused where their dependencies hold, else analysed again."""
+            now = _DepsNow(index, shas)  # every file has been seen: `shas` is complete
+            for sf, st, sha, hit_outcome in deferred:
+                if now.hold(sf.path, hit_outcome.result.deps):
                     report.cache_hits += 1
                     outcomes[sf.path] = (sf, hit_outcome)
-                    continue
-            if not stat.S_ISREG(st.st_mode):
-                # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
-                report.errors.append(FileError(sf.display, _NOT_REGULAR))
-                continue
-            if st.st_size > MAX_FILE_BYTES:
-                report.errors.append(FileError(sf.display, _too_large(st.st_size)))
-                continue
-            try:
-                data = _read(sf.path)
-            except OSError as exc:
-                report.errors.append(FileError(sf.display, _os_message(exc)))
-                continue
-            if len(data) > MAX_FILE_BYTES:  # grew since the stat
-                report.errors.append(FileError(sf.display, _too_large(len(data))))
-                continue
-            sha = hashlib.sha256(data).hexdigest()
-            shas[sf.path] = sha
-            generated = _is_generated(data)
-            if generated and (enforce_generated or not sf.explicit):
-                report.generated += 1  # not cached: the skip is decided from the first lines
-                continue
-            report.files += 1
-            if cache is not None:
-                hit = cache.lookup_hash(sf.path, sf.display, sha)
-                if hit is not None:
-                    cache.touch(sf.path, st, sha)
-                    hit_outcome = _Outcome(hit.result, hit.suppressions, sha, True)
-                    if hit.result.deps:
-                        deferred.append((sf, st, sha, hit_outcome))
-                        continue
-                    report.cache_hits += 1
-                    outcomes[sf.path] = (sf, hit_outcome)
-                    continue
-            if not file_analysis.may_hold_candidate(data):
-                sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
-                outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
+                else:
+                    yield _Task(sf, st, sha, False)
+
+        workers = jobs or config.jobs
+        for tasks in (pending(), stale()):
+            for task, outcome in _run_analysis(tasks, config.analysis, workers, progress, index):
+                sf = task.file
                 outcomes[sf.path] = (sf, outcome)
-                _remember(cache, sf, st, outcome, generated)
-                continue
-            yield _Task(sf, st, sha, generated)
+                report.analysed += 1
+                # Only remember the stat if the worker analysed the bytes we hashed.
+                st_seen = task.st if outcome.sha256 == task.sha256 else None
+                _remember(cache, sf, st_seen, outcome, task.generated)
 
-    def stale() -> Iterator[_Task]:
-        """The deferred cache hits: reused where their dependencies hold, else analysed again."""
-        for sf, st, sha, hit_outcome in deferred:
-            if _deps_hold(sf.path, hit_outcome.result.deps, index, shas):
-                report.cache_hits += 1
-                outcomes[sf.path] = (sf, hit_outcome)
-            else:
-                yield _Task(sf, st, sha, False)
+        for _path, (sf, outcome) in sorted(outcomes.items(), key=lambda kv: kv[1][0].display):
+            _collect(report, config, sf, outcome)
+        if cache is not None:
+            cache.save()
+        report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule))
+        report.errors.sort(key=lambda e: e.path)
+        report.seconds = time.perf_counter() - started
+        return report
 
-    workers = jobs or config.jobs
-    for tasks in (pending(), stale()):
-        for task, outcome in _run_analysis(tasks, config.analysis, workers, progress, index):
-            sf = task.file
-            outcomes[sf.path] = (sf, outcome)
-            report.analysed += 1
-            # Only remember the stat if the worker analysed the bytes we hashed.
-            st_seen = task.st if outcome.sha256 == task.sha256 else None
-            _remember(cache, sf, st_seen, outcome, task.generated)
 
-    for _path, (sf, outcome) in sorted(outcomes.items(), key=lambda kv: kv[1][0].display):
-        _collect(report, config, sf, outcome)
-    if cache is not None:
-        cache.save()
-    report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule))
-    report.errors.sort(key=lambda e: e.path)
-    report.seconds = time.perf_counter() - started
-    return report
+@contextmanager
+def _kept_from_collector(wanted: bool) -> Iterator[None]:
+    """Leave every object alive now out of the cyclic collector's passes until the block ends
+    (`gc.freeze`): a large tree's cache decodes into hundreds of thousands of objects, none in
+    a reference cycle, and each full pass walked them all again (a tenth of a warm scan).
+    Reference counting still frees them. Not where the process has frozen objects of its own,
+    which the end of the block would thaw; forked workers inherit the frozen set, as `gc.freeze`
+    intends."""
+    if not wanted or gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _context_shas(files: Sequence[SourceFile], cache: ScanCache | None) -> dict[str, str]:
@@ -324,10 +348,11 @@ def _partial_tree(
     of the tree: a subclass, a caller or a lookup by name in a file left out would go unseen."""
     dirs = scanned_dirs(paths) + ([os.path.join(context_root, "")] if context_root else [])
     real = [os.path.join(os.path.realpath(d), "") for d in dirs]
+    unlinked = _Unlinked(dirs)
     for sf in files:
         if sf.path == STDIN:
             return "the source came from stdin: no other file of its tree was scanned"
-        target = os.path.realpath(sf.path)
+        target = sf.path if unlinked.file(sf.path) else os.path.realpath(sf.path)
         if target != os.path.abspath(sf.path) and not any(target.startswith(d) for d in real):
             return (
                 f"{sf.display} links to {target}, outside the tree scanned: the other files of "
@@ -345,41 +370,74 @@ def _partial_tree(
     return ""
 
 
-_TREE_DIGESTS: dict[tuple[int, int], str] = {}
+class _Unlinked:
+    """Which paths lie in a scanned directory with no symbolic link below it on the way: such a
+    path's real path is that directory's real path plus the same tail, inside the tree, so
+    `realpath` (one `lstat` per component of every path) is needed only for the others. One
+    `lstat` per file and one per folder."""
+
+    def __init__(self, dirs: Sequence[str]) -> None:
+        self._dirs = tuple(dirs)  # absolute, each ending in a separator
+        self._folders: dict[str, bool] = {}
+
+    def file(self, path: str) -> bool:
+        return not os.path.islink(path) and self.folder(os.path.dirname(path))
+
+    def folder(self, folder: str) -> bool:
+        known = self._folders.get(folder)
+        if known is None:
+            head = os.path.join(folder, "")
+            if head in self._dirs:
+                known = True
+            elif not any(head.startswith(d) for d in self._dirs):
+                known = False
+            else:  # strictly inside a scanned directory: its parent is at or inside one too
+                known = not os.path.islink(folder) and self.folder(os.path.dirname(folder))
+            self._folders[folder] = known
+        return known
 
 
-def _tree_digest(index: ProjectIndex, shas: dict[str, str]) -> str:
-    """The digest methods.py records for a resolution that relied on the whole tree."""
-    key = (id(shas), len(shas))
-    if key not in _TREE_DIGESTS:
-        _TREE_DIGESTS.clear()
-        # Over the files ClassWorld.read digests (methods.py): every file of the index, also
-        # those whose names are no module (`run-1.py`), else no cached result would hold.
-        paths = {*index.files, *index.names}
-        _TREE_DIGESTS[key] = tree_digest([(p, shas.get(p, "")) for p in paths])
-    return _TREE_DIGESTS[key]
+_NO_VALUE = object()  # equal to no recorded value
 
 
-def _deps_hold(path: str, deps: dict[str, str], index: ProjectIndex, shas: dict[str, str]) -> bool:
-    """Whether everything a cached result resolved through is as it was (analysis/project.py)."""
-    for key, value in deps.items():
-        if key == SELF:
-            if index.names.get(path, "") != value:
-                return False
-        elif key.startswith("/"):
-            if index.listing(key[1:]) != value:
-                return False
-        elif key.startswith("?"):
-            if ("1" if index.has_module(key[1:]) else "0") != value:
-                return False
-        elif key == TREE_DEP:
-            if _tree_digest(index, shas) != value:
-                return False
-        else:
-            module_path = index.modules.get(key)
-            if module_path is None or not value or shas.get(module_path) != value:
-                return False
-    return True
+class _DepsNow:
+    """What each dependency key of a cached result (analysis/project.py) is now: a result is
+    reused only where every key it recorded has the value it recorded. Each key is worked out
+    once per scan (a large tree's cached results record hundreds of thousands of keys, a few
+    percent of them distinct), and a result is checked by one subset test of its items."""
+
+    def __init__(self, index: ProjectIndex, shas: dict[str, str]) -> None:
+        self._index = index
+        self._shas = shas
+        self._now: dict[str, object] = {}
+
+    def hold(self, path: str, deps: dict[str, str]) -> bool:
+        now = self._now
+        now[SELF] = self._index.names.get(path, "")  # the one key whose value is per file
+        for key in [k for k in deps if k not in now]:
+            now[key] = self._value(key)
+        return deps.items() <= now.items()
+
+    def _value(self, key: str) -> object:
+        index = self._index
+        if key.startswith("/"):
+            return index.listing(key[1:])
+        if key.startswith("?"):
+            return "1" if index.has_module(key[1:]) else "0"
+        if key == TREE_DEP:
+            return self._tree_digest()
+        # A module: the SHA-256 of the bytes this scan saw; nothing a result can have recorded
+        # where it is no module of the tree or could not be read ("").
+        module_path = index.modules.get(key)
+        sha = self._shas.get(module_path, "") if module_path is not None else ""
+        return sha or _NO_VALUE
+
+    def _tree_digest(self) -> str:
+        """The digest methods.py records for a resolution that relied on the whole tree: over
+        the files ClassWorld.read digests, every file of the index, also those whose names are
+        no module (`run-1.py`), else no cached result would hold."""
+        paths = {*self._index.files, *self._index.names}
+        return tree_digest([(p, self._shas.get(p, "")) for p in paths])
 
 
 def _remember(
@@ -401,7 +459,10 @@ def _collect(report: ScanReport, config: Config, sf: SourceFile, outcome: _Outco
 
     selected = [f for f in result.findings if enabled(f.rule)]
     kept, unused = apply_suppressions(sf.display, selected, outcome.suppressions, enabled)
-    report.results.append(replace(result, findings=kept))
+    # `kept` is a subsequence of the findings: of the same length, it is the same list.
+    report.results.append(
+        result if len(kept) == len(result.findings) else replace(result, findings=kept)
+    )
     report.findings.extend(kept)
     report.errors.extend(result.errors)
     report.unused_suppressions.extend(unused)
@@ -424,6 +485,10 @@ def _run_analysis(
     head = list(islice(rest, 2 * jobs))
     if not head:
         return
+    # The analysis is loaded here, before a pool forks (its workers inherit it), and not with the
+    # runner: a scan whose every file is a cache hit never needs it.
+    from zeroopt.scan import file_analysis, tree_facts  # noqa: F401 (file_analysis: for the forks)
+
     bar = _progress_bar(total) if total >= PROGRESS_MIN_FILES else None
     advance: Callable[[int], None] = (lambda n: None) if bar is None else bar[1]
     try:
@@ -529,6 +594,8 @@ def _init_worker(index: ProjectIndex | None) -> None:
     global _VIEW
     _VIEW = ProjectView(index) if index is not None else None
     if _VIEW is not None:
+        from zeroopt.scan import tree_facts
+
         tree_facts.install(_VIEW)
 
 
@@ -558,6 +625,8 @@ def _analyse_bytes(
     # of short-lived objects freed by reference counting, and the collector's passes over them
     # were a sixth of a cold scan. What little cyclic garbage one file leaves is collected once
     # the collector runs again.
+    from zeroopt.scan import file_analysis
+
     collecting = gc.isenabled()
     gc.disable()
     try:

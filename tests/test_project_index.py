@@ -537,3 +537,57 @@ def test_a_summary_reused_within_a_file_records_its_deps_again(tmp_path: Path) -
     analysed(view, "both.py")
     assert analysed(view, "only.py") == alone
     assert alone[0] == ["safe"] and "pkg.o" in alone[1]
+
+
+def _chain_walk_name(path: str) -> str:
+    """The module name by the definition, walked from the file up to the filesystem root: the
+    folders from the highest one holding an `__init__.py` down to the file's."""
+    folder, base = os.path.split(path)
+    names: list[str] = []  # innermost first
+    top = -1
+    while True:
+        parent, name = os.path.split(folder)
+        if not name:
+            break
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            top = len(names)
+        names.append(name)
+        folder = parent
+    parts = names[: top + 1][::-1]
+    stem = base[:-3]
+    return ".".join(parts if stem == "__init__" else [*parts, stem])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_folder_answers_shared_across_files_equal_a_walk_per_file(
+    tmp_path: Path, seed: int
+) -> None:
+    """The index asks each folder once (analysis/project.py `Folders`) where it walked up from
+    every file: the names, and the namespace packages, are those of a walk per file."""
+    import random
+
+    rng = random.Random(seed)
+    folders = [tmp_path]
+    for i in range(12):
+        folder = rng.choice(folders) / f"d{i}"
+        folder.mkdir()
+        folders.append(folder)
+        if rng.random() < 0.6:
+            (folder / "__init__.py").write_text("")
+    files = [str(f / "__init__.py") for f in folders if (f / "__init__.py").exists()]
+    for i in range(30):
+        path = rng.choice(folders) / f"m{i}.py"
+        path.write_text("")
+        files.append(str(path))
+    index = ProjectIndex.build(files)
+    for path in files:
+        assert module_name_of(path)[0] == index.names[path] == _chain_walk_name(path)
+    expected_spaces = set()
+    for path in files:
+        name, is_init = module_name_of(path)
+        folder, parts = os.path.dirname(path), name.split(".")
+        for i in range(len(parts) - (0 if is_init else 1), 0, -1):
+            if not os.path.isfile(os.path.join(folder, "__init__.py")):
+                expected_spaces.add(".".join(parts[:i]))
+            folder = os.path.dirname(folder)
+    assert index.namespaces == expected_spaces  # no module or file shadows a folder here

@@ -312,3 +312,45 @@ def test_a_self_read_is_judged_again_when_another_file_names_the_attribute(
     assert [str(f.verdict) for f in _scan().findings] == ["unsafe"]
     project("pkg/other.py", "def f(o):\n    return o.acc\n")
     assert [str(f.verdict) for f in _scan().findings] == ["unproven"]
+
+
+def test_dependency_values_now(tmp_path: Path) -> None:
+    """What a cached result recorded (FileResult.deps) against the tree now (runner._DepsNow):
+    reused only where every key has the value it recorded. The values are worked out once per
+    key for the whole scan; a value the cache holds in another type (a hand-edited or damaged
+    file: JSON null, a number) holds nowhere, also where no value can hold now."""
+    from zeroopt.analysis.methods import TREE_DEP, tree_digest
+    from zeroopt.analysis.project import SELF, ProjectIndex
+
+    (tmp_path / "pkg").mkdir()
+    paths = [str(tmp_path / "pkg" / n) for n in ("__init__.py", "a.py", "gone.py")]
+    for p in paths:
+        Path(p).write_text("")
+    init, a, gone = paths
+    index = ProjectIndex.build(paths)
+    shas = {init: "s-init", a: "s-a", gone: ""}  # gone.py could not be read
+    digest = tree_digest([(p, shas[p]) for p in paths])
+    cases: list[tuple[dict[str, object], bool]] = [
+        ({SELF: "pkg.a"}, True),
+        ({SELF: "pkg.b"}, False),
+        ({"pkg.a": "s-a"}, True),
+        ({"pkg.a": "s-old"}, False),
+        ({"pkg.gone": ""}, False),  # unreadable: no recorded value holds
+        ({"pkg.missing": ""}, False),
+        ({"pkg.missing": None}, False),
+        ({"?pkg.a": "1", "?pkg.zz": "0"}, True),
+        ({"?pkg.zz": "1"}, False),
+        ({"?pkg.a": 1}, False),
+        ({"/pkg": "a,gone"}, True),
+        ({"/pkg": "a"}, False),
+        ({TREE_DEP: digest}, True),
+        ({TREE_DEP: "0" * 64}, False),
+        ({SELF: "pkg.a", "pkg.a": "s-a", "?pkg.a": "1", TREE_DEP: digest}, True),
+        ({SELF: "pkg.a", "pkg.a": "s-a", "?pkg.a": "0", TREE_DEP: digest}, False),
+        ({}, True),
+    ]
+    now = runner._DepsNow(index, shas)
+    for _ in range(2):  # the second round answers from the values worked out in the first
+        for deps, holds in cases:
+            assert now.hold(a, deps) is holds, deps  # type: ignore[arg-type]
+    assert now.hold(init, {SELF: "pkg"}) and not now.hold(init, {SELF: "pkg.a"})
