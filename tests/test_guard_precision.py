@@ -112,6 +112,14 @@ def test_out_of_a_torch_alias_is_a_write(name: str) -> None:
     assert not _differs_with_poison(fn, a, b)
 
 
+_ROWS_BY_FOR = """
+def f(n):
+    out = torch.empty(n, 4)
+    for row in out:
+        row.fill_(1.0)
+    return out.sum()
+"""
+
 FALSE_ALARMS = {
     # vllm flint linear.py: beta=0 ignores the input.
     "addmm-beta-0": (
@@ -235,26 +243,8 @@ FALSE_ALARMS = {
     ),
     # Iterating a tensor hands out views of its rows (`Tensor.__iter__` is `unbind(0)`): the
     # loop writes every row, and with no row the buffer has no element to read.
-    "rows-written-by-for": (
-        """
-        def f(n):
-            out = torch.empty(n, 4)
-            for row in out:
-                row.fill_(1.0)
-            return out.sum()
-        """,
-        lambda: (3,),
-    ),
-    "rows-written-by-for-no-rows": (
-        """
-        def f(n):
-            out = torch.empty(n, 4)
-            for row in out:
-                row.fill_(1.0)
-            return out.sum()
-        """,
-        lambda: (0,),
-    ),
+    "rows-written-by-for": (_ROWS_BY_FOR, lambda: (3,)),
+    "rows-written-by-for-no-rows": (_ROWS_BY_FOR, lambda: (0,)),
     "rows-written-in-a-comprehension": (
         """
         def f(n):
