@@ -18,12 +18,16 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 DEFAULT_CACHE = Path(
     os.environ.get("ZEROOPT_BENCH_CACHE", Path.home() / ".cache" / "zeroopt-bench")
 )
 PINNED: tuple[tuple[str, str], ...] = (("sglang", "0.5.23"), ("vllm", "0.33.0"))
 _DONE = ".unpacked"  # marker written last: a half-unpacked tree (killed run) is redone
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,21 @@ def ensure_corpus(
         root = unpack(wheel, cache_dir / "src" / f"{name}-{version}")
         packages.append(Package(name, version, root))
     return packages
+
+
+def enter_corpus(cache_dir: Path = DEFAULT_CACHE) -> list[str]:
+    """Ensure the corpus, change into the folder holding its package roots (paths then read
+    `sglang-0.5.23/...`, as `bench/wheel_scan.py` scans them) and return the roots' names."""
+    packages = ensure_corpus(cache_dir)
+    os.chdir(packages[0].root.parent)
+    return [p.root.name for p in packages]
+
+
+def evenly_spaced(items: Sequence[T], k: int) -> list[T]:
+    """`k` items spread evenly over `items` (all of them where k is 0 or not smaller)."""
+    if not 0 < k < len(items):
+        return list(items)
+    return [items[i * len(items) // k] for i in range(k)]
 
 
 def python_files(roots: Iterable[Path]) -> list[Path]:

@@ -85,9 +85,7 @@ def _pick(passing: list[Any], only: Sequence[str], n: int) -> list[Any]:
         chosen = [sf for sf in passing if sf.display.endswith(tuple(only))]
         return chosen if not 0 < n < len(chosen) else chosen[:n]
 
-    def spaced(items: list[Any], k: int) -> list[Any]:
-        return items if not 0 < k < len(items) else [items[i * len(items) // k] for i in range(k)]
-
+    spaced = corpus.evenly_spaced
     focus = [sf for sf in passing if any(p in sf.display for p in FOCUS)]
     rest = [sf for sf in passing if not any(p in sf.display for p in FOCUS)]
     return spaced(focus, (n * 3) // 4 or n) + spaced(rest, n - (n * 3) // 4)
@@ -110,9 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--all-keys", action="store_true", help="list every differing key")
     parser.add_argument("--cache-dir", type=Path, default=corpus.DEFAULT_CACHE)
     args = parser.parse_args(argv)
-    packages = corpus.ensure_corpus(args.cache_dir)
-    os.chdir(packages[0].root.parent)
-    paths = [p.root.name for p in packages]
+    paths = corpus.enter_corpus(args.cache_dir)
     config = load_config(paths)
     found = discover(paths, config)
     index = project.ProjectIndex.build(

@@ -84,9 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--cache-dir", type=Path, default=corpus.DEFAULT_CACHE)
     args = parser.parse_args(argv)
-    packages = corpus.ensure_corpus(args.cache_dir)
-    os.chdir(packages[0].root.parent)
-    paths = [p.root.name for p in packages]
+    paths = corpus.enter_corpus(args.cache_dir)
     config = load_config(paths)
     t0 = time.process_time()
     found = discover(paths, config)
@@ -99,10 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t3 = time.process_time()
     if args.only:
         passing = [sf for sf in passing if sf.display.endswith(tuple(args.only))]
-    n = args.sample
-    files = (
-        passing if not 0 < n < len(passing) else [passing[i * len(passing) // n] for i in range(n)]
-    )
+    files = corpus.evenly_spaced(passing, args.sample)
     print(
         f"{len(found.files):,} files, {len(passing):,} pass the prefilter, {len(files):,} analysed"
     )
