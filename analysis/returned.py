@@ -70,6 +70,7 @@ class Judgement:
     outcome: BufferOutcome | None = None  # SAFE_/UNSAFE_: what the finding is built from
     assumption: str = ""
     callers: list[str] = field(default_factory=list)  # "function (line N)" of each call judged
+    callers_unknown: bool = False  # UNPROVEN_ because the tree may not show every caller
 
 
 def returned_only(outcome: BufferOutcome) -> bool:
@@ -165,7 +166,7 @@ class ReturnedJudge:
             return Judgement(UNPROVEN_, f"`{name}`: {why}")
         calls, why, assumption = self._callers(fn, scope)
         if why:
-            return Judgement(UNPROVEN_, why)
+            return Judgement(UNPROVEN_, why, callers_unknown=True)
         if not calls:
             return Judgement(UNPROVEN_, f"`{name}` is never called in the scanned tree")
         written: list[tuple[int, str]] = []

@@ -333,6 +333,18 @@ element of it on any path. Assumed, and named in the evidence with the caller, i
 and the read: that caller can run; other callers, in or outside the tree, only add paths. A def
 nested in a function is left to the judging above.
 
+A returned buffer with an element no write covers (analysis/returned_uncovered.py): where the
+callers are not all in the tree (a public function or method, a decorator, a lookup by a computed
+name) and neither judging above decides, a function that writes part of the buffer and returns it
+(itself, a view of all of it, or one slot of a returned display) is `unsafe` when its own dataflow
+at the normal exit, over every path, leaves an element that no write covers, by the test a
+definite read of the whole buffer uses (`cu[1:] = lens.cumsum(0)` never writes element 0; `pad[:,
+:64] = x` of a `(4, 128)` buffer never writes column 64). Assumed, and named in the evidence: the
+callers read what the function returns. Not claimed for `torch.empty` (the guard sees no read),
+where nothing was written (an allocator's callers may fill it), where the allocation may be empty
+(an `if` testing for 0, a negative literal among the shape's names), or where any write may have
+any extent (a tensor index, a loop index, a helper or kernel handed the buffer).
+
 A buffer stored on `self` unwritten and read first by another method (analysis/self_reads.py):
 a method that stores a fresh buffer in `self.X` and writes none of it on any path (hands it to
 no call; a call that may reach it through `self` is code whose writes the checks below see),

@@ -33,6 +33,7 @@ from zeroopt.analysis.project import ProjectView, binds_dynamically
 from zeroopt.analysis.resolve import Resolver
 from zeroopt.analysis.returned import SAFE_, UNPROVEN_, UNSAFE_, Judgement, ReturnedJudge
 from zeroopt.analysis.returned_reads import CallerRead, read_by_a_caller
+from zeroopt.analysis.returned_uncovered import ReturnedUncovered, returned_uncovered
 from zeroopt.analysis.scalars import int_names, volatile_bounds
 from zeroopt.analysis.semantics import BUILTIN_CONTRACTS, FRAME_PATTERN, FRAME_WORDS
 from zeroopt.analysis.summaries import Summaries, make_unit
@@ -286,6 +287,13 @@ def _analyse_tree(
                 ctx.certain_reads_only, site.call,
             )  # fmt: skip
             judged = read or judged
+        if judged is not None and judged.callers_unknown and not (ctx.zero_size or ctx.no_data):
+            judged = (
+                returned_uncovered(
+                    returned, site.owner, outcome, ctx.certain_reads_only, site.call, judged.why
+                )
+                or judged
+            )
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
@@ -341,10 +349,12 @@ def _at_callers(
         judged_at = (
             "read unwritten by one of them" if isinstance(judged, CallerRead) else "judged at each"
         )
+        prefix = f"returned to its callers, {judged_at} ({', '.join(judged.callers)})"
+        if isinstance(judged, ReturnedUncovered):
+            prefix = "returned to callers the scanned tree does not show"
         by_site[key] = replace(
             new,
-            message=f"returned to its callers, {judged_at} ({', '.join(judged.callers)}): "
-            f"{new.message}",
+            message=f"{prefix}: {new.message}",
             evidence=tuple(sorted(evidence, key=lambda e: e.line)),
         )
         decided[key] = verdict
