@@ -99,7 +99,7 @@ def read_by_a_caller(
     if why:
         return None
     contiguous = contiguous and _own_layout(outcome)
-    for call, cscope, j, how in _sure_calls(judge, fn, scope.parent.is_class):
+    for call, cscope, j, how in sure_calls(judge, fn, scope.parent.is_class):
         owner = cscope.node
         if not isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef) or owner is fn:
             continue
@@ -142,7 +142,7 @@ def read_by_a_caller(
     return None
 
 
-def _sure_calls(
+def sure_calls(
     judge: ReturnedJudge, fn: Function, method: bool
 ) -> list[tuple[ast.Call, Scope, ReturnedJudge, str]]:
     """The calls of the tree that summaries.py resolves to `fn` itself, with why each is

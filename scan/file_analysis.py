@@ -288,12 +288,11 @@ def _analyse_tree(
             )  # fmt: skip
             judged = read or judged
         if judged is not None and judged.callers_unknown and not (ctx.zero_size or ctx.no_data):
-            judged = (
-                returned_uncovered(
-                    returned, site.owner, outcome, ctx.certain_reads_only, site.call, judged.why
-                )
-                or judged
-            )
+            uncovered_read = returned_uncovered(
+                returned, site.owner, site.scope, outcome, site.contiguous,
+                ctx.certain_reads_only, site.call, judged.why,
+            )  # fmt: skip
+            judged = uncovered_read or judged
         for rule in rules:
             verdict = rule.report(site.name, outcome, options.judge_empties)
             if verdict is not None:
