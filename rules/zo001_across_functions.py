@@ -340,10 +340,24 @@ name) and neither judging above decides, a function that writes part of the buff
 at the normal exit, over every path, leaves an element that no write covers, by the test a
 definite read of the whole buffer uses (`cu[1:] = lens.cumsum(0)` never writes element 0; `pad[:,
 :64] = x` of a `(4, 128)` buffer never writes column 64). Assumed, and named in the evidence: the
-callers read what the function returns. Not claimed for `torch.empty` (the guard sees no read),
-where nothing was written (an allocator's callers may fill it), where the allocation may be empty
-(an `if` testing for 0, a negative literal among the shape's names), or where any write may have
-any extent (a tensor index, a loop index, a helper or kernel handed the buffer).
+callers read what the function returns, and what they hand it to does not write that element
+first. The calls the tree shows are checked against it: every call that may run the function
+(resolved to it, or spelled with its name or an alias of it, also in a module that reaches its
+names through `globals()` and on objects of unknown class; at most 16) is analysed from the
+function's writes. One that surely runs it and reads the element before writing it decides.
+Otherwise each must write none of it, read only elements no write covers, and hand the result
+only to code out of sight (a call of a name it did not bind, an attribute of an object, whose
+readers are assumed to read what it holds) or return it to callers that do the same. No claim
+where one writes some of it, reads only what was written, hands on only a part without such an
+element (`relu(y[1:])`), or hands it to a callable it was given or to a list of its own; nor where
+the tree may call the function without a call spelled with its name (its name used as a value,
+a decorator of the tree, a dunder, `forward` of a class the tree makes objects of). Not claimed
+for `torch.empty` (the guard sees no read), where nothing was written (an allocator's callers may
+fill it), where the allocation may be empty (an `if` testing for 0, a negative literal among the
+shape's names, a dimension that is 0 whatever its names hold, `n - n`), or where any write may
+have any extent (a tensor index, a loop index, a helper or kernel handed the buffer). A caller
+outside the tree that reads only the written part, or writes the element first, is what this
+assumption does not see.
 
 A buffer stored on `self` unwritten and read first by another method (analysis/self_reads.py):
 a method that stores a fresh buffer in `self.X` and writes none of it on any path (hands it to

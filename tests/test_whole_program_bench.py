@@ -142,3 +142,9 @@ def test_no_unsound_verdict_on_sized_loops() -> None:
     with the near misses (a condition, `break`, one short, the size changed on the way) and
     the empty-view reads, one module and split (the helpers that pop the list move to lib.py)."""
     _assert_no_unsound(("sizes",), 30, 8)
+
+
+def test_no_unsound_verdict_on_producers() -> None:
+    """Public functions that write part of a buffer and return it, called through a computed
+    name or by callers of the tree, one module and split (the helpers move to lib.py)."""
+    _assert_no_unsound(("producer",), 20, 8)

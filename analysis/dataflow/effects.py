@@ -314,10 +314,11 @@ class Effects:
 
     def read(
         self, ref: Ref, node: ast.AST, definite: bool, how: str, whole: bool = False,
-        in_place: bool = False,
+        in_place: bool = False, holder: bool = False,
     ) -> None:  # fmt: skip
         """`whole`: the operation reads every element `ref` views (an operator, a reduction, a
         concatenation: semantics.WHOLE_READ_*), not only what an index or mask picks.
+        `holder`: an object holding the buffer is used as a whole (not an `unsure_reads` line).
         `in_place`: a read-modify-write (`x += 1`, `x.clamp_()`), whose result lands in the
         buffer itself, where a later write may overwrite it: constant gaps (const_gaps.py) do
         not claim it (a later read of that position still can)."""
@@ -439,6 +440,13 @@ class Effects:
             )
         else:
             self._issue(UNPROVEN, node, "possible-read", f"possible read: {how}")
+            rec = self.rec if self.ctx.seed is not None and not holder else None
+            held = ref.elements if ref.view is View.MAYBE and ref.elements is not None else ref
+            if rec is not None and (
+                not st.may_writes
+                or uncovered.uncovered_element(st.may_writes, held, st.dims) is None
+            ):
+                rec.outcome.unsure_reads.append(getattr(node, "lineno", self.line))
 
     def write(
         self, ref: Ref, node: ast.AST, full: bool, region: Region | None, how: str,
@@ -681,8 +689,9 @@ class Effects:
     def _owner_used(self, e: ast.expr, key: str) -> None:
         places = ", ".join(sorted(self.owns(key)))
         self.read(
-            MAYBE, e, definite=False, how=f"`{self._src(e)}` holds {places} and is used as a whole"
-        )
+            MAYBE, e, definite=False, how=f"`{self._src(e)}` holds {places} and is used as a whole",
+            holder=True,
+        )  # fmt: skip
         self.lost(e, f"`{self._src(e)}`, which holds the buffer, is used as a whole")
 
     def _derive(self, base: Ref, view: View) -> Ref:

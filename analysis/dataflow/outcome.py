@@ -113,6 +113,10 @@ class BufferOutcome:
     # Reads by a callee claimed where its reading path depends on arguments of the call
     # (summary_conditions.py): (line, the names those arguments mention, comma-separated).
     conditioned: list[tuple[int, str]] = field(default_factory=list)
+    # Across functions (`Context.seed`): lines of possible reads (a hand-off, a maybe-copy) of
+    # what holds no element surely left unwritten (`y[1:]` of a buffer whose element 0 no write
+    # covered), or of what the analysis cannot place.
+    unsure_reads: list[int] = field(default_factory=list)
     reached: bool = False
     gave_up: str = ""  # non-empty when the analysis stopped early (too large, ...)
     # The state at the function's normal exit, joined over every path (None: never returns).

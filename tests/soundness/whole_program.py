@@ -38,6 +38,7 @@ from tests.soundness.wp_blocks import ALLOC_IN_CLASS, Buf, Piece, ind
 from tests.soundness.wp_dispatch import DispatchShapes
 from tests.soundness.wp_holders import HolderShapes
 from tests.soundness.wp_partial import PartialShapes
+from tests.soundness.wp_producer import ProducerShapes
 from tests.soundness.wp_returned import ReturnedShapes, main_import
 from tests.soundness.wp_sizes import SizeShapes
 
@@ -62,7 +63,7 @@ DRAWN = ("helper", "helper", "helper", "selfcall", "selfcall", *SHAPES[1:])
 # Drawn only when named (`--wp-shapes returned`, `--wp-shapes holders`): the default mix, and so
 # every documented seed, stays as it was.
 OPT_IN_SHAPES = (
-    "returned", "holders", "anyorder", "partial", "factory", "appendlists", "sizes",
+    "returned", "holders", "anyorder", "partial", "factory", "appendlists", "sizes", "producer",
 )  # fmt: skip
 
 
@@ -74,6 +75,7 @@ class _WP(
     PartialShapes,
     AppendShapes,
     SizeShapes,
+    ProducerShapes,
 ):
     """Every shape: the helper, argument, decorator and generator ones here, the others inherited."""
 
