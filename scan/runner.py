@@ -31,8 +31,8 @@ from zeroopt.analysis.options import AnalysisOptions
 from zeroopt.analysis.project import SELF, ProjectIndex, ProjectView
 from zeroopt.scan.cache import CacheEntry, ScanCache
 from zeroopt.scan.config import Config
-from zeroopt.scan.context_tree import scanned_dirs, tree_around
-from zeroopt.scan.discovery import STDIN, SourceFile, discover
+from zeroopt.scan.context_tree import Context, scanned_dirs, tree_around
+from zeroopt.scan.discovery import STDIN, Discovered, SourceFile, discover
 from zeroopt.scan.findings import FileError, FileResult, Finding, LifecycleReport, Verdict
 from zeroopt.scan.site_identity import (
     Def,
@@ -185,116 +185,14 @@ def scan(
     )
     # Out of the cyclic collector's passes while the scan runs: the loaded cache.
     with _kept_from_collector(cache is not None):
-        enforce_generated = config.force_exclude
-        outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
-        # The whole-program view: module names of every discovered file (nothing read for it).
-        index = ProjectIndex.build(
-            (sf.path for sf in chain(found.files, around.files) if sf.path != STDIN),
-            [os.path.abspath(p) for p in paths if p != "-"]
-            + ([around.root] if around.root else []),
-        )
-        shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
-        shas.update(_context_shas(around.files, cache))
-        # Cache hits that resolved names through other modules: reused only once every module they
-        # read is known unchanged, i.e. after every file has been seen.
-        deferred: list[tuple[SourceFile, os.stat_result | None, str, _Outcome]] = []
-
-        def pending() -> Iterator[_Task]:
-            """The files to analyse, found while the workers already analyse the first ones: the
-            other files are settled here (errors, cache hits, prefiltered, @generated)."""
-            for sf in found.files:
-                if sf.path == STDIN:
-                    data = stdin if stdin is not None else sys.stdin.buffer.read()
-                    report.stdin_source = data.decode("utf-8", errors="replace")
-                    report._stdin_display = sf.display
-                    report.files += 1
-                    outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, config.analysis))
-                    report.analysed += 1
-                    continue
-                try:
-                    st = os.stat(sf.path)
-                except OSError as exc:
-                    report.errors.append(FileError(sf.display, _os_message(exc)))
-                    continue
-                if cache is not None:
-                    hit = cache.lookup_stat(sf.path, sf.display, st)
-                    if hit is not None:
-                        if hit.generated and (enforce_generated or not sf.explicit):
-                            report.generated += 1
-                            continue
-                        report.files += 1
-                        shas[sf.path] = hit.sha256
-                        hit_outcome = _Outcome(hit.result, hit.suppressions, hit.sha256, True)
-                        if hit.result.deps:
-                            deferred.append((sf, st, hit.sha256, hit_outcome))
-                            continue
-                        report.cache_hits += 1
-                        outcomes[sf.path] = (sf, hit_outcome)
-                        continue
-                if not stat.S_ISREG(st.st_mode):
-                    # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
-                    report.errors.append(FileError(sf.display, _NOT_REGULAR))
-                    continue
-                if st.st_size > MAX_FILE_BYTES:
-                    report.errors.append(FileError(sf.display, _too_large(st.st_size)))
-                    continue
-                try:
-                    data = _read(sf.path)
-                except OSError as exc:
-                    report.errors.append(FileError(sf.display, _os_message(exc)))
-                    continue
-                if len(data) > MAX_FILE_BYTES:  # grew since the stat
-                    report.errors.append(FileError(sf.display, _too_large(len(data))))
-                    continue
-                sha = hashlib.sha256(data).hexdigest()
-                shas[sf.path] = sha
-                generated = _is_generated(data)
-                if generated and (enforce_generated or not sf.explicit):
-                    report.generated += 1  # not cached: the skip is decided from the first lines
-                    continue
-                report.files += 1
-                if cache is not None:
-                    hit = cache.lookup_hash(sf.path, sf.display, sha)
-                    if hit is not None:
-                        cache.touch(sf.path, st, sha)
-                        hit_outcome = _Outcome(hit.result, hit.suppressions, sha, True)
-                        if hit.result.deps:
-                            deferred.append((sf, st, sha, hit_outcome))
-                            continue
-                        report.cache_hits += 1
-                        outcomes[sf.path] = (sf, hit_outcome)
-                        continue
-                from zeroopt.scan import file_analysis  # not loaded while every file is a cache hit
-
-                if not file_analysis.may_hold_candidate(data):
-                    sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
-                    outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
-                    outcomes[sf.path] = (sf, outcome)
-                    _remember(cache, sf, st, outcome, generated)
-                    continue
-                yield _Task(sf, st, sha, generated)
-
-        def stale() -> Iterator[_Task]:
-            """The deferred cache hits: reused where their dependencies hold, else analysed again."""
-            now = _DepsNow(index, shas)  # every file has been seen: `shas` is complete
-            for sf, st, sha, hit_outcome in deferred:
-                if now.hold(sf.path, hit_outcome.result.deps):
-                    report.cache_hits += 1
-                    outcomes[sf.path] = (sf, hit_outcome)
-                else:
-                    yield _Task(sf, st, sha, False)
-
+        sweep = _Sweep(report, config, cache, found, around, paths, stdin)
         workers = jobs or config.jobs
-        for tasks in (pending(), stale()):
-            for task, outcome in _run_analysis(tasks, config.analysis, workers, progress, index):
-                sf = task.file
-                outcomes[sf.path] = (sf, outcome)
-                report.analysed += 1
-                # Only remember the stat if the worker analysed the bytes we hashed.
-                st_seen = task.st if outcome.sha256 == task.sha256 else None
-                _remember(cache, sf, st_seen, outcome, task.generated)
-
-        for _path, (sf, outcome) in sorted(outcomes.items(), key=lambda kv: kv[1][0].display):
+        for tasks in (sweep.pending(), sweep.stale()):
+            for task, outcome in _run_analysis(
+                tasks, config.analysis, workers, progress, sweep.index
+            ):
+                sweep.analysed(task, outcome)
+        for _path, (sf, outcome) in sorted(sweep.outcomes.items(), key=lambda kv: kv[1][0].display):
             _collect(report, config, sf, outcome)
         if cache is not None:
             cache.save()
@@ -302,6 +200,143 @@ def scan(
         report.errors.sort(key=lambda e: e.path)
         report.seconds = time.perf_counter() - started
         return report
+
+
+class _Sweep:
+    """One pass over the discovered files: each is settled here (an error, a cache hit, a file
+    the prefilter drops, a @generated one) or handed to the workers as a task, while the
+    workers already analyse the first ones; what they return is remembered."""
+
+    def __init__(
+        self,
+        report: ScanReport,
+        config: Config,
+        cache: ScanCache | None,
+        found: Discovered,
+        around: Context,
+        paths: Sequence[str],
+        stdin: bytes | None,
+    ) -> None:
+        self.report = report
+        self.config = config
+        self.cache = cache
+        self.found = found
+        self.stdin = stdin
+        self.outcomes: dict[str, tuple[SourceFile, _Outcome]] = {}
+        # The whole-program view: module names of every discovered file (nothing read for it).
+        self.index = ProjectIndex.build(
+            (sf.path for sf in chain(found.files, around.files) if sf.path != STDIN),
+            [os.path.abspath(p) for p in paths if p != "-"]
+            + ([around.root] if around.root else []),
+        )
+        self.shas: dict[str, str] = {}  # path -> SHA-256 of the bytes this scan saw
+        self.shas.update(_context_shas(around.files, cache))
+        # Cache hits that resolved names through other modules: reused only once every module
+        # they read is known unchanged, i.e. after every file has been seen.
+        self.deferred: list[tuple[SourceFile, os.stat_result | None, str, _Outcome]] = []
+
+    def pending(self) -> Iterator[_Task]:
+        """The files to analyse; the others are settled on the way."""
+        for sf in self.found.files:
+            if sf.path == STDIN:
+                self._stdin(sf)
+                continue
+            task = self._settle(sf)
+            if task is not None:
+                yield task
+
+    def stale(self) -> Iterator[_Task]:
+        """The deferred cache hits: reused where their dependencies hold, else analysed again."""
+        now = _DepsNow(self.index, self.shas)  # every file has been seen: `shas` is complete
+        for sf, st, sha, hit_outcome in self.deferred:
+            if now.hold(sf.path, hit_outcome.result.deps):
+                self.report.cache_hits += 1
+                self.outcomes[sf.path] = (sf, hit_outcome)
+            else:
+                yield _Task(sf, st, sha, False)
+
+    def analysed(self, task: _Task, outcome: _Outcome) -> None:
+        sf = task.file
+        self.outcomes[sf.path] = (sf, outcome)
+        self.report.analysed += 1
+        # Only remember the stat if the worker analysed the bytes we hashed.
+        st_seen = task.st if outcome.sha256 == task.sha256 else None
+        _remember(self.cache, sf, st_seen, outcome, task.generated)
+
+    def _stdin(self, sf: SourceFile) -> None:
+        report = self.report
+        data = self.stdin if self.stdin is not None else sys.stdin.buffer.read()
+        report.stdin_source = data.decode("utf-8", errors="replace")
+        report._stdin_display = sf.display
+        report.files += 1
+        self.outcomes[sf.path] = (sf, _analyse_bytes(data, sf.display, self.config.analysis))
+        report.analysed += 1
+
+    def _hit(self, sf: SourceFile, st: os.stat_result | None, sha: str, hit: CacheEntry) -> None:
+        """A cached result for these bytes: kept now, or once its dependencies are known."""
+        outcome = _Outcome(hit.result, hit.suppressions, sha, True)
+        if hit.result.deps:
+            self.deferred.append((sf, st, sha, outcome))
+            return
+        self.report.cache_hits += 1
+        self.outcomes[sf.path] = (sf, outcome)
+
+    def _settle(self, sf: SourceFile) -> _Task | None:
+        """Settle one file here, or return the task that analyses it."""
+        report, cache = self.report, self.cache
+        enforce_generated = self.config.force_exclude
+        try:
+            st = os.stat(sf.path)
+        except OSError as exc:
+            report.errors.append(FileError(sf.display, _os_message(exc)))
+            return None
+        if cache is not None:
+            hit = cache.lookup_stat(sf.path, sf.display, st)
+            if hit is not None:
+                if hit.generated and (enforce_generated or not sf.explicit):
+                    report.generated += 1
+                    return None
+                report.files += 1
+                self.shas[sf.path] = hit.sha256
+                self._hit(sf, st, hit.sha256, hit)
+                return None
+        if not stat.S_ISREG(st.st_mode):
+            # Opening a named pipe blocks forever; a device can be endless (/dev/zero).
+            report.errors.append(FileError(sf.display, _NOT_REGULAR))
+            return None
+        if st.st_size > MAX_FILE_BYTES:
+            report.errors.append(FileError(sf.display, _too_large(st.st_size)))
+            return None
+        try:
+            data = _read(sf.path)
+        except OSError as exc:
+            report.errors.append(FileError(sf.display, _os_message(exc)))
+            return None
+        if len(data) > MAX_FILE_BYTES:  # grew since the stat
+            report.errors.append(FileError(sf.display, _too_large(len(data))))
+            return None
+        sha = hashlib.sha256(data).hexdigest()
+        self.shas[sf.path] = sha
+        generated = _is_generated(data)
+        if generated and (enforce_generated or not sf.explicit):
+            report.generated += 1  # not cached: the skip is decided from the first lines
+            return None
+        report.files += 1
+        if cache is not None:
+            hit = cache.lookup_hash(sf.path, sf.display, sha)
+            if hit is not None:
+                cache.touch(sf.path, st, sha)
+                self._hit(sf, st, sha, hit)
+                return None
+        from zeroopt.scan import file_analysis  # not loaded while every file is a cache hit
+
+        if not file_analysis.may_hold_candidate(data):
+            sups = parse_suppressions(data) if needs_suppressions(data, ()) else []
+            outcome = _Outcome(FileResult(sf.display, source_hash=sha), sups, sha, True)
+            self.outcomes[sf.path] = (sf, outcome)
+            _remember(cache, sf, st, outcome, generated)
+            return None
+        return _Task(sf, st, sha, generated)
 
 
 @contextmanager
