@@ -60,7 +60,9 @@ read of a position every write leaves alone by a constant gap (`x[:-1] = v` on
 `torch.empty(n + 1)`, then `x.sum()`; ZO001's constant gaps, dataflow/const_gaps.py): the
 position exists for every size the allocation allows, and no path writes it. The padding and
 index patterns of ZO001 (assumed: `n` need not be a multiple of the tile, the index need not
-pick every position) never decide here.
+pick every position) never decide here, nor does a buffer written in part and returned to callers
+the tree does not show (ZO001's analysis/returned_uncovered.py: it assumes the callers read what
+the function returns; here that stays `unproven`).
 Triton launches (analysis/triton_reads.py): only the element program 0 surely loads
 (`indptr_ptr + pid` after `indptr[1:]` writes) decides here; a load, accumulation or atomic
 assumed to run on some program (a mask, a test on per-program values) never does: a dummy

@@ -10,6 +10,10 @@ does). One difference is by design (both rule pages say so): where the read sees
 memory only on paths on which an earlier write did not run, ZO001 says `unsafe` (information:
 keep the zeros) and ZO002 says `unproven`, naming that write (its `unsafe` fails CI, and
 `--since` flags the `unproven` all the same); such a ZO002 finding counts as `unsafe` here.
+The other: a buffer written in part and returned to callers the tree does not show is `unsafe`
+for ZO001 under the assumption that the callers read it (analysis/returned_uncovered.py) and
+stays `unproven` for ZO002, which claims no read it cannot see; such a ZO001 finding counts as
+`unproven` here.
 """
 
 from __future__ import annotations
@@ -45,17 +49,22 @@ def to_zeros(text: str) -> str:
 
 
 _CONDITIONAL_READ = "only where the write at line"
+_HANDED_BACK = "returned to callers the scanned tree does not show"
 
 
 def verdicts(result: FileResult, rule: str) -> dict[tuple[int, int], str]:
     assert not result.errors, result.errors
-    return {
-        (f.line, f.col): "unsafe"
-        if rule == "ZO002" and str(f.verdict) == "unproven" and _CONDITIONAL_READ in f.message
-        else str(f.verdict)
-        for f in result.findings
-        if f.rule == rule
-    }
+    return {(f.line, f.col): _compared(f.verdict, f.message, rule) for f in result.findings
+            if f.rule == rule}  # fmt: skip
+
+
+def _compared(verdict: object, message: str, rule: str) -> str:
+    """The verdict as compared across the rules (the two differences by design above)."""
+    if rule == "ZO002" and str(verdict) == "unproven" and _CONDITIONAL_READ in message:
+        return "unsafe"
+    if rule == "ZO001" and str(verdict) == "unsafe" and message.startswith(_HANDED_BACK):
+        return "unproven"
+    return str(verdict)
 
 
 def groups(result: FileResult) -> list[tuple[tuple[tuple[str, int], ...], ...]]:

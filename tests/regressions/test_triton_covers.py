@@ -426,8 +426,8 @@ def f(x):
     return y
 """,
         _X,
-        "Element 0 is before the view the kernel stores into: never written.",
-        "region not proven whole",
+        "Element 0 is before the view the kernel stores into: never written, and handed back.",
+        "which no write on any path covers",
     ),
     NearMiss(
         "the_buffer_passed_twice",

@@ -545,8 +545,8 @@ def f(n: int):
 """,
     ),
     NearMiss(
-        "returned_not_read",
-        why="`return x` hands x to the caller: not a read here.",
+        "returned_to_a_caller_reading_the_written_part",
+        why="`return x` hands x to the caller, no read here; its one caller reads `x[1:]` only.",
         source=r"""
 import torch
 
@@ -555,6 +555,10 @@ def f(y):
     x = torch.zeros(4)  # <- site
     x[1:] = y
     return x
+
+
+def total(y):
+    return f(y)[1:].sum()
 """,
     ),
     NearMiss(
