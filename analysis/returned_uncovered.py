@@ -50,6 +50,7 @@ from zeroopt.analysis.partial_reads import carried, empty_guard
 from zeroopt.analysis.resolve import Scope, walk_bfs
 from zeroopt.analysis.returned import (
     SAFE_,
+    UNPROVEN_,
     UNSAFE_,
     Judgement,
     ReturnedJudge,
@@ -83,10 +84,11 @@ def returned_uncovered(
     certain: bool,
     alloc: ast.Call,
     why_callers: str,
-) -> ReturnedUncovered | None:
+) -> Judgement | None:
     """`unsafe` when `fn` returns the buffer (itself, a view of all of it, or one slot of a
     display) with an element no write of any path covers, to callers the tree does not show
-    (`why_callers`: why, from returned.py); None otherwise (the verdict stays)."""
+    (`why_callers`: why, from returned.py); `unproven` naming that element where the calls the
+    tree shows keep it from `unsafe`; None otherwise (the verdict stays)."""
     if certain or not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
         return None
     if not returned_only(outcome):
@@ -107,7 +109,14 @@ def returned_uncovered(
         return None
     shown_calls = _callers_hand_on(judge, fn, scope, outcome, contiguous, alloc)
     if shown_calls is None:
-        return None
+        # Left `unproven`, but the reader learns what is at stake and what decides it.
+        which = "the first element" if not any(element) else f"element {element}"
+        return Judgement(
+            UNPROVEN_,
+            f"{why_callers}; it hands back {which} as allocated (no write on any path covers "
+            "it), but the calls the tree shows do not all hand the result on unwritten and "
+            "unread (a caller that writes or reads only part of it, or one out of sight)",
+        )
     seen, read = shown_calls
     line, how = min(returns)
     note = uncovered.nonempty_note(end.dims, element, SELF)

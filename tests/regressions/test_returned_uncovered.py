@@ -24,6 +24,7 @@ from tests.regressions.harness import (
     check_verdict,
     params,
     poisoned_runs,
+    site_findings,
     site_verdicts,
 )
 from zeroopt.analysis.options import AnalysisOptions
@@ -337,3 +338,15 @@ def test_the_guard_claims_no_read_at_a_return() -> None:
     assert found[0].verdict is not Verdict.UNSAFE
     zeros = analyse_source(text.replace("empty", "zeros"), "build.py").findings
     assert [f.verdict for f in zeros] == [Verdict.UNSAFE]
+
+
+def test_a_declined_claim_names_the_element_at_stake() -> None:
+    """Where the tree's callers keep the site from `unsafe`, the `unproven` message still says
+    which element goes back as allocated, and why no verdict."""
+    miss = next(m for m in NEAR_MISSES if m.name == "a_caller_in_the_tree_writes_it_first")
+    case = miss.case()
+    for findings in site_findings(case, case.program).values():
+        (finding,) = findings
+        assert finding.verdict is Verdict.UNPROVEN
+        assert "it hands back the first element as allocated" in finding.message
+        assert "do not all hand the result on unwritten and unread" in finding.message
