@@ -357,7 +357,8 @@ fill it), where the allocation may be empty (an `if` testing for 0, a negative l
 shape's names, a dimension that is 0 whatever its names hold, `n - n`), or where any write may
 have any extent (a tensor index, a loop index, a helper or kernel handed the buffer). A caller
 outside the tree that reads only the written part, or writes the element first, is what this
-assumption does not see.
+assumption does not see. Where the calls the tree shows keep the site from `unsafe`, its
+`unproven` message still names the element handed back as allocated.
 
 A buffer stored on `self` unwritten and read first by another method (analysis/self_reads.py):
 a method that stores a fresh buffer in `self.X` and writes none of it on any path (hands it to
