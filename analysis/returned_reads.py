@@ -34,7 +34,6 @@ allocation (an unknown callee handed it is a possible read, never a certain one)
 from __future__ import annotations
 
 import ast
-import os
 from typing import TYPE_CHECKING
 
 from zeroopt.analysis.dataflow import UNSAFE, BufferOutcome, Issue
@@ -53,7 +52,7 @@ from zeroopt.analysis.returned import (
 )
 from zeroopt.analysis.returned_slots import describe, returned_as
 from zeroopt.analysis.summaries import load_unit
-from zeroopt.analysis.tree_naming import _naming, word_index
+from zeroopt.analysis.tree_naming import files_naming
 
 if TYPE_CHECKING:
     from zeroopt.analysis.summaries import Unit
@@ -156,18 +155,7 @@ def sure_calls(
     if home is None or project is None or method:
         return found  # a method: only `self.m(...)` in its own class resolves (methods.py)
     world = judge.summaries.world
-    own = {judge.unit.path}
-    if judge.real_path is not None:
-        own |= {judge.real_path, os.path.realpath(judge.real_path)}
-    named = [
-        i
-        for i in (
-            word_index(world).get(fn.name, ())
-            if fn.name.startswith("_")
-            else _naming(world, fn.name)
-        )
-        if world.files[i][0] not in own and os.path.realpath(world.files[i][0]) not in own
-    ]
+    named = files_naming(world, judge.unit.path, judge.real_path, fn.name)
     for i in named[:_MAX_FILES]:
         path = world.files[i][0]
         module = project.index.names.get(path)

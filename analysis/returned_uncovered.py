@@ -39,7 +39,6 @@ where the function binds a name of the shape to a negative literal (`zeros(e + 1
 from __future__ import annotations
 
 import ast
-import os
 import re
 
 from zeroopt.analysis.allocations import shape_args
@@ -63,7 +62,7 @@ from zeroopt.analysis.returned_reads import sure_calls
 from zeroopt.analysis.returned_slots import Slot, returned_as
 from zeroopt.analysis.state import SELF, State
 from zeroopt.analysis.summaries import load_unit
-from zeroopt.analysis.tree_naming import _naming, word_index
+from zeroopt.analysis.tree_naming import files_naming
 
 _MAX_CALLS = 16  # calls of the tree analysed, at most (more: no claim)
 _MAX_FILES = 24  # other files naming the function, at most (more: no claim)
@@ -345,16 +344,7 @@ def _called_unspelled(judge: ReturnedJudge, fn: Function, parent: Scope) -> bool
 
 def _naming_files(judge: ReturnedJudge, name: str) -> list[int]:
     """The files of the tree other than the judge's own whose text has `name` as a word."""
-    world = judge.summaries.world
-    own = {judge.unit.path}
-    if judge.real_path is not None:
-        own |= {judge.real_path, os.path.realpath(judge.real_path)}
-    found = word_index(world).get(name, ()) if name.startswith("_") else _naming(world, name)
-    return [
-        i
-        for i in found
-        if world.files[i][0] not in own and os.path.realpath(world.files[i][0]) not in own
-    ]
+    return files_naming(judge.summaries.world, judge.unit.path, judge.real_path, name)
 
 
 def _calls_in_sight(

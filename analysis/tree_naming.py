@@ -36,14 +36,7 @@ def naming_files(
     own = {path}
     if real_path is not None:
         own.add(os.path.realpath(real_path))
-    index = _word_index(world.digest, world.files)
-    named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
-    files: list[int] = []
-    for i in named:
-        other, _ = world.files[i]
-        if other in own or os.path.realpath(other) in own:
-            continue
-        files.append(i)
+    files = files_naming(world, path, real_path, name)
     for i, (other, data) in enumerate(world.files):
         if other in own or os.path.realpath(other) in own or not _LOOKUP.search(data):
             continue
@@ -68,6 +61,21 @@ def word_pattern(raw: bytes) -> re.Pattern[bytes]:
 
 
 _NAMING: dict[tuple[str, str], list[int]] = {}  # (tree digest, public name) -> files naming it
+
+
+def files_naming(world: ClassWorld, path: str, real_path: str | None, name: str) -> list[int]:
+    """The files of the tree, in file order, other than the module at `path` (or its real
+    path), whose text has `name` as a word."""
+    own = {path}
+    if real_path is not None:
+        own.add(os.path.realpath(real_path))
+    index = _word_index(world.digest, world.files)
+    named = index.get(name, ()) if name.startswith("_") else _naming(world, name)
+    return [
+        i
+        for i in named
+        if world.files[i][0] not in own and os.path.realpath(world.files[i][0]) not in own
+    ]
 
 
 def _naming(world: ClassWorld, name: str) -> list[int]:
